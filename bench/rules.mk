@@ -1,0 +1,1 @@
+# rules for bench/ (see the top Makefile)

@@ -1,0 +1,1569 @@
+/* scopeprof.h -- a drop-in instrumentation profiler for C (and HIP/CUDA) code.
+ *
+ *   #include "scopeprof.h"
+ *   void step(void) {
+ *       PROFILE_FUNCTION();                        // named after __func__
+ *       { PROFILE_SCOPE("forward"); forward(); }   // ends where the block ends
+ *       PROFILE_BEGIN("backward"); backward(); PROFILE_END();
+ *   }
+ *
+ *   cc -DPROFILE_ENABLE -Iinclude app.c -o app -lpthread && ./app
+ *
+ * At exit a table in the layout of PyTorch's key_averages().table() is printed
+ * to stderr and a trace file (<program>.<pid>.sprof) is written; the `scopeprof`
+ * reporter turns trace files into tables, Chrome/Perfetto JSON and folded stacks.
+ *
+ * Without PROFILE_ENABLE (or with PROFILE_ENABLE=0) every macro expands to
+ * nothing that generates code: no symbol of this library appears in the object.
+ *
+ * No "#define IMPLEMENTATION" is needed. The implementation below is compiled in
+ * every translation unit as hidden weak functions (the linker keeps one copy per
+ * executable or shared library), and all modules of a process find one shared
+ * registry at run time, so a program of many files and libraries writes one
+ * profile. See docs/DESIGN.md for how, and docs/FORMAT.md for the trace file.
+ *
+ * ---------------------------------------------------------------------------
+ * PUBLIC API
+ *
+ *   PROFILE_SCOPE(name)        time the rest of the enclosing block; `name` is a
+ *                              string literal (or any string that outlives the
+ *                              program: it is not copied on the hot path).
+ *   PROFILE_SCOPE_DYN(str)     same, for a run-time string: it is copied and
+ *                              interned (slower: a hash lookup under a lock).
+ *   PROFILE_FUNCTION()         PROFILE_SCOPE(__func__).
+ *   PROFILE_BEGIN(name)        open a manual range ...
+ *   PROFILE_END()              ... and close the innermost one of this thread.
+ *   PROFILE_THREAD_NAME(name)  name this thread in the output.
+ *   PROFILE_GPU_SCOPE(name, stream)  GPU scope: with PROFILE_HIP / PROFILE_CUDA
+ *                              it is timed with events on `stream` (see
+ *                              docs/GPU.md); without either it records its CPU
+ *                              side only.
+ *   PROFILE_FLUSH()            write everything recorded so far to the trace.
+ *
+ * ENVIRONMENT (read once, at the first recorded scope)
+ *
+ *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
+ *                         working directory; "" or "none" writes no file.
+ *   SCOPEPROF_SUMMARY     0 silences the exit table (default 1).
+ *   SCOPEPROF_SORT        sort key of the exit table (default cpu_time_total).
+ *   SCOPEPROF_ROW_LIMIT   rows of the exit table; 0 or -1 = all (default 20).
+ *   SCOPEPROF_BUFFER_MB   memory budget for event buffers, in MiB (default 64);
+ *                         past it, full buffers are streamed to the trace file.
+ *   A value that does not parse is reported by name on stderr and ignored.
+ *
+ * CONFIGURATION MACROS (define before including)
+ *
+ *   PROFILE_ENABLE            turn profiling on (unset or 0: compiled out).
+ *   PROFILE_HIP, PROFILE_CUDA GPU backend for PROFILE_GPU_SCOPE.
+ *   SCOPEPROF_CHUNK_EVENTS    events per buffer chunk (default 4096).
+ *   SCOPEPROF_AGGREGATION     compile only the aggregation and table code
+ *                             (used by the reporter; no recording, no hooks).
+ * ---------------------------------------------------------------------------
+ */
+#ifndef SCOPEPROF_H
+#define SCOPEPROF_H
+
+#if defined(PROFILE_ENABLE) && (PROFILE_ENABLE + 0 != 0 || ~PROFILE_ENABLE + 1 == 1)
+/* PROFILE_ENABLE defined empty (plain -DPROFILE_ENABLE gives 1) or non-zero. */
+#define SCOPEPROF__ON 1
+#else
+#define SCOPEPROF__ON 0
+#endif
+
+#define SCOPEPROF_VERSION_STRING "0.1.0"
+
+/* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
+ * old readers can skip (new chunk types), MAJOR for anything else. */
+#define SCOPEPROF_FORMAT_MAJOR 1
+#define SCOPEPROF_FORMAT_MINOR 0
+
+#if !SCOPEPROF__ON
+/* ---- Disabled: every macro vanishes. ------------------------------------ */
+#define PROFILE_SCOPE(name) ((void)0)
+#define PROFILE_SCOPE_DYN(str) ((void)sizeof(str))
+#define PROFILE_FUNCTION() ((void)0)
+#define PROFILE_BEGIN(name) ((void)0)
+#define PROFILE_END() ((void)0)
+#define PROFILE_THREAD_NAME(name) ((void)sizeof(name))
+#define PROFILE_GPU_SCOPE(name, stream) ((void)sizeof(stream))
+#define PROFILE_FLUSH() ((void)0)
+#endif
+
+#if SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where a scope was written. One static instance per call site; `id` is 0
+ * until the site is registered (once, on its first use). */
+typedef struct scopeprof_site {
+    const char *name;
+    const char *file;
+    const char *func;
+    uint32_t line;
+    uint32_t id;
+} scopeprof_site;
+
+/* One finished scope, as buffered in memory (times in clock ticks) and as
+ * stored in EVENTS chunks of the trace file (times in nanoseconds of
+ * CLOCK_MONOTONIC). 24 bytes. `depth` is the number of scopes open on the
+ * thread when this one opened: it is what lets self time be computed in one
+ * streaming pass (see scopeprof_agg_event). */
+typedef struct scopeprof_event {
+    uint64_t start;
+    uint64_t end;
+    uint32_t site;
+    uint32_t depth;
+} scopeprof_event;
+
+/* ---- Aggregation: events -> key_averages rows ----------------------------
+ * One implementation serves the exit summary and the reporter. Feed it events
+ * in the order each thread closed them (the order of the trace file); memory
+ * grows with the number of rows and the nesting depth, not the event count. */
+
+typedef struct scopeprof_row {
+    char *key;        /* what rows are grouped by (name, name+site, ...) */
+    char *name;       /* shown in the Name column */
+    char *extra;      /* optional text column (site, stack), or NULL */
+    uint64_t count;
+    int64_t self_ns;  /* inclusive minus directly nested, summed over calls */
+    int64_t total_ns; /* inclusive, summed over calls (recursion counts twice) */
+    int64_t gpu_self_ns, gpu_total_ns;
+    int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
+} scopeprof_row;
+
+typedef struct scopeprof_agg_pending { /* children of an open scope, per depth */
+    int64_t sum_ns;
+    uint64_t min_start;
+} scopeprof_agg_pending;
+
+typedef struct scopeprof_agg_thread {
+    scopeprof_agg_pending *pend;
+    uint32_t cap;
+    uint32_t hi; /* deepest level holding a non-zero sum */
+} scopeprof_agg_thread;
+
+typedef struct scopeprof_agg {
+    scopeprof_row *rows;
+    uint32_t nrows, cap;
+    uint32_t *hash; /* open addressing, row index + 1, 0 = empty */
+    uint32_t hcap;
+    scopeprof_agg_thread *threads;
+    uint32_t nthreads;
+    uint64_t events;
+    int has_gpu, has_mem, has_gpu_mem;
+    const char *extra_header; /* header of the extra column, if any */
+} scopeprof_agg;
+
+typedef enum scopeprof_sort {
+    SCOPEPROF_SORT_CPU_TIME_TOTAL,
+    SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL,
+    SCOPEPROF_SORT_CPU_TIME,
+    SCOPEPROF_SORT_COUNT,
+    SCOPEPROF_SORT_GPU_TIME_TOTAL,
+    SCOPEPROF_SORT_SELF_GPU_TIME_TOTAL,
+    SCOPEPROF_SORT_GPU_TIME,
+    SCOPEPROF_SORT_CPU_MEMORY_USAGE,
+    SCOPEPROF_SORT_SELF_CPU_MEMORY_USAGE,
+    SCOPEPROF_SORT_GPU_MEMORY_USAGE,
+    SCOPEPROF_SORT_SELF_GPU_MEMORY_USAGE
+} scopeprof_sort;
+
+void scopeprof_agg_init(scopeprof_agg *a);
+void scopeprof_agg_free(scopeprof_agg *a);
+/* The row for `key`, created on first use with the given name and extra text
+ * (both copied). Returns the row index, or UINT32_MAX if out of memory. */
+uint32_t scopeprof_agg_row(scopeprof_agg *a, const char *key, const char *name,
+                           const char *extra);
+/* Account one finished scope of thread slot `thread` (any small integer the
+ * caller uses to tell threads apart) to row `row`. Returns 0, or -1 if out of
+ * memory (the event is then counted without self-time correction). */
+int scopeprof_agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row,
+                        uint64_t start, uint64_t end, uint32_t depth);
+/* Sum of self CPU time over all rows: the denominator of both CPU %. */
+int64_t scopeprof_agg_self_total(const scopeprof_agg *a);
+
+/* Sort keys are PyTorch's attribute names; cuda_* are aliases of gpu_*.
+ * Returns 0 and sets *out, or -1 for an unknown key. */
+int scopeprof_sort_parse(const char *s, scopeprof_sort *out);
+/* Space-separated list of the valid keys, for error messages. */
+const char *scopeprof_sort_keys(void);
+/* Row indexes ordered by `key`, descending, ties in first-seen order.
+ * Returns a malloc'd array of a->nrows entries (NULL if out of memory). */
+uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key);
+/* Print the table as PyTorch's key_averages().table() lays it out
+ * (docs/TABLE.md). row_limit <= 0 prints every row. */
+void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key,
+                           int row_limit);
+/* PyTorch's formatting: microseconds -> "1.081s", "26.179ms", "422.000us";
+ * bytes -> "1.50 Gb", "-382.05 Kb", "144 b". Return buf. */
+char *scopeprof_format_time(char *buf, size_t n, double us);
+char *scopeprof_format_mem(char *buf, size_t n, int64_t bytes);
+
+/* ---- Trace file constants (docs/FORMAT.md is the contract) --------------- */
+#define SCOPEPROF_FILE_MAGIC "SCOPEPRF"   /* 8 bytes, no terminator */
+#define SCOPEPROF_CHUNK_MAGIC 0x4B4E4843u /* "CHNK" little-endian */
+#define SCOPEPROF_FILE_HEADER_SIZE 48u    /* fixed part, before program name */
+#define SCOPEPROF_CHUNK_HEADER_SIZE 16u
+enum {
+    SCOPEPROF_CHUNK_SITES = 1,  /* site definitions */
+    SCOPEPROF_CHUNK_THREAD = 2, /* thread index, tid, name */
+    SCOPEPROF_CHUNK_EVENTS = 3, /* events of one thread */
+    SCOPEPROF_CHUNK_END = 4     /* clean end of the recording */
+};
+/* CRC-32 (IEEE, as zlib's crc32): start with crc = 0, feed pieces in order. */
+uint32_t scopeprof_crc32(uint32_t crc, const void *data, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SCOPEPROF__ON || SCOPEPROF_AGGREGATION */
+
+/* ======================================================================== */
+/* Recording API (enabled build only)                                       */
+/* ======================================================================== */
+#if SCOPEPROF__ON
+#include <pthread.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SCOPEPROF__CAT2(a, b) a##b
+#define SCOPEPROF__CAT(a, b) SCOPEPROF__CAT2(a, b)
+#define SCOPEPROF__UNIQ(p) SCOPEPROF__CAT(p, __LINE__)
+
+/* The per-thread recording state. The hot path touches `cur`, `lim` and
+ * `depth` only; everything else is for the slow path and the flusher. */
+typedef struct scopeprof__chunk scopeprof__chunk;
+typedef struct scopeprof__range {
+    uint64_t start;
+    uint32_t site, depth;
+} scopeprof__range;
+typedef struct scopeprof__thread {
+    scopeprof_event *cur, *lim; /* write cursor in the current chunk */
+    uint32_t depth;             /* scopes open now */
+    uint32_t index;             /* 0, 1, 2... in order of first event */
+    scopeprof__chunk *chunk;
+    struct scopeprof__thread *next;
+    uint64_t tid;
+    char name[64];
+    int alive;
+    scopeprof__range *ranges; /* open PROFILE_BEGIN ranges */
+    uint32_t nranges, rcap;
+    int warned_end; /* an unmatched PROFILE_END was reported */
+} scopeprof__thread;
+
+typedef struct scopeprof_scope { /* what a PROFILE_SCOPE variable holds */
+    uint64_t start;
+    uint32_t site, depth;
+} scopeprof_scope;
+
+/* Module-local (hidden) thread pointer: set on the first scope of a thread. */
+__attribute__((weak, visibility("hidden"))) __thread scopeprof__thread *scopeprof__tls;
+/* 1 when ticks are TSC cycles, 0 when they are clock_gettime nanoseconds. */
+__attribute__((weak, visibility("hidden"))) int scopeprof__use_tsc = -1;
+
+scopeprof__thread *scopeprof__thread_attach(void);
+uint32_t scopeprof__site_register(scopeprof_site *s);
+uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, const char *name);
+scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t);
+void scopeprof__range_begin(scopeprof_site *s);
+void scopeprof__range_end(scopeprof_site *s);
+void scopeprof__thread_name(const char *name);
+void scopeprof__flush(void);
+
+static inline uint64_t scopeprof__ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_expect(scopeprof__use_tsc == 1, 1)) return __builtin_ia32_rdtsc();
+#endif
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline scopeprof_scope scopeprof__scope_open(uint32_t site) {
+    scopeprof__thread *t = scopeprof__tls;
+    if (__builtin_expect(t == NULL, 0)) t = scopeprof__thread_attach();
+    scopeprof_scope sc;
+    sc.site = site;
+    sc.depth = t->depth++;
+    sc.start = scopeprof__ticks();
+    return sc;
+}
+
+static inline scopeprof_scope scopeprof__scope_begin(scopeprof_site *s) {
+    uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(id == 0, 0)) id = scopeprof__site_register(s);
+    return scopeprof__scope_open(id);
+}
+
+/* Append one event to the thread's buffer. The cursor is published with a
+ * release store (a plain store on x86) so the exit flusher can read other
+ * threads' buffers; there is no lock and no read-modify-write. */
+static inline void scopeprof__emit(scopeprof__thread *t, uint64_t start, uint64_t end,
+                                   uint32_t site, uint32_t depth) {
+    scopeprof_event *e = t->cur;
+    if (__builtin_expect(e == t->lim, 0)) e = scopeprof__chunk_next(t);
+    e->start = start;
+    e->end = end;
+    e->site = site;
+    e->depth = depth;
+    __atomic_store_n(&t->cur, e + 1, __ATOMIC_RELEASE);
+}
+
+static inline void scopeprof__scope_end(scopeprof_scope *sc) {
+    uint64_t end = scopeprof__ticks();
+    scopeprof__thread *t = scopeprof__tls;
+    t->depth = sc->depth;
+    scopeprof__emit(t, sc->start, end, sc->site, sc->depth);
+}
+
+#define SCOPEPROF__SITE(var, nm)                                                    \
+    static scopeprof_site var = {(nm), __FILE__, __func__, (uint32_t)__LINE__, 0}
+
+#define PROFILE_SCOPE(nm)                                                           \
+    SCOPEPROF__SITE(SCOPEPROF__UNIQ(scopeprof__site_), nm);                         \
+    scopeprof_scope SCOPEPROF__UNIQ(scopeprof__scope_)                              \
+        __attribute__((cleanup(scopeprof__scope_end), unused)) =                    \
+            scopeprof__scope_begin(&SCOPEPROF__UNIQ(scopeprof__site_))
+
+#define PROFILE_SCOPE_DYN(str)                                                      \
+    SCOPEPROF__SITE(SCOPEPROF__UNIQ(scopeprof__site_), "");                         \
+    scopeprof_scope SCOPEPROF__UNIQ(scopeprof__scope_)                              \
+        __attribute__((cleanup(scopeprof__scope_end), unused)) =                    \
+            scopeprof__scope_open(                                                  \
+                scopeprof__site_dyn(&SCOPEPROF__UNIQ(scopeprof__site_), (str)))
+
+#define PROFILE_FUNCTION() PROFILE_SCOPE(__func__)
+
+#define PROFILE_BEGIN(nm)                                                           \
+    do {                                                                            \
+        SCOPEPROF__SITE(scopeprof__site_b, nm);                                     \
+        scopeprof__range_begin(&scopeprof__site_b);                                 \
+    } while (0)
+
+#define PROFILE_END()                                                               \
+    do {                                                                            \
+        SCOPEPROF__SITE(scopeprof__site_e, "PROFILE_END");                          \
+        scopeprof__range_end(&scopeprof__site_e);                                   \
+    } while (0)
+
+#define PROFILE_THREAD_NAME(nm) scopeprof__thread_name(nm)
+#define PROFILE_FLUSH() scopeprof__flush()
+
+#if !defined(PROFILE_HIP) && !defined(PROFILE_CUDA)
+/* No GPU backend: the CPU side of the scope only. */
+#define PROFILE_GPU_SCOPE(nm, stream)                                               \
+    ((void)sizeof(stream));                                                         \
+    PROFILE_SCOPE(nm)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SCOPEPROF__ON */
+
+/* ======================================================================== */
+/* IMPLEMENTATION                                                           */
+/* Everything below is hidden and weak: one copy per executable or shared  */
+/* library, whatever the number of translation units that include it.      */
+/* ======================================================================== */
+#if (SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)) && !defined(SCOPEPROF__IMPL_DONE)
+#define SCOPEPROF__IMPL_DONE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCOPEPROF__API __attribute__((weak, visibility("hidden")))
+#define SCOPEPROF__INTERNAL __attribute__((weak, visibility("hidden")))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- CRC-32 (IEEE 802.3, reflected), for chunk payloads ------------------ */
+SCOPEPROF__API uint32_t scopeprof_crc32(uint32_t crc, const void *data, size_t n) {
+    static const uint32_t poly = 0xEDB88320u;
+    const unsigned char *p = (const unsigned char *)data;
+    uint32_t c = ~crc;
+    /* Nibble-wise: a 16-entry table is small enough to compute inline and
+     * fast enough for a path that runs once per 96 KiB chunk. */
+    uint32_t tab[16];
+    for (uint32_t i = 0; i < 16; i++) {
+        uint32_t r = i;
+        for (int k = 0; k < 4; k++) r = (r >> 1) ^ (poly & (0u - (r & 1u)));
+        tab[i] = r;
+    }
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        c = (c >> 4) ^ tab[c & 15];
+        c = (c >> 4) ^ tab[c & 15];
+    }
+    return ~c;
+}
+
+/* ---- Aggregation ---------------------------------------------------------- */
+static inline uint64_t scopeprof__hash(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static inline char *scopeprof__strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = (char *)malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+SCOPEPROF__API void scopeprof_agg_init(scopeprof_agg *a) { memset(a, 0, sizeof *a); }
+
+SCOPEPROF__API void scopeprof_agg_free(scopeprof_agg *a) {
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        free(a->rows[i].key);
+        free(a->rows[i].name);
+        free(a->rows[i].extra);
+    }
+    for (uint32_t i = 0; i < a->nthreads; i++) free(a->threads[i].pend);
+    free(a->rows);
+    free(a->hash);
+    free(a->threads);
+    memset(a, 0, sizeof *a);
+}
+
+SCOPEPROF__INTERNAL int scopeprof__agg_rehash(scopeprof_agg *a, uint32_t hcap) {
+    uint32_t *h = (uint32_t *)calloc(hcap, sizeof *h);
+    if (!h) return -1;
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        uint32_t j = (uint32_t)scopeprof__hash(a->rows[i].key) & (hcap - 1);
+        while (h[j]) j = (j + 1) & (hcap - 1);
+        h[j] = i + 1;
+    }
+    free(a->hash);
+    a->hash = h;
+    a->hcap = hcap;
+    return 0;
+}
+
+SCOPEPROF__API uint32_t scopeprof_agg_row(scopeprof_agg *a, const char *key,
+                                          const char *name, const char *extra) {
+    if (a->hcap == 0 && scopeprof__agg_rehash(a, 64) != 0) return UINT32_MAX;
+    uint32_t j = (uint32_t)scopeprof__hash(key) & (a->hcap - 1);
+    for (; a->hash[j]; j = (j + 1) & (a->hcap - 1))
+        if (strcmp(a->rows[a->hash[j] - 1].key, key) == 0) return a->hash[j] - 1;
+    if (a->nrows == a->cap) {
+        uint32_t cap = a->cap ? a->cap * 2 : 64;
+        scopeprof_row *r = (scopeprof_row *)realloc(a->rows, cap * sizeof *r);
+        if (!r) return UINT32_MAX;
+        a->rows = r;
+        a->cap = cap;
+    }
+    scopeprof_row *r = &a->rows[a->nrows];
+    memset(r, 0, sizeof *r);
+    r->key = scopeprof__strdup(key);
+    r->name = scopeprof__strdup(name);
+    r->extra = extra ? scopeprof__strdup(extra) : NULL;
+    if (!r->key || !r->name || (extra && !r->extra)) {
+        free(r->key);
+        free(r->name);
+        free(r->extra);
+        return UINT32_MAX;
+    }
+    a->hash[j] = ++a->nrows;
+    if (a->nrows * 2 > a->hcap) scopeprof__agg_rehash(a, a->hcap * 2); /* keeps old on failure */
+    return a->nrows - 1;
+}
+
+SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_levels(scopeprof_agg *a,
+                                                                  uint32_t thread,
+                                                                  uint32_t depth) {
+    if (thread >= a->nthreads) {
+        uint32_t n = thread + 1 > a->nthreads * 2 ? thread + 1 : a->nthreads * 2;
+        scopeprof_agg_thread *t = (scopeprof_agg_thread *)realloc(a->threads, n * sizeof *t);
+        if (!t) return NULL;
+        memset(t + a->nthreads, 0, (n - a->nthreads) * sizeof *t);
+        a->threads = t;
+        a->nthreads = n;
+    }
+    scopeprof_agg_thread *th = &a->threads[thread];
+    if (depth + 2 > th->cap) {
+        uint32_t n = depth + 2 > th->cap * 2 ? depth + 2 : th->cap * 2;
+        scopeprof_agg_pending *p = (scopeprof_agg_pending *)realloc(th->pend, n * sizeof *p);
+        if (!p) return NULL;
+        memset(p + th->cap, 0, (n - th->cap) * sizeof *p);
+        th->pend = p;
+        th->cap = n;
+    }
+    return th->pend;
+}
+
+/* Self time in one pass over events in close order. Children close before
+ * their parent, so when a scope at depth d closes, the scopes that closed at
+ * depth d+1 since the last scope at depth d closed are exactly its direct
+ * children: pend[d+1] holds the sum of their durations. A child that does not
+ * lie inside the parent (mismatched BEGIN/END) is not subtracted. */
+SCOPEPROF__API int scopeprof_agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row,
+                                       uint64_t start, uint64_t end, uint32_t depth) {
+    scopeprof_row *r = &a->rows[row];
+    int64_t dur = end >= start ? (int64_t)(end - start) : 0;
+    a->events++;
+    r->count++;
+    r->total_ns += dur;
+    scopeprof_agg_pending *pend = scopeprof__agg_levels(a, thread, depth);
+    if (!pend) {
+        r->self_ns += dur;
+        return -1;
+    }
+    scopeprof_agg_thread *th = &a->threads[thread];
+    int64_t self = dur;
+    if (pend[depth + 1].sum_ns && pend[depth + 1].min_start >= start) self -= pend[depth + 1].sum_ns;
+    if (self < 0) self = 0;
+    /* Levels below our children belong to scopes that never closed properly;
+     * forget them so they cannot leak into an unrelated parent. */
+    for (uint32_t d = depth + 1; d <= th->hi && d < th->cap; d++) pend[d].sum_ns = 0;
+    if (pend[depth].sum_ns == 0 || start < pend[depth].min_start) pend[depth].min_start = start;
+    pend[depth].sum_ns += dur;
+    th->hi = depth;
+    r->self_ns += self;
+    return 0;
+}
+
+SCOPEPROF__API int64_t scopeprof_agg_self_total(const scopeprof_agg *a) {
+    int64_t s = 0;
+    for (uint32_t i = 0; i < a->nrows; i++) s += a->rows[i].self_ns;
+    return s;
+}
+
+static const char *const scopeprof__sort_names[] = {
+    "cpu_time_total",   "self_cpu_time_total",   "cpu_time",
+    "count",            "gpu_time_total",        "self_gpu_time_total",
+    "gpu_time",         "cpu_memory_usage",      "self_cpu_memory_usage",
+    "gpu_memory_usage", "self_gpu_memory_usage",
+};
+
+SCOPEPROF__API int scopeprof_sort_parse(const char *s, scopeprof_sort *out) {
+    char buf[64];
+    if (!s) return -1;
+    if (strncmp(s, "cuda_", 5) == 0 || strncmp(s, "self_cuda_", 10) == 0) {
+        /* PyTorch's cuda_* spellings are aliases of gpu_*. */
+        const char *p = strstr(s, "cuda_");
+        if (strlen(s) >= sizeof buf) return -1;
+        snprintf(buf, sizeof buf, "%.*sgpu_%s", (int)(p - s), s, p + 5);
+        s = buf;
+    }
+    for (size_t i = 0; i < sizeof scopeprof__sort_names / sizeof *scopeprof__sort_names; i++)
+        if (strcmp(s, scopeprof__sort_names[i]) == 0) {
+            *out = (scopeprof_sort)i;
+            return 0;
+        }
+    return -1;
+}
+
+SCOPEPROF__API const char *scopeprof_sort_keys(void) {
+    return "cpu_time_total self_cpu_time_total cpu_time count gpu_time_total "
+           "self_gpu_time_total gpu_time cpu_memory_usage self_cpu_memory_usage "
+           "gpu_memory_usage self_gpu_memory_usage (cuda_* = gpu_*)";
+}
+
+static inline double scopeprof__sort_value(const scopeprof_row *r, scopeprof_sort k) {
+    double n = r->count ? (double)r->count : 1.0;
+    switch (k) {
+    case SCOPEPROF_SORT_CPU_TIME_TOTAL: return (double)r->total_ns;
+    case SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL: return (double)r->self_ns;
+    case SCOPEPROF_SORT_CPU_TIME: return (double)r->total_ns / n;
+    case SCOPEPROF_SORT_COUNT: return (double)r->count;
+    case SCOPEPROF_SORT_GPU_TIME_TOTAL: return (double)r->gpu_total_ns;
+    case SCOPEPROF_SORT_SELF_GPU_TIME_TOTAL: return (double)r->gpu_self_ns;
+    case SCOPEPROF_SORT_GPU_TIME: return (double)r->gpu_total_ns / n;
+    case SCOPEPROF_SORT_CPU_MEMORY_USAGE: return (double)r->cpu_mem;
+    case SCOPEPROF_SORT_SELF_CPU_MEMORY_USAGE: return (double)r->self_cpu_mem;
+    case SCOPEPROF_SORT_GPU_MEMORY_USAGE: return (double)r->gpu_mem;
+    case SCOPEPROF_SORT_SELF_GPU_MEMORY_USAGE: return (double)r->self_gpu_mem;
+    }
+    return 0;
+}
+
+SCOPEPROF__API uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key) {
+    uint32_t n = a->nrows;
+    uint32_t *idx = (uint32_t *)malloc((n ? n : 1) * sizeof *idx);
+    uint32_t *tmp = (uint32_t *)malloc((n ? n : 1) * sizeof *tmp);
+    if (!idx || !tmp) {
+        free(idx);
+        free(tmp);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++) idx[i] = i;
+    /* Bottom-up merge sort: stable, so ties keep first-seen order. */
+    for (uint32_t w = 1; w < n; w *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+            uint32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            uint32_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi)
+                tmp[o++] = scopeprof__sort_value(&a->rows[idx[j]], key) >
+                                   scopeprof__sort_value(&a->rows[idx[i]], key)
+                               ? idx[j++]
+                               : idx[i++];
+            while (i < mid) tmp[o++] = idx[i++];
+            while (j < hi) tmp[o++] = idx[j++];
+        }
+        uint32_t *s = idx;
+        idx = tmp;
+        tmp = s;
+    }
+    free(tmp);
+    return idx;
+}
+
+SCOPEPROF__API char *scopeprof_format_time(char *buf, size_t n, double us) {
+    if (us >= 1e6 || us <= -1e6) snprintf(buf, n, "%.3fs", us / 1e6);
+    else if (us >= 1e3 || us <= -1e3) snprintf(buf, n, "%.3fms", us / 1e3);
+    else snprintf(buf, n, "%.3fus", us);
+    return buf;
+}
+
+SCOPEPROF__API char *scopeprof_format_mem(char *buf, size_t n, int64_t bytes) {
+    const double kb = 1024.0, mb = kb * 1024, gb = mb * 1024;
+    double a = bytes < 0 ? -(double)bytes : (double)bytes;
+    if (a >= gb) snprintf(buf, n, "%.2f Gb", (double)bytes / gb);
+    else if (a >= mb) snprintf(buf, n, "%.2f Mb", (double)bytes / mb);
+    else if (a >= kb) snprintf(buf, n, "%.2f Kb", (double)bytes / kb);
+    else snprintf(buf, n, "%" PRId64 " b", bytes);
+    return buf;
+}
+
+static inline void scopeprof__percent(char *buf, size_t n, int64_t num, int64_t den) {
+    if (den == 0) snprintf(buf, n, "NaN");
+    else snprintf(buf, n, "%.2f%%", 100.0 * (double)num / (double)den);
+}
+
+/* One table cell: right-aligned in `w`, then two spaces (the last cell too). */
+static inline void scopeprof__cell(FILE *out, const char *s, int w) {
+    fprintf(out, "%*s  ", w, s);
+}
+
+SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
+                                          scopeprof_sort key, int row_limit) {
+    enum { NUM_W = 12, NAME_MAX_W = 55 };
+    static const char *const heads[] = {
+        "Self CPU %", "Self CPU",     "CPU total %", "CPU total", "CPU time avg",
+        "Self GPU",   "Self GPU %",   "GPU total",   "GPU time avg",
+        "CPU Mem",    "Self CPU Mem", "GPU Mem",     "Self GPU Mem", "# of Calls"};
+    int show[14];
+    for (int c = 0; c < 14; c++)
+        show[c] = c < 5 || c == 13 || (c < 9 ? a->has_gpu : c < 11 ? a->has_mem : a->has_gpu_mem);
+    uint32_t *idx = scopeprof_agg_sorted(a, key);
+    if (!idx) return;
+    uint32_t nshow = a->nrows;
+    if (row_limit > 0 && (uint32_t)row_limit < nshow) nshow = (uint32_t)row_limit;
+
+    int name_w = 4, extra_w = 0;
+    for (uint32_t i = 0; i < nshow; i++) {
+        const scopeprof_row *r = &a->rows[idx[i]];
+        int l = (int)strlen(r->name) + 4;
+        if (l > name_w) name_w = l;
+        if (r->extra && (int)strlen(r->extra) > extra_w) extra_w = (int)strlen(r->extra);
+    }
+    if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
+    const char *eh = a->extra_header;
+    if (eh && (int)strlen(eh) > extra_w) extra_w = (int)strlen(eh);
+
+    char sep[512];
+    size_t sl = 0;
+    int widths[16], nw = 0;
+    widths[nw++] = name_w;
+    for (int c = 0; c < 14; c++)
+        if (show[c]) widths[nw++] = NUM_W;
+    if (eh) widths[nw++] = extra_w;
+    for (int c = 0; c < nw; c++) {
+        int w = widths[c] < 200 ? widths[c] : 200;
+        if (sl + (size_t)w + 3 >= sizeof sep) break;
+        memset(sep + sl, '-', (size_t)w);
+        sl += (size_t)w;
+        sep[sl++] = ' ';
+        sep[sl++] = ' ';
+    }
+    sep[sl] = 0;
+
+    fprintf(out, "%s\n", sep);
+    scopeprof__cell(out, "Name", name_w);
+    for (int c = 0; c < 14; c++)
+        if (show[c]) scopeprof__cell(out, heads[c], NUM_W);
+    if (eh) scopeprof__cell(out, eh, extra_w);
+    fprintf(out, "\n%s\n", sep);
+
+    int64_t self_total = scopeprof_agg_self_total(a), gpu_self_total = 0;
+    for (uint32_t i = 0; i < a->nrows; i++) gpu_self_total += a->rows[i].gpu_self_ns;
+    for (uint32_t i = 0; i < nshow; i++) {
+        const scopeprof_row *r = &a->rows[idx[i]];
+        char name[NAME_MAX_W + 1], b[64];
+        if ((int)strlen(r->name) > name_w)
+            snprintf(name, sizeof name, "%.*s...", name_w - 3, r->name);
+        else
+            snprintf(name, sizeof name, "%s", r->name);
+        double n = r->count ? (double)r->count : 1.0;
+        scopeprof__cell(out, name, name_w);
+        scopeprof__percent(b, sizeof b, r->self_ns, self_total);
+        scopeprof__cell(out, b, NUM_W);
+        scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->self_ns / 1e3), NUM_W);
+        scopeprof__percent(b, sizeof b, r->total_ns, self_total);
+        scopeprof__cell(out, b, NUM_W);
+        scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->total_ns / 1e3), NUM_W);
+        scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->total_ns / 1e3 / n), NUM_W);
+        if (a->has_gpu) {
+            scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->gpu_self_ns / 1e3), NUM_W);
+            scopeprof__percent(b, sizeof b, r->gpu_self_ns, gpu_self_total);
+            scopeprof__cell(out, b, NUM_W);
+            scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->gpu_total_ns / 1e3), NUM_W);
+            scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->gpu_total_ns / 1e3 / n), NUM_W);
+        }
+        if (a->has_mem) {
+            scopeprof__cell(out, scopeprof_format_mem(b, sizeof b, r->cpu_mem), NUM_W);
+            scopeprof__cell(out, scopeprof_format_mem(b, sizeof b, r->self_cpu_mem), NUM_W);
+        }
+        if (a->has_gpu_mem) {
+            scopeprof__cell(out, scopeprof_format_mem(b, sizeof b, r->gpu_mem), NUM_W);
+            scopeprof__cell(out, scopeprof_format_mem(b, sizeof b, r->self_gpu_mem), NUM_W);
+        }
+        snprintf(b, sizeof b, "%" PRIu64, r->count);
+        scopeprof__cell(out, b, NUM_W);
+        if (eh) scopeprof__cell(out, r->extra ? r->extra : "", extra_w);
+        fputc('\n', out);
+    }
+    char b[64];
+    fprintf(out, "%s\nSelf CPU time total: %s\n", sep,
+            scopeprof_format_time(b, sizeof b, (double)self_total / 1e3));
+    if (a->has_gpu)
+        fprintf(out, "Self GPU time total: %s\n",
+                scopeprof_format_time(b, sizeof b, (double)gpu_self_total / 1e3));
+    free(idx);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* implementation: aggregation */
+
+/* ---- Recording implementation (enabled build only) ------------------------ */
+#if SCOPEPROF__ON && !defined(SCOPEPROF__REC_DONE)
+#define SCOPEPROF__REC_DONE
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SCOPEPROF_CHUNK_EVENTS
+#define SCOPEPROF_CHUNK_EVENTS 4096
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct scopeprof__chunk {
+    scopeprof__chunk *next; /* in the full queue or the free list */
+    scopeprof__thread *thread;
+    uint32_t count; /* events, once the chunk is queued */
+    uint32_t pad;
+    scopeprof_event ev[SCOPEPROF_CHUNK_EVENTS];
+};
+
+typedef struct scopeprof__siterec {
+    char *name, *file, *func;
+    uint32_t line;
+    const scopeprof_site *origin; /* for interning dynamic names */
+} scopeprof__siterec;
+
+/* The one registry of a process. Every module (executable, shared library)
+ * that includes this header reaches the same instance (see scopeprof__state).
+ * `magic`/`layout` guard against modules built from different versions. */
+#define SCOPEPROF__STATE_MAGIC 0x53505253u /* "SRPS" */
+#define SCOPEPROF__LAYOUT (1000u + (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_CHUNK_EVENTS)
+typedef struct scopeprof__state {
+    uint32_t magic, layout;
+    pthread_mutex_t lock; /* slow paths only */
+    pthread_key_t key;    /* per-thread state shared by all modules */
+    int pid;
+    /* clock */
+    int use_tsc;
+    uint64_t tick0, ns0;  /* calibration start (ticks, CLOCK_MONOTONIC ns) */
+    double ns_per_tick;   /* 0 until calibrated */
+    int64_t realtime_minus_mono;
+    /* sites, id = index + 1 */
+    scopeprof__siterec *sites;
+    uint32_t nsites, site_cap, sites_written;
+    uint32_t *dyn_hash, dyn_cap; /* name+callsite -> site id, for _DYN */
+    /* threads */
+    scopeprof__thread *threads;
+    uint32_t nthreads;
+    /* chunks */
+    scopeprof__chunk *full_head, *full_tail, *free_list;
+    size_t bytes, budget;
+    /* output */
+    int fd; /* -1: not open yet; -2: failed or disabled */
+    char path[4096];
+    uint64_t events_written;
+    /* aggregation for the exit summary, fed as chunks are written */
+    scopeprof_agg agg;
+    uint32_t *site_row;
+    uint32_t site_row_cap;
+    /* config */
+    int summary, row_limit;
+    scopeprof_sort sort;
+    /* lifetime */
+    int modules, finalized;
+} scopeprof__state;
+
+/* Module-local cache of the shared state pointer. */
+__attribute__((weak, visibility("hidden"))) scopeprof__state *scopeprof__g;
+__attribute__((weak, visibility("hidden"))) int scopeprof__module_attached;
+__attribute__((weak, visibility("hidden"))) pthread_mutex_t scopeprof__module_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define SCOPEPROF__ANCHOR_ENV "SCOPEPROF_INTERNAL_STATE"
+
+static inline void scopeprof__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void scopeprof__warn(const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (n > (int)sizeof buf - 2) n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    /* write(2), not stdio: safe from any context, never interleaves oddly. */
+    ssize_t w = write(2, buf, (size_t)n);
+    (void)w;
+}
+
+static inline uint64_t scopeprof__mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The TSC is usable when the CPU says it is invariant (CPUID 0x80000007,
+ * EDX bit 8): constant rate, running in every power state. */
+static inline int scopeprof__tsc_invariant(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
+    if (a < 0x80000007u) return 0;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
+    return (d >> 8) & 1;
+#else
+    return 0;
+#endif
+}
+
+/* Parse helpers for the environment: bad values are named and ignored. */
+static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out) {
+    const char *v = getenv(var);
+    if (!v) return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (*v == 0 || *end != 0 || errno || x < lo || x > hi) {
+        scopeprof__warn("scopeprof: ignoring %s='%s': expected an integer from %ld to %ld", var,
+                        v, lo, hi);
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
+
+SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n) {
+    char prog[256] = "scopeprof";
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f) {
+        if (fgets(prog, sizeof prog, f)) prog[strcspn(prog, "\n")] = 0;
+        fclose(f);
+    }
+    for (char *p = prog; *p; p++)
+        if (*p == '/' || *p == ' ') *p = '_';
+    snprintf(buf, n, "%s.%d.sprof", prog[0] ? prog : "scopeprof", (int)getpid());
+}
+
+SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
+    const char *v;
+    int mb = 64;
+    g->summary = 1;
+    g->row_limit = 20;
+    g->sort = SCOPEPROF_SORT_CPU_TIME_TOTAL;
+    v = getenv("SCOPEPROF_SUMMARY");
+    if (v) {
+        if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "false") == 0) g->summary = 0;
+        else if (strcmp(v, "1") == 0 || strcmp(v, "on") == 0 || strcmp(v, "true") == 0) g->summary = 1;
+        else scopeprof__warn("scopeprof: ignoring SCOPEPROF_SUMMARY='%s': expected 0 or 1", v);
+    }
+    v = getenv("SCOPEPROF_SORT");
+    if (v && scopeprof_sort_parse(v, &g->sort) != 0)
+        scopeprof__warn("scopeprof: ignoring SCOPEPROF_SORT='%s': valid keys are %s", v,
+                        scopeprof_sort_keys());
+    scopeprof__env_int("SCOPEPROF_ROW_LIMIT", -1, 1000000, &g->row_limit);
+    scopeprof__env_int("SCOPEPROF_BUFFER_MB", 1, 1 << 20, &mb);
+    g->budget = (size_t)mb << 20;
+    v = getenv("SCOPEPROF_OUTPUT");
+    if (v && (v[0] == 0 || strcmp(v, "none") == 0)) {
+        g->fd = -2;
+    } else if (v) {
+        if (strlen(v) >= sizeof g->path) {
+            scopeprof__warn("scopeprof: ignoring SCOPEPROF_OUTPUT: path longer than %zu bytes",
+                            sizeof g->path - 1);
+            scopeprof__default_path(g->path, sizeof g->path);
+        } else {
+            snprintf(g->path, sizeof g->path, "%s", v);
+        }
+    } else {
+        scopeprof__default_path(g->path, sizeof g->path);
+    }
+}
+
+SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p);
+SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
+
+/* Find or create the process's one registry. Modules that share symbols
+ * (several files of one program, libraries linked at build time) already
+ * agree through normal linking; a library loaded with dlopen into a program
+ * that exports nothing would get its own copy, so the first module to start
+ * leaves the state's address, tagged with the pid, in the environment, and
+ * later modules adopt it. The pid tag keeps an exec'd child from trusting it. */
+SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
+    scopeprof__state *g = scopeprof__g;
+    if (__builtin_expect(g != NULL, 1)) return g;
+    pthread_mutex_lock(&scopeprof__module_lock);
+    if ((g = scopeprof__g) != NULL) {
+        pthread_mutex_unlock(&scopeprof__module_lock);
+        return g;
+    }
+    const char *v = getenv(SCOPEPROF__ANCHOR_ENV);
+    int pid = 0;
+    void *ptr = NULL;
+    if (v && sscanf(v, "%d:%p", &pid, &ptr) == 2 && pid == (int)getpid() && ptr) {
+        scopeprof__state *o = (scopeprof__state *)ptr;
+        if (o->magic == SCOPEPROF__STATE_MAGIC && o->layout == SCOPEPROF__LAYOUT) g = o;
+        else scopeprof__warn("scopeprof: a module built from another scopeprof version is "
+                             "loaded; it keeps a profile of its own");
+    }
+    if (!g) {
+        g = (scopeprof__state *)calloc(1, sizeof *g);
+        if (!g) {
+            scopeprof__warn("scopeprof: out of memory at start-up; profiling is off");
+            abort();
+        }
+        g->magic = SCOPEPROF__STATE_MAGIC;
+        g->layout = SCOPEPROF__LAYOUT;
+        g->pid = (int)getpid();
+        pthread_mutex_init(&g->lock, NULL);
+        pthread_key_create(&g->key, scopeprof__thread_exit);
+        g->fd = -1;
+        scopeprof_agg_init(&g->agg);
+        scopeprof__read_env(g);
+        g->use_tsc = scopeprof__tsc_invariant();
+        {
+            struct timespec rt;
+            clock_gettime(CLOCK_REALTIME, &rt);
+            uint64_t mono = scopeprof__mono_ns();
+            g->realtime_minus_mono =
+                (int64_t)((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec) - (int64_t)mono;
+        }
+        g->ns0 = scopeprof__mono_ns();
+#if defined(__x86_64__) || defined(__i386__)
+        g->tick0 = g->use_tsc ? __builtin_ia32_rdtsc() : g->ns0;
+#else
+        g->tick0 = g->ns0;
+#endif
+        char anchor[64];
+        snprintf(anchor, sizeof anchor, "%d:%p", g->pid, (void *)g);
+        setenv(SCOPEPROF__ANCHOR_ENV, anchor, 1);
+    }
+    scopeprof__use_tsc = g->use_tsc;
+    if (!scopeprof__module_attached) {
+        scopeprof__module_attached = 1;
+        __atomic_add_fetch(&g->modules, 1, __ATOMIC_ACQ_REL);
+    }
+    __atomic_store_n(&scopeprof__g, g, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&scopeprof__module_lock);
+    return g;
+}
+
+/* When the last module that recorded goes away (process exit, or dlclose of
+ * the last library), write everything and print the summary. One destructor
+ * per module: it is weak, so the linker keeps one definition, but every
+ * translation unit lists it, hence the module flag. */
+__attribute__((weak, visibility("hidden"), destructor)) void scopeprof__module_fini(void) {
+    if (!scopeprof__module_attached) return;
+    scopeprof__module_attached = 0;
+    scopeprof__state *g = scopeprof__g;
+    if (g && g->pid == (int)getpid() && __atomic_sub_fetch(&g->modules, 1, __ATOMIC_ACQ_REL) == 0)
+        scopeprof__finalize(g);
+}
+
+SCOPEPROF__API uint32_t scopeprof__site_add(scopeprof__state *g, const char *name,
+                                            const scopeprof_site *s) {
+    if (g->nsites == g->site_cap) {
+        uint32_t cap = g->site_cap ? g->site_cap * 2 : 256;
+        scopeprof__siterec *v = (scopeprof__siterec *)realloc(g->sites, cap * sizeof *v);
+        if (!v) return 0;
+        g->sites = v;
+        g->site_cap = cap;
+    }
+    scopeprof__siterec *r = &g->sites[g->nsites];
+    /* Strings are copied so that a site stays valid after dlclose. */
+    r->name = scopeprof__strdup(name ? name : "");
+    r->file = scopeprof__strdup(s->file ? s->file : "");
+    r->func = scopeprof__strdup(s->func ? s->func : "");
+    r->line = s->line;
+    r->origin = s;
+    if (!r->name || !r->file || !r->func) {
+        free(r->name);
+        free(r->file);
+        free(r->func);
+        return 0;
+    }
+    return ++g->nsites;
+}
+
+/* Site ids start at 1; 0 is returned only when out of memory, and then the
+ * scope is recorded against site 0, which readers show as "<unknown>". */
+SCOPEPROF__API uint32_t scopeprof__site_register(scopeprof_site *s) {
+    scopeprof__state *g = scopeprof__state_get();
+    pthread_mutex_lock(&g->lock);
+    uint32_t id = s->id;
+    if (id == 0) {
+        id = scopeprof__site_add(g, s->name, s);
+        __atomic_store_n(&s->id, id, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return id;
+}
+
+SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, const char *name) {
+    scopeprof__state *g = scopeprof__state_get();
+    if (!name) name = "(null)";
+    uint64_t h = scopeprof__hash(name) ^ ((uint64_t)(uintptr_t)callsite * 0x9E3779B97F4A7C15ull);
+    uint32_t id = 0;
+    pthread_mutex_lock(&g->lock);
+    if (g->nsites * 2 >= g->dyn_cap) {
+        uint32_t cap = g->dyn_cap ? g->dyn_cap * 2 : 1024;
+        while (cap <= g->nsites * 2) cap *= 2;
+        uint32_t *t = (uint32_t *)calloc(cap, sizeof *t);
+        if (t) {
+            for (uint32_t i = 0; i < g->dyn_cap; i++) {
+                uint32_t sid = g->dyn_hash[i];
+                if (!sid) continue;
+                const scopeprof__siterec *r = &g->sites[sid - 1];
+                uint64_t hh = scopeprof__hash(r->name) ^
+                              ((uint64_t)(uintptr_t)r->origin * 0x9E3779B97F4A7C15ull);
+                uint32_t j = (uint32_t)hh & (cap - 1);
+                while (t[j]) j = (j + 1) & (cap - 1);
+                t[j] = sid;
+            }
+            free(g->dyn_hash);
+            g->dyn_hash = t;
+            g->dyn_cap = cap;
+        }
+    }
+    if (g->dyn_cap) {
+        uint32_t j = (uint32_t)h & (g->dyn_cap - 1);
+        for (; g->dyn_hash[j]; j = (j + 1) & (g->dyn_cap - 1)) {
+            const scopeprof__siterec *r = &g->sites[g->dyn_hash[j] - 1];
+            if (r->origin == callsite && strcmp(r->name, name) == 0) {
+                id = g->dyn_hash[j];
+                break;
+            }
+        }
+        if (!id) {
+            id = scopeprof__site_add(g, name, callsite);
+            if (id) g->dyn_hash[j] = id;
+        }
+    }
+    pthread_mutex_unlock(&g->lock);
+    return id;
+}
+
+SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g);
+
+static inline uint64_t scopeprof__gettid(void) {
+#ifdef SYS_gettid
+    return (uint64_t)syscall(SYS_gettid);
+#else
+    return (uint64_t)(uintptr_t)pthread_self();
+#endif
+}
+
+/* The calling thread's name (pthread_setname_np sets the same). prctl needs
+ * no feature macro, unlike pthread_getname_np. */
+static inline void scopeprof__self_name(char name[64]) {
+    char buf[17] = "";
+    if (prctl(PR_GET_NAME, buf, 0, 0, 0) == 0) snprintf(name, 64, "%s", buf);
+}
+
+/* First scope of a thread in this module: adopt the thread's state if another
+ * module created it, else create and register it. */
+SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
+    scopeprof__state *g = scopeprof__state_get();
+    scopeprof__thread *t = (scopeprof__thread *)pthread_getspecific(g->key);
+    if (t) return scopeprof__tls = t;
+    t = (scopeprof__thread *)calloc(1, sizeof *t);
+    if (!t) {
+        scopeprof__warn("scopeprof: out of memory for a thread's state");
+        abort();
+    }
+    t->tid = scopeprof__gettid();
+    t->alive = 1;
+    scopeprof__self_name(t->name);
+    pthread_mutex_lock(&g->lock);
+    t->index = g->nthreads++;
+    t->next = g->threads;
+    g->threads = t;
+    t->chunk = scopeprof__chunk_alloc(g);
+    pthread_mutex_unlock(&g->lock);
+    if (!t->chunk) {
+        scopeprof__warn("scopeprof: out of memory for an event buffer");
+        abort();
+    }
+    t->cur = t->chunk->ev;
+    t->lim = t->chunk->ev + SCOPEPROF_CHUNK_EVENTS;
+    pthread_setspecific(g->key, t);
+    return scopeprof__tls = t;
+}
+
+/* Take a chunk from the free list, or allocate one; past the budget, write
+ * the queued full chunks first so their memory can be reused. Lock held. */
+SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g) {
+    if (!g->free_list && g->bytes + sizeof(scopeprof__chunk) > g->budget && g->full_head)
+        scopeprof__write_queued(g);
+    scopeprof__chunk *c = g->free_list;
+    if (c) {
+        g->free_list = c->next;
+    } else {
+        c = (scopeprof__chunk *)malloc(sizeof *c);
+        if (!c) return NULL;
+        g->bytes += sizeof *c;
+    }
+    c->next = NULL;
+    c->count = 0;
+    c->thread = NULL;
+    return c;
+}
+
+/* Queue the thread's current chunk (its first `n` events) for writing. */
+SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread *t,
+                                          scopeprof__chunk *c, uint32_t n) {
+    c->thread = t;
+    c->count = n;
+    c->next = NULL;
+    if (g->full_tail) g->full_tail->next = c;
+    else g->full_head = c;
+    g->full_tail = c;
+}
+
+/* Slow path of emit: the thread's chunk is full. */
+SCOPEPROF__API scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t) {
+    scopeprof__state *g = scopeprof__state_get();
+    pthread_mutex_lock(&g->lock);
+    if (g->finalized) {
+        /* After the exit summary: keep the program running, drop events. */
+        pthread_mutex_unlock(&g->lock);
+        return t->chunk->ev;
+    }
+    scopeprof__queue(g, t, t->chunk, SCOPEPROF_CHUNK_EVENTS);
+    scopeprof__chunk *c = scopeprof__chunk_alloc(g);
+    if (!c) {
+        /* Out of memory: write what is queued, then reuse its memory. */
+        scopeprof__write_queued(g);
+        c = scopeprof__chunk_alloc(g);
+    }
+    pthread_mutex_unlock(&g->lock);
+    if (!c) {
+        scopeprof__warn("scopeprof: out of memory for an event buffer");
+        abort();
+    }
+    t->chunk = c;
+    t->lim = c->ev + SCOPEPROF_CHUNK_EVENTS;
+    return c->ev;
+}
+
+SCOPEPROF__API void scopeprof__range_begin(scopeprof_site *s) {
+    uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+    if (id == 0) id = scopeprof__site_register(s);
+    scopeprof__thread *t = scopeprof__tls;
+    if (!t) t = scopeprof__thread_attach();
+    if (t->nranges == t->rcap) {
+        uint32_t cap = t->rcap ? t->rcap * 2 : 16;
+        scopeprof__range *r = (scopeprof__range *)realloc(t->ranges, cap * sizeof *r);
+        if (!r) {
+            scopeprof__warn("scopeprof: out of memory for PROFILE_BEGIN at %s:%u; range not "
+                            "recorded", s->file, s->line);
+            return;
+        }
+        t->ranges = r;
+        t->rcap = cap;
+    }
+    scopeprof__range *r = &t->ranges[t->nranges++];
+    r->site = id;
+    r->depth = t->depth++;
+    r->start = scopeprof__ticks();
+}
+
+/* Close the thread's innermost open range at time `end`. */
+static inline void scopeprof__range_pop(scopeprof__thread *t, uint64_t end) {
+    scopeprof__range r = t->ranges[--t->nranges];
+    /* Scopes opened after the BEGIN and still open keep their own depth;
+     * only a properly nested END restores the depth. */
+    if (t->depth == r.depth + 1) t->depth = r.depth;
+    scopeprof__emit(t, r.start, end, r.site, r.depth);
+}
+
+SCOPEPROF__API void scopeprof__range_end(scopeprof_site *s) {
+    uint64_t end = scopeprof__ticks();
+    scopeprof__thread *t = scopeprof__tls;
+    if (!t) t = scopeprof__thread_attach();
+    if (t->nranges == 0) {
+        if (!t->warned_end) {
+            t->warned_end = 1;
+            scopeprof__warn("scopeprof: PROFILE_END at %s:%u (%s) has no matching PROFILE_BEGIN "
+                            "on this thread; ignored", s->file, s->line, s->func);
+        }
+        return;
+    }
+    scopeprof__range_pop(t, end);
+}
+
+SCOPEPROF__API void scopeprof__thread_name(const char *name) {
+    scopeprof__thread *t = scopeprof__tls;
+    if (!t) t = scopeprof__thread_attach();
+    scopeprof__state *g = scopeprof__state_get();
+    pthread_mutex_lock(&g->lock);
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+    pthread_mutex_unlock(&g->lock);
+}
+
+/* Thread exit (pthread key destructor): close ranges left open, queue the
+ * thread's partial chunk. The state stays in the registry for the output. */
+SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
+    scopeprof__thread *t = (scopeprof__thread *)p;
+    scopeprof__state *g = scopeprof__g;
+    if (!t || !g) return;
+    while (t->nranges) {
+        scopeprof__range *r = &t->ranges[t->nranges - 1];
+        const scopeprof__siterec *sr = r->site ? &g->sites[r->site - 1] : NULL;
+        scopeprof__warn("scopeprof: PROFILE_BEGIN(\"%s\") at %s:%u was still open when its thread "
+                        "exited; closed there", sr ? sr->name : "?", sr ? sr->file : "?",
+                        sr ? sr->line : 0);
+        scopeprof__range_pop(t, scopeprof__ticks());
+    }
+    pthread_mutex_lock(&g->lock);
+    if (!t->name[0]) scopeprof__self_name(t->name);
+    t->alive = 0;
+    if (!g->finalized) {
+        uint32_t n = (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - t->chunk->ev);
+        scopeprof__queue(g, t, t->chunk, n);
+        t->chunk = NULL;
+        t->cur = t->lim = NULL;
+    }
+    free(t->ranges);
+    t->ranges = NULL;
+    t->nranges = t->rcap = 0;
+    pthread_mutex_unlock(&g->lock);
+    scopeprof__tls = NULL;
+}
+
+/* ---- Writing the trace file (lock held) ------------------------------------ */
+
+static inline void scopeprof__put32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+static inline void scopeprof__put64(unsigned char *p, uint64_t v) {
+    scopeprof__put32(p, (uint32_t)v);
+    scopeprof__put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Write all of buf; on failure report once with the path and the reason and
+ * stop writing (the summary is still printed). */
+SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
+    const char *p = (const char *)buf;
+    while (n && g->fd >= 0) {
+        ssize_t w = write(g->fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            scopeprof__warn("scopeprof: cannot write trace file '%s': %s; the summary is still "
+                            "printed", g->path, w < 0 ? strerror(errno) : "short write");
+            close(g->fd);
+            g->fd = -2;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return g->fd >= 0 ? 0 : -1;
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
+                                                const void *payload, uint32_t len) {
+    unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE];
+    scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
+    scopeprof__put32(h + 4, type);
+    scopeprof__put32(h + 8, len);
+    scopeprof__put32(h + 12, scopeprof_crc32(0, payload, len));
+    if (scopeprof__write_all(g, h, sizeof h) == 0) scopeprof__write_all(g, payload, len);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
+    if (g->ns_per_tick > 0) return;
+    if (!g->use_tsc) {
+        g->ns_per_tick = 1.0;
+        return;
+    }
+    /* Ratio of TSC to CLOCK_MONOTONIC over at least 20 ms since start-up:
+     * within ~1e-6 even with a few microseconds of read jitter. */
+    uint64_t ns, tk;
+    do {
+        ns = scopeprof__mono_ns();
+#if defined(__x86_64__) || defined(__i386__)
+        tk = __builtin_ia32_rdtsc();
+#else
+        tk = ns;
+#endif
+    } while (ns - g->ns0 < 20000000u);
+    g->ns_per_tick = (double)(ns - g->ns0) / (double)(tk - g->tick0);
+}
+
+static inline uint64_t scopeprof__to_ns(const scopeprof__state *g, uint64_t tick) {
+    int64_t d = (int64_t)(tick - g->tick0);
+    return g->ns0 + (uint64_t)(int64_t)((double)d * g->ns_per_tick);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
+    if (g->fd != -1) return;
+    g->fd = open(g->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (g->fd < 0) {
+        scopeprof__warn("scopeprof: cannot create trace file '%s': %s; the summary is still "
+                        "printed", g->path, strerror(errno));
+        g->fd = -2;
+        return;
+    }
+    char prog[256] = "";
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f) {
+        if (fgets(prog, sizeof prog, f)) prog[strcspn(prog, "\n")] = 0;
+        fclose(f);
+    }
+    uint32_t plen = (uint32_t)strlen(prog);
+    unsigned char h[SCOPEPROF_FILE_HEADER_SIZE + 256];
+    memset(h, 0, sizeof h);
+    memcpy(h, SCOPEPROF_FILE_MAGIC, 8);
+    scopeprof__put32(h + 8, SCOPEPROF_FORMAT_MAJOR | (SCOPEPROF_FORMAT_MINOR << 16));
+    scopeprof__put32(h + 12, SCOPEPROF_FILE_HEADER_SIZE + plen);
+    scopeprof__put64(h + 16, (uint64_t)g->pid);
+    scopeprof__put64(h + 24, scopeprof__to_ns(g, g->tick0));
+    scopeprof__put64(h + 32, (uint64_t)g->realtime_minus_mono);
+    scopeprof__put32(h + 40, 0xFFFFFFFFu); /* rank: none */
+    scopeprof__put32(h + 44, plen);
+    memcpy(h + SCOPEPROF_FILE_HEADER_SIZE, prog, plen);
+    scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen);
+}
+
+/* SITES chunk with every site not written yet. */
+SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g) {
+    if (g->sites_written == g->nsites || g->fd < 0) return;
+    size_t len = 4;
+    for (uint32_t i = g->sites_written; i < g->nsites; i++)
+        len += 20 + strlen(g->sites[i].name) + strlen(g->sites[i].file) + strlen(g->sites[i].func);
+    unsigned char *b = (unsigned char *)malloc(len);
+    if (!b) return; /* retried at the next flush */
+    unsigned char *p = b + 4;
+    scopeprof__put32(b, g->nsites - g->sites_written);
+    for (uint32_t i = g->sites_written; i < g->nsites; i++) {
+        const scopeprof__siterec *s = &g->sites[i];
+        uint32_t ln = (uint32_t)strlen(s->name), lf = (uint32_t)strlen(s->file),
+                 lu = (uint32_t)strlen(s->func);
+        scopeprof__put32(p, i + 1);
+        scopeprof__put32(p + 4, s->line);
+        scopeprof__put32(p + 8, ln);
+        scopeprof__put32(p + 12, lf);
+        scopeprof__put32(p + 16, lu);
+        p += 20;
+        memcpy(p, s->name, ln);
+        p += ln;
+        memcpy(p, s->file, lf);
+        p += lf;
+        memcpy(p, s->func, lu);
+        p += lu;
+    }
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_SITES, b, (uint32_t)len);
+    free(b);
+    g->sites_written = g->nsites;
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, const scopeprof__thread *t) {
+    unsigned char b[16 + 64];
+    uint32_t n = (uint32_t)strnlen(t->name, sizeof t->name);
+    scopeprof__put32(b, t->index);
+    scopeprof__put32(b + 4, n);
+    scopeprof__put64(b + 8, t->tid);
+    memcpy(b + 16, t->name, n);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_THREAD, b, 16 + n);
+}
+
+/* The exit summary's row for a site: grouped by name, like key_averages(). */
+SCOPEPROF__INTERNAL uint32_t scopeprof__row_of(scopeprof__state *g, uint32_t site) {
+    if (site >= g->site_row_cap) {
+        uint32_t cap = g->site_row_cap ? g->site_row_cap : 256;
+        while (cap <= site) cap *= 2;
+        uint32_t *v = (uint32_t *)realloc(g->site_row, cap * sizeof *v);
+        if (!v) return UINT32_MAX;
+        memset(v + g->site_row_cap, 0xFF, (cap - g->site_row_cap) * sizeof *v);
+        g->site_row = v;
+        g->site_row_cap = cap;
+    }
+    if (g->site_row[site] == UINT32_MAX) {
+        const char *name = site && site <= g->nsites ? g->sites[site - 1].name : "<unknown>";
+        g->site_row[site] = scopeprof_agg_row(&g->agg, name, name, NULL);
+    }
+    return g->site_row[site];
+}
+
+/* Convert, aggregate and write one chunk's events; the chunk is then free. */
+SCOPEPROF__INTERNAL void scopeprof__write_events(scopeprof__state *g, scopeprof__chunk *c) {
+    scopeprof__calibrate(g);
+    uint32_t n = c->count;
+    const scopeprof__thread *t = c->thread;
+    unsigned char *b = (unsigned char *)c->ev; /* converted in place */
+    for (uint32_t i = 0; i < n; i++) {
+        scopeprof_event e = c->ev[i];
+        uint64_t s = scopeprof__to_ns(g, e.start), en = scopeprof__to_ns(g, e.end);
+        if (en < s) en = s;
+        uint32_t row = scopeprof__row_of(g, e.site);
+        if (row != UINT32_MAX) scopeprof_agg_event(&g->agg, t->index, row, s, en, e.depth);
+        unsigned char *p = b + (size_t)i * 24;
+        scopeprof__put64(p, s);
+        scopeprof__put64(p + 8, en);
+        scopeprof__put32(p + 16, e.site);
+        scopeprof__put32(p + 20, e.depth);
+    }
+    g->events_written += n;
+    if (g->fd == -1) scopeprof__open_output(g);
+    if (g->fd < 0 || n == 0) return;
+    scopeprof__write_sites(g);
+    scopeprof__write_thread(g, t);
+    /* Payload = thread index, count, events; the 8-byte prefix is written
+     * separately so the events need no copy. */
+    unsigned char pre[8], h[SCOPEPROF_CHUNK_HEADER_SIZE];
+    scopeprof__put32(pre, t->index);
+    scopeprof__put32(pre + 4, n);
+    uint32_t len = 8 + n * 24;
+    uint32_t crc = scopeprof_crc32(scopeprof_crc32(0, pre, 8), b, (size_t)n * 24);
+    scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
+    scopeprof__put32(h + 4, SCOPEPROF_CHUNK_EVENTS);
+    scopeprof__put32(h + 8, len);
+    scopeprof__put32(h + 12, crc);
+    if (scopeprof__write_all(g, h, sizeof h) == 0 && scopeprof__write_all(g, pre, 8) == 0)
+        scopeprof__write_all(g, b, (size_t)n * 24);
+}
+
+/* Write and recycle every queued chunk, oldest first (per-thread order). */
+SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g) {
+    while (g->full_head) {
+        scopeprof__chunk *c = g->full_head;
+        g->full_head = c->next;
+        if (!g->full_head) g->full_tail = NULL;
+        scopeprof__write_events(g, c);
+        c->next = g->free_list;
+        g->free_list = c;
+    }
+}
+
+/* Queue every live thread's partial chunk. The owners may still be running
+ * (exit() from one thread while others work): what they published with the
+ * release store is complete; anything later is not part of this profile. */
+SCOPEPROF__INTERNAL void scopeprof__take_partials(scopeprof__state *g) {
+    for (scopeprof__thread *t = g->threads; t; t = t->next) {
+        if (!t->chunk) continue;
+        scopeprof_event *cur = __atomic_load_n(&t->cur, __ATOMIC_ACQUIRE);
+        uint32_t n = (uint32_t)(cur - t->chunk->ev);
+        if (n == 0) continue;
+        scopeprof__queue(g, t, t->chunk, n);
+    }
+}
+
+SCOPEPROF__API void scopeprof__flush(void) {
+    scopeprof__state *g = scopeprof__state_get();
+    scopeprof__thread *self = scopeprof__tls;
+    pthread_mutex_lock(&g->lock);
+    if (!g->finalized) {
+        /* Only the calling thread's buffer can be taken without racing its
+         * owner; other threads' partial chunks are written when they fill. */
+        if (self && self->chunk) {
+            uint32_t n = (uint32_t)(self->cur - self->chunk->ev);
+            if (n) {
+                scopeprof__queue(g, self, self->chunk, n);
+                scopeprof__chunk *c = scopeprof__chunk_alloc(g);
+                if (c) {
+                    self->chunk = c;
+                    self->cur = c->ev;
+                    self->lim = c->ev + SCOPEPROF_CHUNK_EVENTS;
+                } else { /* cannot swap: un-queue */
+                    scopeprof__chunk *p = g->full_head;
+                    if (p == self->chunk) g->full_head = g->full_tail = NULL;
+                    else {
+                        while (p->next != self->chunk) p = p->next;
+                        p->next = NULL;
+                        g->full_tail = p;
+                    }
+                }
+            }
+        }
+        scopeprof__write_queued(g);
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
+    pthread_mutex_lock(&g->lock);
+    if (g->finalized) {
+        pthread_mutex_unlock(&g->lock);
+        return;
+    }
+    scopeprof__take_partials(g);
+    scopeprof__write_queued(g);
+    g->finalized = 1;
+    /* Scopes that close after this point (other threads, later destructors)
+     * are dropped: the chunk_next slow path recycles the buffer. */
+    if (g->fd == -1 && g->events_written) scopeprof__open_output(g);
+    if (g->fd >= 0) {
+        scopeprof__write_sites(g);
+        for (scopeprof__thread *t = g->threads; t; t = t->next) scopeprof__write_thread(g, t);
+        unsigned char b[16];
+        scopeprof__put64(b, g->events_written);
+        scopeprof__put64(b + 8, 0);
+        scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
+        if (g->fd >= 0 && close(g->fd) != 0)
+            scopeprof__warn("scopeprof: cannot write trace file '%s': %s", g->path, strerror(errno));
+        g->fd = -2;
+    }
+    if (g->summary && g->agg.events) {
+        fflush(stdout);
+        scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
+        fflush(stderr);
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* recording implementation */
+#endif /* SCOPEPROF_H */

@@ -1,0 +1,1 @@
+# rules for reporter/ (see the top Makefile)

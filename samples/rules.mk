@@ -1,0 +1,1 @@
+# rules for samples/ (see the top Makefile)
