@@ -755,6 +755,7 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
 #define SCOPEPROF__REC_DONE
 #include <fcntl.h>
 #include <stdarg.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -808,6 +809,8 @@ typedef struct scopeprof__state {
     size_t bytes, budget;
     /* output */
     int fd; /* -1: not open yet; -2: failed or disabled */
+    int no_output; /* SCOPEPROF_OUTPUT="" or none */
+    int path_is_default;
     char path[4096];
     uint64_t events_written;
     /* aggregation for the exit summary, fed as chunks are written */
@@ -913,6 +916,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     v = getenv("SCOPEPROF_OUTPUT");
     if (v && (v[0] == 0 || strcmp(v, "none") == 0)) {
         g->fd = -2;
+        g->no_output = 1;
     } else if (v) {
         if (strlen(v) >= sizeof g->path) {
             scopeprof__warn("scopeprof: ignoring SCOPEPROF_OUTPUT: path longer than %zu bytes",
@@ -923,20 +927,41 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
         }
     } else {
         scopeprof__default_path(g->path, sizeof g->path);
+        g->path_is_default = 1;
     }
 }
 
 SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p);
 SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
 
+/* The anchor names this process image: pid plus the 16 random bytes the
+ * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
+ * the bytes, so it never trusts an address from its predecessor. */
+static inline void scopeprof__anchor_tag(char *buf, size_t n) {
+    const unsigned char *r = (const unsigned char *)(uintptr_t)getauxval(AT_RANDOM);
+    int k = snprintf(buf, n, "%d:", (int)getpid());
+    for (int i = 0; r && i < 16 && k + 2 < (int)n; i++, k += 2) snprintf(buf + k, n - (size_t)k, "%02x", r[i]);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void);
+SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void);
+SCOPEPROF__INTERNAL void scopeprof__atfork_child(void);
+
+SCOPEPROF__INTERNAL void scopeprof__anchor_set(scopeprof__state *g) {
+    char tag[64], anchor[128];
+    scopeprof__anchor_tag(tag, sizeof tag);
+    snprintf(anchor, sizeof anchor, "%s:%p", tag, (void *)g);
+    setenv(SCOPEPROF__ANCHOR_ENV, anchor, 1);
+}
+
 /* Find or create the process's one registry. Modules that share symbols
- * (several files of one program, libraries linked at build time) already
- * agree through normal linking; a library loaded with dlopen into a program
- * that exports nothing would get its own copy, so the first module to start
- * leaves the state's address, tagged with the pid, in the environment, and
- * later modules adopt it. The pid tag keeps an exec'd child from trusting it. */
+ * (several files of one program, libraries linked at build time) could agree
+ * through normal linking, but a library loaded with dlopen into a program that
+ * exports nothing would get its own copy. So the first module to start leaves
+ * the state's address in the environment, tagged as above, and later modules
+ * adopt it. */
 SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
-    scopeprof__state *g = scopeprof__g;
+    scopeprof__state *g = __atomic_load_n(&scopeprof__g, __ATOMIC_ACQUIRE);
     if (__builtin_expect(g != NULL, 1)) return g;
     pthread_mutex_lock(&scopeprof__module_lock);
     if ((g = scopeprof__g) != NULL) {
@@ -944,9 +969,11 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         return g;
     }
     const char *v = getenv(SCOPEPROF__ANCHOR_ENV);
-    int pid = 0;
+    char tag[64];
+    scopeprof__anchor_tag(tag, sizeof tag);
+    size_t tl = strlen(tag);
     void *ptr = NULL;
-    if (v && sscanf(v, "%d:%p", &pid, &ptr) == 2 && pid == (int)getpid() && ptr) {
+    if (v && strncmp(v, tag, tl) == 0 && v[tl] == ':' && sscanf(v + tl + 1, "%p", &ptr) == 1 && ptr) {
         scopeprof__state *o = (scopeprof__state *)ptr;
         if (o->magic == SCOPEPROF__STATE_MAGIC && o->layout == SCOPEPROF__LAYOUT) g = o;
         else scopeprof__warn("scopeprof: a module built from another scopeprof version is "
@@ -955,7 +982,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
     if (!g) {
         g = (scopeprof__state *)calloc(1, sizeof *g);
         if (!g) {
-            scopeprof__warn("scopeprof: out of memory at start-up; profiling is off");
+            scopeprof__warn("scopeprof: out of memory at start-up");
             abort();
         }
         g->magic = SCOPEPROF__STATE_MAGIC;
@@ -980,9 +1007,8 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
 #else
         g->tick0 = g->ns0;
 #endif
-        char anchor[64];
-        snprintf(anchor, sizeof anchor, "%d:%p", g->pid, (void *)g);
-        setenv(SCOPEPROF__ANCHOR_ENV, anchor, 1);
+        scopeprof__anchor_set(g);
+        pthread_atfork(scopeprof__atfork_prepare, scopeprof__atfork_parent, scopeprof__atfork_child);
     }
     scopeprof__use_tsc = g->use_tsc;
     if (!scopeprof__module_attached) {
@@ -1529,6 +1555,72 @@ SCOPEPROF__API void scopeprof__flush(void) {
         scopeprof__write_queued(g);
     }
     pthread_mutex_unlock(&g->lock);
+}
+
+/* fork(): the parent's lock is held across the fork so the child inherits a
+ * consistent registry. The child starts a fresh profile: the parent's events
+ * and other threads are dropped (they are the parent's to write), the sites
+ * are kept (call sites cache their ids), and the output gets the child's pid. */
+SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void) {
+    scopeprof__state *g = scopeprof__g;
+    if (g) pthread_mutex_lock(&g->lock);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void) {
+    scopeprof__state *g = scopeprof__g;
+    if (g) pthread_mutex_unlock(&g->lock);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
+    scopeprof__state *g = scopeprof__g;
+    if (!g) return;
+    pthread_mutex_init(&g->lock, NULL);
+    scopeprof__thread *self = (scopeprof__thread *)pthread_getspecific(g->key);
+    /* Every chunk but the forking thread's current one goes to the free list. */
+    while (g->full_head) {
+        scopeprof__chunk *c = g->full_head;
+        g->full_head = c->next;
+        c->next = g->free_list;
+        g->free_list = c;
+    }
+    g->full_tail = NULL;
+    for (scopeprof__thread *t = g->threads; t; t = t->next)
+        if (t != self && t->chunk) {
+            t->chunk->next = g->free_list;
+            g->free_list = t->chunk;
+            t->chunk = NULL;
+        }
+    g->threads = NULL;
+    g->nthreads = 0;
+    if (self) {
+        self->next = NULL;
+        self->index = g->nthreads++;
+        self->tid = scopeprof__gettid();
+        g->threads = self;
+        if (self->chunk) self->cur = self->chunk->ev;
+    }
+    scopeprof_agg_free(&g->agg);
+    scopeprof_agg_init(&g->agg);
+    free(g->site_row);
+    g->site_row = NULL;
+    g->site_row_cap = 0;
+    g->sites_written = 0;
+    g->events_written = 0;
+    if (g->fd >= 0) close(g->fd); /* the parent's descriptor: never write to it */
+    g->fd = g->no_output ? -2 : -1;
+    g->pid = (int)getpid();
+    if (g->path_is_default) {
+        scopeprof__default_path(g->path, sizeof g->path);
+    } else if (!g->no_output) {
+        /* Explicit SCOPEPROF_OUTPUT: "run.sprof" becomes "run.<pid>.sprof". */
+        char buf[sizeof g->path];
+        size_t l = strlen(g->path);
+        int ext = l > 6 && strcmp(g->path + l - 6, ".sprof") == 0;
+        snprintf(buf, sizeof buf, "%.*s.%d%s", (int)(ext ? l - 6 : l), g->path, g->pid,
+                 ext ? ".sprof" : "");
+        memcpy(g->path, buf, sizeof buf);
+    }
+    scopeprof__anchor_set(g);
 }
 
 SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {

@@ -1,1 +1,19 @@
-# rules for samples/ (see the top Makefile)
+# Samples: each is built with profiling on. `make demo` runs one and shows the
+# table it prints at exit, then the reporter's view of its trace file.
+SAMPLES := $(BUILD)/samples/train_cpu
+all: $(SAMPLES)
+
+$(BUILD)/samples/%: samples/%.c $(HEADER)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS) -lm
+
+DEMO_TRACE := $(BUILD)/demo.sprof
+demo: $(BUILD)/samples/train_cpu $(BUILD)/scopeprof
+	@echo "== running samples/train_cpu.c with profiling on (table printed at exit)"
+	SCOPEPROF_OUTPUT=$(DEMO_TRACE) $(BUILD)/samples/train_cpu
+	@echo
+	@echo "== trace file: $(DEMO_TRACE) ($$(wc -c <$(DEMO_TRACE)) bytes)"
+	@echo "== $(BUILD)/scopeprof table $(DEMO_TRACE) --sort self_cpu_time_total --limit 8"
+	@$(BUILD)/scopeprof table $(DEMO_TRACE) --sort self_cpu_time_total --limit 8
+	@$(BUILD)/scopeprof trace $(DEMO_TRACE) -o $(BUILD)/demo.json
+	@echo "== Chrome/Perfetto trace: $(BUILD)/demo.json (open it in https://ui.perfetto.dev or chrome://tracing)"
