@@ -137,8 +137,9 @@ typedef struct scopeprof_row {
 } scopeprof_row;
 
 typedef struct scopeprof_agg_pending { /* children of an open scope, per depth */
-    int64_t sum_ns;
+    int64_t sum_ns, gpu_ns; /* their CPU durations, their GPU totals */
     uint64_t min_start;
+    uint32_t n;
 } scopeprof_agg_pending;
 
 typedef struct scopeprof_agg_thread {
@@ -184,6 +185,12 @@ uint32_t scopeprof_agg_row(scopeprof_agg *a, const char *key, const char *name,
  * memory (the event is then counted without self-time correction). */
 int scopeprof_agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row,
                         uint64_t start, uint64_t end, uint32_t depth);
+/* The same for a GPU scope whose GPU interval lasted gpu_ns (< 0: unknown, as
+ * a CPU scope). A scope's GPU total is its own GPU time, or for a CPU scope
+ * the GPU totals of the scopes nested in it; self GPU time is a GPU scope's
+ * own time minus that of GPU scopes nested in it. */
+int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t start,
+                            uint64_t end, uint32_t depth, int64_t gpu_ns);
 /* Sum of self CPU time over all rows: the denominator of both CPU %. */
 int64_t scopeprof_agg_self_total(const scopeprof_agg *a);
 
@@ -213,8 +220,25 @@ enum {
     SCOPEPROF_CHUNK_SITES = 1,  /* site definitions */
     SCOPEPROF_CHUNK_THREAD = 2, /* thread index, tid, name */
     SCOPEPROF_CHUNK_EVENTS = 3, /* events of one thread */
-    SCOPEPROF_CHUNK_END = 4     /* clean end of the recording */
+    SCOPEPROF_CHUNK_END = 4,    /* clean end of the recording */
+    SCOPEPROF_CHUNK_GPU = 5,    /* GPU intervals of one thread's GPU scopes */
+    SCOPEPROF_CHUNK_DEVICE = 6  /* a GPU device's name */
 };
+/* In an event's depth: this is the CPU side of a GPU scope, and its GPU
+ * interval is the next GPU record of the same thread (if that record's
+ * launch_ns equals the event's start). */
+#define SCOPEPROF_DEPTH_GPU 0x80000000u
+#define SCOPEPROF_DEPTH_MASK 0x7FFFFFFFu
+
+/* The GPU interval of one GPU scope, as in GPU chunks (48 bytes). */
+typedef struct scopeprof_gpu_record {
+    uint64_t start_ns, end_ns; /* on the CPU's CLOCK_MONOTONIC timeline */
+    uint64_t launch_ns;        /* start of the scope's CPU side */
+    uint64_t stream;           /* the stream handle, as an id */
+    uint32_t site, device;
+    uint32_t status; /* 0: timed; 1: no timing (a runtime error) */
+    uint32_t reserved;
+} scopeprof_gpu_record;
 /* CRC-32 (IEEE, as zlib's crc32): start with crc = 0, feed pieces in order. */
 uint32_t scopeprof_crc32(uint32_t crc, const void *data, size_t n);
 
@@ -257,6 +281,7 @@ typedef struct scopeprof__thread {
     scopeprof__range *ranges; /* open PROFILE_BEGIN ranges */
     uint32_t nranges, rcap;
     int warned_end; /* an unmatched PROFILE_END was reported */
+    void *gpu;      /* the GPU backend's per-thread state, if any */
 } scopeprof__thread;
 
 typedef struct scopeprof_scope { /* what a PROFILE_SCOPE variable holds */
@@ -509,30 +534,51 @@ SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_levels(scopeprof_agg *
  * depth d+1 since the last scope at depth d closed are exactly its direct
  * children: pend[d+1] holds the sum of their durations. A child that does not
  * lie inside the parent (mismatched BEGIN/END) is not subtracted. */
-SCOPEPROF__API int scopeprof_agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row,
-                                       uint64_t start, uint64_t end, uint32_t depth) {
+SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row,
+                                           uint64_t start, uint64_t end, uint32_t depth,
+                                           int64_t gpu_ns) {
     scopeprof_row *r = &a->rows[row];
     int64_t dur = end >= start ? (int64_t)(end - start) : 0;
     a->events++;
     r->count++;
     r->total_ns += dur;
+    if (gpu_ns >= 0) a->has_gpu = 1;
     scopeprof_agg_pending *pend = scopeprof__agg_levels(a, thread, depth);
     if (!pend) {
         r->self_ns += dur;
+        if (gpu_ns > 0) r->gpu_total_ns += gpu_ns, r->gpu_self_ns += gpu_ns;
         return -1;
     }
     scopeprof_agg_thread *th = &a->threads[thread];
-    int64_t self = dur;
-    if (pend[depth + 1].sum_ns && pend[depth + 1].min_start >= start) self -= pend[depth + 1].sum_ns;
-    if (self < 0) self = 0;
+    scopeprof_agg_pending *kids = &pend[depth + 1];
+    int inside = kids->n && kids->min_start >= start;
+    int64_t self = inside ? dur - kids->sum_ns : dur;
+    int64_t kids_gpu = inside ? kids->gpu_ns : 0;
+    int64_t gpu_total = gpu_ns >= 0 ? gpu_ns : kids_gpu;
+    int64_t gpu_self = gpu_ns >= 0 ? gpu_ns - kids_gpu : 0;
     /* Levels below our children belong to scopes that never closed properly;
      * forget them so they cannot leak into an unrelated parent. */
-    for (uint32_t d = depth + 1; d <= th->hi && d < th->cap; d++) pend[d].sum_ns = 0;
-    if (pend[depth].sum_ns == 0 || start < pend[depth].min_start) pend[depth].min_start = start;
-    pend[depth].sum_ns += dur;
+    for (uint32_t d = depth + 1; d <= th->hi && d < th->cap; d++) pend[d].n = 0;
+    scopeprof_agg_pending *mine = &pend[depth];
+    if (mine->n == 0) {
+        mine->sum_ns = mine->gpu_ns = 0;
+        mine->min_start = start;
+    } else if (start < mine->min_start) {
+        mine->min_start = start;
+    }
+    mine->n++;
+    mine->sum_ns += dur;
+    mine->gpu_ns += gpu_total;
     th->hi = depth;
-    r->self_ns += self;
+    r->self_ns += self > 0 ? self : 0;
+    r->gpu_total_ns += gpu_total;
+    r->gpu_self_ns += gpu_self > 0 ? gpu_self : 0;
     return 0;
+}
+
+SCOPEPROF__API int scopeprof_agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row,
+                                       uint64_t start, uint64_t end, uint32_t depth) {
+    return scopeprof_agg_event_gpu(a, thread, row, start, end, depth, -1);
 }
 
 SCOPEPROF__API int64_t scopeprof_agg_self_total(const scopeprof_agg *a) {
@@ -820,6 +866,13 @@ typedef struct scopeprof__state {
     /* config */
     int summary, row_limit;
     scopeprof_sort sort;
+    /* GPU: the backend of the module that ran the first GPU scope fills these.
+     * gpu_take hands over up to n GPU records of a thread, in close order,
+     * waiting for the GPU where needed (only ever at a write). */
+    uint32_t (*gpu_take)(struct scopeprof__state *g, scopeprof__thread *t,
+                         scopeprof_gpu_record *out, uint32_t n);
+    char gpu_names[16][64];
+    uint32_t gpu_named, gpu_names_written; /* bit masks by device */
     /* lifetime */
     int modules, finalized;
 } scopeprof__state;
@@ -1462,29 +1515,93 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__row_of(scopeprof__state *g, uint32_t sit
     return g->site_row[site];
 }
 
+SCOPEPROF__INTERNAL void scopeprof__write_devices(scopeprof__state *g) {
+    uint32_t todo = g->gpu_named & ~g->gpu_names_written;
+    for (uint32_t d = 0; d < 16 && g->fd >= 0; d++) {
+        if (!(todo >> d & 1)) continue;
+        unsigned char b[8 + 64];
+        uint32_t n = (uint32_t)strnlen(g->gpu_names[d], 64);
+        scopeprof__put32(b, d);
+        scopeprof__put32(b + 4, n);
+        memcpy(b + 8, g->gpu_names[d], n);
+        scopeprof__write_chunk(g, SCOPEPROF_CHUNK_DEVICE, b, 8 + n);
+        g->gpu_names_written |= 1u << d;
+    }
+}
+
+/* The GPU records for the `k` GPU scopes among a chunk's events, written as
+ * one GPU chunk ahead of the events. Returns them (malloc'd) in *out. */
+SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_records(scopeprof__state *g, const scopeprof__thread *t,
+                                                    uint32_t k, scopeprof_gpu_record **out) {
+    *out = NULL;
+    if (!k || !g->gpu_take) return 0;
+    scopeprof_gpu_record *r = (scopeprof_gpu_record *)malloc(k * sizeof *r);
+    if (!r) return 0;
+    uint32_t got = g->gpu_take(g, (scopeprof__thread *)t, r, k);
+    *out = r;
+    if (g->fd < 0 || got == 0) return got;
+    scopeprof__write_devices(g);
+    size_t len = 8 + (size_t)got * 48;
+    unsigned char *b = (unsigned char *)malloc(len);
+    if (!b) return got;
+    scopeprof__put32(b, t->index);
+    scopeprof__put32(b + 4, got);
+    for (uint32_t i = 0; i < got; i++) {
+        unsigned char *p = b + 8 + (size_t)i * 48;
+        scopeprof__put64(p, r[i].start_ns);
+        scopeprof__put64(p + 8, r[i].end_ns);
+        scopeprof__put64(p + 16, r[i].launch_ns);
+        scopeprof__put64(p + 24, r[i].stream);
+        scopeprof__put32(p + 32, r[i].site);
+        scopeprof__put32(p + 36, r[i].device);
+        scopeprof__put32(p + 40, r[i].status);
+        scopeprof__put32(p + 44, 0);
+    }
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_GPU, b, (uint32_t)len);
+    free(b);
+    return got;
+}
+
 /* Convert, aggregate and write one chunk's events; the chunk is then free. */
 SCOPEPROF__INTERNAL void scopeprof__write_events(scopeprof__state *g, scopeprof__chunk *c) {
     scopeprof__calibrate(g);
-    uint32_t n = c->count;
+    uint32_t n = c->count, k = 0;
     const scopeprof__thread *t = c->thread;
+    if (g->fd == -1 && n) scopeprof__open_output(g);
+    if (g->fd >= 0 && n) {
+        scopeprof__write_sites(g);
+        scopeprof__write_thread(g, t);
+    }
+    for (uint32_t i = 0; i < n; i++) k += (c->ev[i].depth & SCOPEPROF_DEPTH_GPU) != 0;
+    scopeprof_gpu_record *gr;
+    uint32_t ngr = scopeprof__gpu_records(g, t, k, &gr), gi = 0;
     unsigned char *b = (unsigned char *)c->ev; /* converted in place */
     for (uint32_t i = 0; i < n; i++) {
         scopeprof_event e = c->ev[i];
         uint64_t s = scopeprof__to_ns(g, e.start), en = scopeprof__to_ns(g, e.end);
         if (en < s) en = s;
+        int64_t gpu = -1;
+        if (e.depth & SCOPEPROF_DEPTH_GPU) {
+            /* Pair with the thread's next GPU record, which must be ours. */
+            if (gi < ngr && gr[gi].launch_ns == s) {
+                if (gr[gi].status == 0) gpu = (int64_t)(gr[gi].end_ns - gr[gi].start_ns);
+                gi++;
+            } else {
+                e.depth &= SCOPEPROF_DEPTH_MASK; /* no GPU record: a CPU scope */
+            }
+        }
         uint32_t row = scopeprof__row_of(g, e.site);
-        if (row != UINT32_MAX) scopeprof_agg_event(&g->agg, t->index, row, s, en, e.depth);
+        if (row != UINT32_MAX)
+            scopeprof_agg_event_gpu(&g->agg, t->index, row, s, en, e.depth & SCOPEPROF_DEPTH_MASK, gpu);
         unsigned char *p = b + (size_t)i * 24;
         scopeprof__put64(p, s);
         scopeprof__put64(p + 8, en);
         scopeprof__put32(p + 16, e.site);
         scopeprof__put32(p + 20, e.depth);
     }
+    free(gr);
     g->events_written += n;
-    if (g->fd == -1) scopeprof__open_output(g);
     if (g->fd < 0 || n == 0) return;
-    scopeprof__write_sites(g);
-    scopeprof__write_thread(g, t);
     /* Payload = thread index, count, events; the 8-byte prefix is written
      * separately so the events need no copy. */
     unsigned char pre[8], h[SCOPEPROF_CHUNK_HEADER_SIZE];
@@ -1658,4 +1775,461 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
 }
 #endif
 #endif /* recording implementation */
+
+/* ======================================================================== */
+/* GPU scopes (PROFILE_HIP or PROFILE_CUDA): events on streams              */
+/* ======================================================================== */
+/* A GPU scope records an event on its stream when it opens and when it
+ * closes, taking events from a per-thread pool, and records its CPU side as a
+ * normal scope flagged SCOPEPROF_DEPTH_GPU. The GPU interval is resolved
+ * later: polled (non-blocking) as scopes close, and waited for only when the
+ * thread's events are written (budget reached, PROFILE_FLUSH, exit).
+ *
+ * GPU times land on the CPU timeline through an anchor per device: an event
+ * recorded on a private idle stream and waited for, whose completion is
+ * placed halfway between the CPU clock reads around the wait. A GPU time is
+ * the anchor's time plus the elapsed time from the anchor event. Anchors are
+ * renewed every second (in a scope's open, on the private stream only) to
+ * bound drift and the float precision of elapsed times.
+ *
+ * The runtime's functions are weak references: linked normally (-lamdhip64,
+ * -lcudart), linked to a test double, or, when not linked at all, loaded with
+ * dlopen. No runtime, no device, or any error: one line on stderr, and GPU
+ * scopes record their CPU side only. */
+#if SCOPEPROF__ON && (defined(PROFILE_HIP) || defined(PROFILE_CUDA)) && !defined(SCOPEPROF__GPU_DONE)
+#define SCOPEPROF__GPU_DONE
+#include <dlfcn.h>
+#if defined(PROFILE_HIP)
+#if !defined(__HIP_PLATFORM_AMD__) && !defined(__HIP_PLATFORM_NVIDIA__)
+#define __HIP_PLATFORM_AMD__ 1
+#endif
+#include <hip/hip_runtime_api.h>
+#define SCOPEPROF__G(x) hip##x
+#define SCOPEPROF__G_NAME "HIP"
+#define SCOPEPROF__G_LIBS {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", NULL}
+typedef hipError_t scopeprof__gerr;
+typedef hipEvent_t scopeprof__gevent;
+typedef hipStream_t scopeprof__gstream;
+typedef hipDeviceProp_t scopeprof__gprop;
+#define SCOPEPROF__G_OK hipSuccess
+#define SCOPEPROF__G_NOT_READY hipErrorNotReady
+#else
+#include <cuda_runtime_api.h>
+#define SCOPEPROF__G(x) cuda##x
+#define SCOPEPROF__G_NAME "CUDA"
+#define SCOPEPROF__G_LIBS {"libcudart.so", "libcudart.so.13", "libcudart.so.12", NULL}
+typedef cudaError_t scopeprof__gerr;
+typedef cudaEvent_t scopeprof__gevent;
+typedef cudaStream_t scopeprof__gstream;
+typedef struct cudaDeviceProp scopeprof__gprop;
+#define SCOPEPROF__G_OK cudaSuccess
+#define SCOPEPROF__G_NOT_READY cudaErrorNotReady
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The runtime functions used, in one list: weak references, table, loader. */
+#define SCOPEPROF__G_FUNCS(X)                                                       \
+    X(EventCreateWithFlags) X(EventRecord) X(EventQuery) X(EventSynchronize)        \
+    X(EventElapsedTime) X(EventDestroy) X(GetDeviceCount) X(GetDevice)              \
+    X(GetDeviceProperties) X(StreamCreate) X(GetErrorString)
+
+#define SCOPEPROF__G_STR2(x) #x
+#define SCOPEPROF__G_STR(x) SCOPEPROF__G_STR2(x) /* expand, then quote */
+#define SCOPEPROF__G_WEAK(f) _Pragma(SCOPEPROF__G_STR(weak SCOPEPROF__G_CAT(f)))
+#if defined(PROFILE_HIP)
+#define SCOPEPROF__G_CAT(f) hip##f
+#else
+#define SCOPEPROF__G_CAT(f) cuda##f
+#endif
+SCOPEPROF__G_FUNCS(SCOPEPROF__G_WEAK)
+
+typedef struct scopeprof__gapi {
+#define SCOPEPROF__G_FIELD(f) __typeof__(&SCOPEPROF__G(f)) f;
+    SCOPEPROF__G_FUNCS(SCOPEPROF__G_FIELD)
+#undef SCOPEPROF__G_FIELD
+} scopeprof__gapi;
+
+typedef struct scopeprof__ganchor {
+    scopeprof__gevent ev;
+    uint64_t ns; /* CLOCK_MONOTONIC time of ev */
+    int refs;    /* open or pending scopes timed against it, +1 while current */
+} scopeprof__ganchor;
+
+typedef struct scopeprof__gpending {
+    scopeprof__gevent start, end;
+    scopeprof__ganchor *anchor;
+    uint64_t launch_tick, stream;
+    uint32_t site, device;
+    int resolved;
+    scopeprof_gpu_record rec; /* once resolved (launch_ns filled at take) */
+} scopeprof__gpending;
+
+typedef struct scopeprof__gthread { /* per thread; lock: owner vs. writer */
+    pthread_mutex_t lock;
+    scopeprof__gevent *pool;
+    uint32_t npool, pool_cap;
+    scopeprof__gpending *q; /* FIFO in close order: q[head .. head+n) mod cap */
+    uint32_t head, n, cap;
+    uint32_t closes;
+} scopeprof__gthread;
+
+#define SCOPEPROF__G_MAX_DEV 16
+typedef struct scopeprof__gmod { /* this module's backend */
+    int status;                  /* 0: not started, 1: on, -1: off */
+    scopeprof__gapi api;
+    pthread_mutex_t lock; /* anchors */
+    scopeprof__ganchor *anchor[SCOPEPROF__G_MAX_DEV];
+    scopeprof__gstream astream[SCOPEPROF__G_MAX_DEV];
+    int astream_ok[SCOPEPROF__G_MAX_DEV];
+    int warned_elapsed;
+} scopeprof__gmod;
+__attribute__((weak, visibility("hidden"))) scopeprof__gmod scopeprof__gm = {0, {0}, PTHREAD_MUTEX_INITIALIZER, {0}, {0}, {0}, 0};
+
+typedef struct scopeprof_gpu_scope { /* what a PROFILE_GPU_SCOPE variable holds */
+    scopeprof_scope cpu;
+    scopeprof__gstream stream;
+    scopeprof__gevent start;
+    scopeprof__ganchor *anchor;
+    int device, ok;
+} scopeprof_gpu_scope;
+
+/* Turn GPU timing off for the rest of the run, with one line saying why. */
+SCOPEPROF__INTERNAL void scopeprof__gpu_off(const char *what, scopeprof__gerr err) {
+    if (scopeprof__gm.status == -1) return;
+    scopeprof__gm.status = -1;
+    const char *msg = scopeprof__gm.api.GetErrorString ? scopeprof__gm.api.GetErrorString(err) : "";
+    scopeprof__warn("scopeprof: %s%s%s (error %d%s%s); GPU scopes record their CPU side only",
+                    SCOPEPROF__G_NAME, " error in ", what, (int)err, msg ? ": " : "", msg ? msg : "");
+}
+
+SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_take(scopeprof__state *g, scopeprof__thread *t,
+                                                 scopeprof_gpu_record *out, uint32_t n);
+
+/* Find the runtime and a device, once. Returns 1 if GPU timing is on. */
+SCOPEPROF__INTERNAL int scopeprof__gpu_start(void) {
+    scopeprof__gmod *m = &scopeprof__gm;
+    scopeprof__state *g = scopeprof__state_get();
+    pthread_mutex_lock(&m->lock);
+    if (m->status != 0) {
+        pthread_mutex_unlock(&m->lock);
+        return m->status == 1;
+    }
+    int linked = 1;
+#define SCOPEPROF__G_LINKED(f) m->api.f = &SCOPEPROF__G(f); if (!m->api.f) linked = 0;
+    SCOPEPROF__G_FUNCS(SCOPEPROF__G_LINKED)
+#undef SCOPEPROF__G_LINKED
+    if (!linked) { /* not linked in: look for the shared library */
+        static const char *const libs[] = SCOPEPROF__G_LIBS;
+        void *h = NULL;
+        const char *why = "not found";
+        for (int i = 0; libs[i] && !h; i++)
+            if (!(h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL))) why = dlerror();
+        int found = h != NULL;
+#define SCOPEPROF__G_DLSYM(f) \
+    if (h && !(*(void **)&m->api.f = dlsym(h, SCOPEPROF__G_STR(SCOPEPROF__G_CAT(f))))) found = 0;
+        SCOPEPROF__G_FUNCS(SCOPEPROF__G_DLSYM)
+#undef SCOPEPROF__G_DLSYM
+        if (!found) {
+            m->status = -1;
+            pthread_mutex_unlock(&m->lock);
+            scopeprof__warn("scopeprof: no %s runtime library (%s); GPU scopes record their CPU "
+                            "side only", SCOPEPROF__G_NAME, why ? why : "missing functions");
+            return 0;
+        }
+    }
+    int count = 0;
+    scopeprof__gerr err = m->api.GetDeviceCount(&count);
+    if (err != SCOPEPROF__G_OK || count <= 0) {
+        m->status = -1;
+        pthread_mutex_unlock(&m->lock);
+        const char *msg = err != SCOPEPROF__G_OK ? m->api.GetErrorString(err) : "0 devices";
+        scopeprof__warn("scopeprof: no %s device (%sGetDeviceCount: %s); GPU scopes record their "
+                        "CPU side only", SCOPEPROF__G_NAME, SCOPEPROF__G_NAME[0] == 'H' ? "hip" : "cuda",
+                        msg ? msg : "?");
+        return 0;
+    }
+    pthread_mutex_lock(&g->lock);
+    if (!g->gpu_take) g->gpu_take = scopeprof__gpu_take;
+    pthread_mutex_unlock(&g->lock);
+    m->status = 1;
+    pthread_mutex_unlock(&m->lock);
+    return 1;
+}
+
+/* The device's current anchor, renewed when older than a second. Called in
+ * a scope's open with `dev` current. Lock: m->lock. */
+SCOPEPROF__INTERNAL scopeprof__ganchor *scopeprof__gpu_anchor(int dev) {
+    scopeprof__gmod *m = &scopeprof__gm;
+    scopeprof__ganchor *a = m->anchor[dev];
+    uint64_t now = scopeprof__mono_ns();
+    if (a && now - a->ns < 1000000000u) return a;
+    scopeprof__gerr err;
+    if (!m->astream_ok[dev]) {
+        if ((err = m->api.StreamCreate(&m->astream[dev])) != SCOPEPROF__G_OK) {
+            scopeprof__gpu_off("StreamCreate", err);
+            return NULL;
+        }
+        m->astream_ok[dev] = 1;
+        scopeprof__gprop *prop = (scopeprof__gprop *)calloc(1, sizeof *prop);
+        if (prop && m->api.GetDeviceProperties(prop, dev) == SCOPEPROF__G_OK) {
+            scopeprof__state *g = scopeprof__state_get();
+            pthread_mutex_lock(&g->lock);
+            snprintf(g->gpu_names[dev], sizeof g->gpu_names[dev], "%.63s", prop->name);
+            g->gpu_named |= 1u << dev;
+            pthread_mutex_unlock(&g->lock);
+        }
+        free(prop);
+    }
+    scopeprof__ganchor *n = (scopeprof__ganchor *)calloc(1, sizeof *n);
+    if (!n) return a;
+    if ((err = m->api.EventCreateWithFlags(&n->ev, 0)) != SCOPEPROF__G_OK) {
+        free(n);
+        scopeprof__gpu_off("EventCreateWithFlags", err);
+        return NULL;
+    }
+    uint64_t t0 = scopeprof__mono_ns();
+    err = m->api.EventRecord(n->ev, m->astream[dev]);
+    if (err == SCOPEPROF__G_OK) err = m->api.EventSynchronize(n->ev);
+    uint64_t t1 = scopeprof__mono_ns();
+    if (err != SCOPEPROF__G_OK) {
+        m->api.EventDestroy(n->ev);
+        free(n);
+        scopeprof__gpu_off("EventRecord (clock anchor)", err);
+        return NULL;
+    }
+    n->ns = t0 + (t1 - t0) / 2;
+    n->refs = 1; /* held while current */
+    if (a && --a->refs == 0) {
+        m->api.EventDestroy(a->ev);
+        free(a);
+    }
+    m->anchor[dev] = n;
+    return n;
+}
+
+SCOPEPROF__INTERNAL void scopeprof__gpu_unref(scopeprof__ganchor *a) {
+    scopeprof__gmod *m = &scopeprof__gm;
+    pthread_mutex_lock(&m->lock);
+    if (--a->refs == 0) {
+        m->api.EventDestroy(a->ev);
+        free(a);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* An event from the thread's pool (created only while the pool warms up). */
+SCOPEPROF__INTERNAL int scopeprof__gpu_event(scopeprof__gthread *gt, scopeprof__gevent *ev) {
+    pthread_mutex_lock(&gt->lock);
+    int have = gt->npool > 0;
+    if (have) *ev = gt->pool[--gt->npool];
+    pthread_mutex_unlock(&gt->lock);
+    if (have) return 1;
+    scopeprof__gerr err = scopeprof__gm.api.EventCreateWithFlags(ev, 0);
+    if (err != SCOPEPROF__G_OK) {
+        scopeprof__gpu_off("EventCreateWithFlags", err);
+        return 0;
+    }
+    return 1;
+}
+
+/* Lock: gt->lock. */
+static inline void scopeprof__gpu_release(scopeprof__gthread *gt, scopeprof__gevent ev) {
+    if (gt->npool == gt->pool_cap) {
+        uint32_t cap = gt->pool_cap ? gt->pool_cap * 2 : 64;
+        scopeprof__gevent *p = (scopeprof__gevent *)realloc(gt->pool, cap * sizeof *p);
+        if (!p) {
+            scopeprof__gm.api.EventDestroy(ev);
+            return;
+        }
+        gt->pool = p;
+        gt->pool_cap = cap;
+    }
+    gt->pool[gt->npool++] = ev;
+}
+
+SCOPEPROF__INTERNAL scopeprof__gthread *scopeprof__gpu_thread(scopeprof__thread *t) {
+    if (t->gpu) return (scopeprof__gthread *)t->gpu;
+    scopeprof__gthread *gt = (scopeprof__gthread *)calloc(1, sizeof *gt);
+    if (!gt) return NULL;
+    pthread_mutex_init(&gt->lock, NULL);
+    scopeprof__state *g = scopeprof__state_get();
+    pthread_mutex_lock(&g->lock); /* the writer reads t->gpu under this lock */
+    t->gpu = gt;
+    pthread_mutex_unlock(&g->lock);
+    return gt;
+}
+
+/* Resolve one pending scope; `wait` blocks until the GPU has passed its end
+ * event. Returns 0 if not ready. Lock: gt->lock. */
+SCOPEPROF__INTERNAL int scopeprof__gpu_resolve(scopeprof__gthread *gt, scopeprof__gpending *p, int wait) {
+    scopeprof__gapi *api = &scopeprof__gm.api;
+    if (p->resolved) return 1;
+    scopeprof__gerr err = wait ? api->EventSynchronize(p->end) : api->EventQuery(p->end);
+    if (err == SCOPEPROF__G_NOT_READY && !wait) return 0;
+    float ms_start = 0, ms_dur = 0;
+    if (err == SCOPEPROF__G_OK) err = api->EventElapsedTime(&ms_start, p->anchor->ev, p->start);
+    if (err == SCOPEPROF__G_OK) err = api->EventElapsedTime(&ms_dur, p->start, p->end);
+    memset(&p->rec, 0, sizeof p->rec);
+    p->rec.stream = p->stream;
+    p->rec.site = p->site;
+    p->rec.device = p->device;
+    if (err == SCOPEPROF__G_OK) {
+        int64_t st = (int64_t)p->anchor->ns + (int64_t)((double)ms_start * 1e6);
+        p->rec.start_ns = (uint64_t)st;
+        p->rec.end_ns = (uint64_t)st + (uint64_t)((double)(ms_dur > 0 ? ms_dur : 0) * 1e6);
+    } else {
+        p->rec.status = 1;
+        if (!scopeprof__gm.warned_elapsed) {
+            scopeprof__gm.warned_elapsed = 1;
+            scopeprof__warn("scopeprof: %s error %d timing a GPU scope (%s); that scope keeps its "
+                            "CPU side only", SCOPEPROF__G_NAME, (int)err,
+                            api->GetErrorString ? api->GetErrorString(err) : "");
+        }
+    }
+    scopeprof__gpu_release(gt, p->start);
+    scopeprof__gpu_release(gt, p->end);
+    scopeprof__gpu_unref(p->anchor);
+    p->resolved = 1;
+    return 1;
+}
+
+/* The writer's hook (g->lock held): the thread's next n GPU records. */
+SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_take(scopeprof__state *g, scopeprof__thread *t,
+                                                 scopeprof_gpu_record *out, uint32_t n) {
+    scopeprof__gthread *gt = (scopeprof__gthread *)t->gpu;
+    uint32_t i = 0;
+    if (!gt) return 0;
+    pthread_mutex_lock(&gt->lock);
+    for (; i < n && gt->n; i++) {
+        scopeprof__gpending *p = &gt->q[gt->head];
+        scopeprof__gpu_resolve(gt, p, 1);
+        out[i] = p->rec;
+        out[i].launch_ns = scopeprof__to_ns(g, p->launch_tick);
+        gt->head = (gt->head + 1) % gt->cap;
+        gt->n--;
+    }
+    pthread_mutex_unlock(&gt->lock);
+    return i;
+}
+
+/* Out of line: the GPU half of a scope's open. Returns 1 if it is timed. */
+SCOPEPROF__INTERNAL int scopeprof__gpu_open(scopeprof_gpu_scope *gs) {
+    scopeprof__gmod *m = &scopeprof__gm;
+    if (m->status == 0 && !scopeprof__gpu_start()) return 0;
+    if (m->status != 1) return 0;
+    scopeprof__gthread *gt = scopeprof__gpu_thread(scopeprof__tls);
+    int dev = 0;
+    scopeprof__gerr err;
+    if (!gt) return 0;
+    if ((err = m->api.GetDevice(&dev)) != SCOPEPROF__G_OK) {
+        scopeprof__gpu_off("GetDevice", err);
+        return 0;
+    }
+    if (dev < 0 || dev >= SCOPEPROF__G_MAX_DEV) return 0;
+    pthread_mutex_lock(&m->lock);
+    scopeprof__ganchor *a = scopeprof__gpu_anchor(dev);
+    if (a) a->refs++;
+    pthread_mutex_unlock(&m->lock);
+    if (!a) return 0;
+    if (!scopeprof__gpu_event(gt, &gs->start)) {
+        scopeprof__gpu_unref(a);
+        return 0;
+    }
+    if ((err = m->api.EventRecord(gs->start, gs->stream)) != SCOPEPROF__G_OK) {
+        pthread_mutex_lock(&gt->lock);
+        scopeprof__gpu_release(gt, gs->start);
+        pthread_mutex_unlock(&gt->lock);
+        scopeprof__gpu_unref(a);
+        scopeprof__gpu_off("EventRecord", err);
+        return 0;
+    }
+    gs->anchor = a;
+    gs->device = dev;
+    return 1;
+}
+
+/* Out of line: the GPU half of a scope's close. Returns 1 if queued. */
+SCOPEPROF__INTERNAL int scopeprof__gpu_close(scopeprof_gpu_scope *gs) {
+    scopeprof__gmod *m = &scopeprof__gm;
+    scopeprof__gthread *gt = (scopeprof__gthread *)scopeprof__tls->gpu;
+    scopeprof__gevent end;
+    scopeprof__gerr err = SCOPEPROF__G_OK;
+    int ok = m->status == 1 && scopeprof__gpu_event(gt, &end);
+    if (ok && (err = m->api.EventRecord(end, gs->stream)) != SCOPEPROF__G_OK) {
+        pthread_mutex_lock(&gt->lock);
+        scopeprof__gpu_release(gt, end);
+        pthread_mutex_unlock(&gt->lock);
+        scopeprof__gpu_off("EventRecord", err);
+        ok = 0;
+    }
+    pthread_mutex_lock(&gt->lock);
+    if (ok && gt->n == gt->cap) {
+        uint32_t cap = gt->cap ? gt->cap * 2 : 256;
+        scopeprof__gpending *q = (scopeprof__gpending *)malloc(cap * sizeof *q);
+        if (q) {
+            for (uint32_t i = 0; i < gt->n; i++) q[i] = gt->q[(gt->head + i) % gt->cap];
+            free(gt->q);
+            gt->q = q;
+            gt->cap = cap;
+            gt->head = 0;
+        } else {
+            scopeprof__gpu_release(gt, end);
+            ok = 0;
+        }
+    }
+    if (!ok) {
+        scopeprof__gpu_release(gt, gs->start);
+        pthread_mutex_unlock(&gt->lock);
+        scopeprof__gpu_unref(gs->anchor);
+        return 0;
+    }
+    scopeprof__gpending *p = &gt->q[(gt->head + gt->n++) % gt->cap];
+    p->start = gs->start;
+    p->end = end;
+    p->anchor = gs->anchor;
+    p->launch_tick = gs->cpu.start;
+    p->stream = (uint64_t)(uintptr_t)gs->stream;
+    p->site = gs->cpu.site;
+    p->device = (uint32_t)gs->device;
+    p->resolved = 0;
+    /* Every 64 closes, resolve what the GPU has finished, without waiting,
+     * so that events return to the pool. */
+    if (++gt->closes % 64 == 0)
+        for (uint32_t i = 0; i < gt->n; i++)
+            if (!scopeprof__gpu_resolve(gt, &gt->q[(gt->head + i) % gt->cap], 0)) break;
+    pthread_mutex_unlock(&gt->lock);
+    return 1;
+}
+
+static inline scopeprof_gpu_scope scopeprof__gpu_begin(scopeprof_site *s, scopeprof__gstream stream) {
+    scopeprof_gpu_scope gs;
+    gs.cpu = scopeprof__scope_begin(s);
+    gs.stream = stream;
+    gs.anchor = NULL;
+    gs.device = 0;
+    gs.ok = scopeprof__gm.status != -1 && scopeprof__gpu_open(&gs);
+    return gs;
+}
+
+static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
+    uint32_t flag = gs->ok && scopeprof__gpu_close(gs) ? SCOPEPROF_DEPTH_GPU : 0;
+    uint64_t end = scopeprof__ticks();
+    scopeprof__thread *t = scopeprof__tls;
+    t->depth = gs->cpu.depth;
+    scopeprof__emit(t, gs->cpu.start, end, gs->cpu.site, gs->cpu.depth | flag);
+}
+
+#define PROFILE_GPU_SCOPE(nm, stream)                                               \
+    SCOPEPROF__SITE(SCOPEPROF__UNIQ(scopeprof__site_), nm);                         \
+    scopeprof_gpu_scope SCOPEPROF__UNIQ(scopeprof__gscope_)                         \
+        __attribute__((cleanup(scopeprof__gpu_end), unused)) =                      \
+            scopeprof__gpu_begin(&SCOPEPROF__UNIQ(scopeprof__site_), (stream))
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPU scopes */
 #endif /* SCOPEPROF_H */
