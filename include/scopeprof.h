@@ -800,6 +800,7 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
 #if SCOPEPROF__ON && !defined(SCOPEPROF__REC_DONE)
 #define SCOPEPROF__REC_DONE
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
@@ -818,7 +819,7 @@ struct scopeprof__chunk {
     scopeprof__chunk *next; /* in the full queue or the free list */
     scopeprof__thread *thread;
     uint32_t count; /* events, once the chunk is queued */
-    uint32_t pad;
+    uint32_t first; /* events before this one were already written */
     scopeprof_event ev[SCOPEPROF_CHUNK_EVENTS];
 };
 
@@ -875,6 +876,9 @@ typedef struct scopeprof__state {
     uint32_t gpu_named, gpu_names_written; /* bit masks by device */
     /* lifetime */
     int modules, finalized;
+    int in_signal;    /* writing from a signal handler: no malloc, no stdio */
+    int signals;      /* SCOPEPROF_SIGNALS: flush on SIGINT/SIGTERM/crashes */
+    char prog[256];   /* program name, read once at start */
 } scopeprof__state;
 
 /* Module-local cache of the shared state pointer. */
@@ -935,16 +939,22 @@ static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out
     return 1;
 }
 
-SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n) {
-    char prog[256] = "scopeprof";
+SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]) {
+    prog[0] = 0;
     FILE *f = fopen("/proc/self/comm", "r");
     if (f) {
-        if (fgets(prog, sizeof prog, f)) prog[strcspn(prog, "\n")] = 0;
+        if (fgets(prog, 256, f)) prog[strcspn(prog, "\n")] = 0;
         fclose(f);
     }
+    if (!prog[0]) snprintf(prog, 256, "scopeprof");
+}
+
+SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n) {
+    char prog[256];
+    scopeprof__read_prog(prog);
     for (char *p = prog; *p; p++)
         if (*p == '/' || *p == ' ') *p = '_';
-    snprintf(buf, n, "%s.%d.sprof", prog[0] ? prog : "scopeprof", (int)getpid());
+    snprintf(buf, n, "%s.%d.sprof", prog, (int)getpid());
 }
 
 SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
@@ -965,6 +975,9 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
                         scopeprof_sort_keys());
     scopeprof__env_int("SCOPEPROF_ROW_LIMIT", -1, 1000000, &g->row_limit);
     scopeprof__env_int("SCOPEPROF_BUFFER_MB", 1, 1 << 20, &mb);
+    g->signals = 1;
+    scopeprof__env_int("SCOPEPROF_SIGNALS", 0, 1, &g->signals);
+    scopeprof__read_prog(g->prog);
     g->budget = (size_t)mb << 20;
     v = getenv("SCOPEPROF_OUTPUT");
     if (v && (v[0] == 0 || strcmp(v, "none") == 0)) {
@@ -986,6 +999,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
 
 SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p);
 SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g);
 
 /* The anchor names this process image: pid plus the 16 random bytes the
  * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
@@ -1062,6 +1076,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
 #endif
         scopeprof__anchor_set(g);
         pthread_atfork(scopeprof__atfork_prepare, scopeprof__atfork_parent, scopeprof__atfork_child);
+        scopeprof__install_signals(g);
     }
     scopeprof__use_tsc = g->use_tsc;
     if (!scopeprof__module_attached) {
@@ -1231,6 +1246,7 @@ SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g
     }
     c->next = NULL;
     c->count = 0;
+    c->first = 0;
     c->thread = NULL;
     return c;
 }
@@ -1429,18 +1445,17 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     if (g->fd != -1) return;
     g->fd = open(g->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (g->fd < 0) {
+        if (g->in_signal) {
+            g->fd = -2;
+            return;
+        }
         scopeprof__warn("scopeprof: cannot create trace file '%s': %s; the summary is still "
                         "printed", g->path, strerror(errno));
         g->fd = -2;
         return;
     }
-    char prog[256] = "";
-    FILE *f = fopen("/proc/self/comm", "r");
-    if (f) {
-        if (fgets(prog, sizeof prog, f)) prog[strcspn(prog, "\n")] = 0;
-        fclose(f);
-    }
-    uint32_t plen = (uint32_t)strlen(prog);
+    const char *prog = g->prog;
+    uint32_t plen = (uint32_t)strnlen(prog, sizeof g->prog);
     unsigned char h[SCOPEPROF_FILE_HEADER_SIZE + 256];
     memset(h, 0, sizeof h);
     memcpy(h, SCOPEPROF_FILE_MAGIC, 8);
@@ -1455,36 +1470,45 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen);
 }
 
-/* SITES chunk with every site not written yet. */
-SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g) {
-    if (g->sites_written == g->nsites || g->fd < 0) return;
-    size_t len = 4;
-    for (uint32_t i = g->sites_written; i < g->nsites; i++)
-        len += 20 + strlen(g->sites[i].name) + strlen(g->sites[i].file) + strlen(g->sites[i].func);
-    unsigned char *b = (unsigned char *)malloc(len);
-    if (!b) return; /* retried at the next flush */
-    unsigned char *p = b + 4;
-    scopeprof__put32(b, g->nsites - g->sites_written);
-    for (uint32_t i = g->sites_written; i < g->nsites; i++) {
+/* SITES chunk with every site not written yet. No allocation (it also runs
+ * in a signal handler): the payload is visited twice, once for its length
+ * and CRC, once to write it, in pieces. */
+SCOPEPROF__INTERNAL void scopeprof__sites_pass(scopeprof__state *g, uint32_t upto, int write,
+                                              uint32_t *len, uint32_t *crc) {
+    unsigned char b[20];
+    scopeprof__put32(b, upto - g->sites_written);
+    *len = 4;
+    *crc = scopeprof_crc32(0, b, 4);
+    if (write) scopeprof__write_all(g, b, 4);
+    for (uint32_t i = g->sites_written; i < upto; i++) {
         const scopeprof__siterec *s = &g->sites[i];
-        uint32_t ln = (uint32_t)strlen(s->name), lf = (uint32_t)strlen(s->file),
-                 lu = (uint32_t)strlen(s->func);
-        scopeprof__put32(p, i + 1);
-        scopeprof__put32(p + 4, s->line);
-        scopeprof__put32(p + 8, ln);
-        scopeprof__put32(p + 12, lf);
-        scopeprof__put32(p + 16, lu);
-        p += 20;
-        memcpy(p, s->name, ln);
-        p += ln;
-        memcpy(p, s->file, lf);
-        p += lf;
-        memcpy(p, s->func, lu);
-        p += lu;
+        const char *str[3] = {s->name, s->file, s->func};
+        uint32_t l[3] = {(uint32_t)strlen(s->name), (uint32_t)strlen(s->file),
+                         (uint32_t)strlen(s->func)};
+        scopeprof__put32(b, i + 1);
+        scopeprof__put32(b + 4, s->line);
+        for (int k = 0; k < 3; k++) scopeprof__put32(b + 8 + 4 * k, l[k]);
+        *len += 20 + l[0] + l[1] + l[2];
+        *crc = scopeprof_crc32(*crc, b, 20);
+        if (write) scopeprof__write_all(g, b, 20);
+        for (int k = 0; k < 3; k++) {
+            *crc = scopeprof_crc32(*crc, str[k], l[k]);
+            if (write) scopeprof__write_all(g, str[k], l[k]);
+        }
     }
-    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_SITES, b, (uint32_t)len);
-    free(b);
-    g->sites_written = g->nsites;
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g) {
+    uint32_t upto = g->nsites, len, crc;
+    if (g->sites_written == upto || g->fd < 0) return;
+    unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE];
+    scopeprof__sites_pass(g, upto, 0, &len, &crc);
+    scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
+    scopeprof__put32(h + 4, SCOPEPROF_CHUNK_SITES);
+    scopeprof__put32(h + 8, len);
+    scopeprof__put32(h + 12, crc);
+    if (scopeprof__write_all(g, h, sizeof h) == 0) scopeprof__sites_pass(g, upto, 1, &len, &crc);
+    g->sites_written = upto;
 }
 
 SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, const scopeprof__thread *t) {
@@ -1562,22 +1586,22 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_records(scopeprof__state *g, const s
     return got;
 }
 
-/* Convert, aggregate and write one chunk's events; the chunk is then free. */
-SCOPEPROF__INTERNAL void scopeprof__write_events(scopeprof__state *g, scopeprof__chunk *c) {
+/* Convert (in place), aggregate and write n events of thread t. */
+SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopeprof__thread *t,
+                                               scopeprof_event *ev, uint32_t n) {
     scopeprof__calibrate(g);
-    uint32_t n = c->count, k = 0;
-    const scopeprof__thread *t = c->thread;
+    uint32_t k = 0;
     if (g->fd == -1 && n) scopeprof__open_output(g);
     if (g->fd >= 0 && n) {
         scopeprof__write_sites(g);
         scopeprof__write_thread(g, t);
     }
-    for (uint32_t i = 0; i < n; i++) k += (c->ev[i].depth & SCOPEPROF_DEPTH_GPU) != 0;
-    scopeprof_gpu_record *gr;
-    uint32_t ngr = scopeprof__gpu_records(g, t, k, &gr), gi = 0;
-    unsigned char *b = (unsigned char *)c->ev; /* converted in place */
+    for (uint32_t i = 0; i < n; i++) k += (ev[i].depth & SCOPEPROF_DEPTH_GPU) != 0;
+    scopeprof_gpu_record *gr = NULL;
+    uint32_t ngr = g->in_signal ? 0 : scopeprof__gpu_records(g, t, k, &gr), gi = 0;
+    unsigned char *b = (unsigned char *)ev; /* converted in place */
     for (uint32_t i = 0; i < n; i++) {
-        scopeprof_event e = c->ev[i];
+        scopeprof_event e = ev[i];
         uint64_t s = scopeprof__to_ns(g, e.start), en = scopeprof__to_ns(g, e.end);
         if (en < s) en = s;
         int64_t gpu = -1;
@@ -1590,7 +1614,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_events(scopeprof__state *g, scopeprof_
                 e.depth &= SCOPEPROF_DEPTH_MASK; /* no GPU record: a CPU scope */
             }
         }
-        uint32_t row = scopeprof__row_of(g, e.site);
+        uint32_t row = g->in_signal ? UINT32_MAX : scopeprof__row_of(g, e.site);
         if (row != UINT32_MAX)
             scopeprof_agg_event_gpu(&g->agg, t->index, row, s, en, e.depth & SCOPEPROF_DEPTH_MASK, gpu);
         unsigned char *p = b + (size_t)i * 24;
@@ -1623,53 +1647,33 @@ SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g) {
         scopeprof__chunk *c = g->full_head;
         g->full_head = c->next;
         if (!g->full_head) g->full_tail = NULL;
-        scopeprof__write_events(g, c);
+        scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
         c->next = g->free_list;
         g->free_list = c;
     }
 }
 
-/* Queue every live thread's partial chunk. The owners may still be running
- * (exit() from one thread while others work): what they published with the
- * release store is complete; anything later is not part of this profile. */
-SCOPEPROF__INTERNAL void scopeprof__take_partials(scopeprof__state *g) {
+/* Write what every thread has published in its current chunk. The owners
+ * may be running (PROFILE_FLUSH, exit() from one thread while others work):
+ * the events before the cursor's release store are complete and never
+ * touched again, so they are written and marked with chunk->first; anything
+ * later waits for the next write. Call after write_queued (per-thread order). */
+SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g) {
     for (scopeprof__thread *t = g->threads; t; t = t->next) {
-        if (!t->chunk) continue;
-        scopeprof_event *cur = __atomic_load_n(&t->cur, __ATOMIC_ACQUIRE);
-        uint32_t n = (uint32_t)(cur - t->chunk->ev);
-        if (n == 0) continue;
-        scopeprof__queue(g, t, t->chunk, n);
+        scopeprof__chunk *c = t->chunk;
+        if (!c) continue;
+        uint32_t n = (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - c->ev);
+        if (n > c->first) scopeprof__write_span(g, t, c->ev + c->first, n - c->first);
+        c->first = n;
     }
 }
 
 SCOPEPROF__API void scopeprof__flush(void) {
     scopeprof__state *g = scopeprof__state_get();
-    scopeprof__thread *self = scopeprof__tls;
     pthread_mutex_lock(&g->lock);
     if (!g->finalized) {
-        /* Only the calling thread's buffer can be taken without racing its
-         * owner; other threads' partial chunks are written when they fill. */
-        if (self && self->chunk) {
-            uint32_t n = (uint32_t)(self->cur - self->chunk->ev);
-            if (n) {
-                scopeprof__queue(g, self, self->chunk, n);
-                scopeprof__chunk *c = scopeprof__chunk_alloc(g);
-                if (c) {
-                    self->chunk = c;
-                    self->cur = c->ev;
-                    self->lim = c->ev + SCOPEPROF_CHUNK_EVENTS;
-                } else { /* cannot swap: un-queue */
-                    scopeprof__chunk *p = g->full_head;
-                    if (p == self->chunk) g->full_head = g->full_tail = NULL;
-                    else {
-                        while (p->next != self->chunk) p = p->next;
-                        p->next = NULL;
-                        g->full_tail = p;
-                    }
-                }
-            }
-        }
         scopeprof__write_queued(g);
+        scopeprof__write_partials(g);
     }
     pthread_mutex_unlock(&g->lock);
 }
@@ -1740,14 +1744,11 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__anchor_set(g);
 }
 
-SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
-    pthread_mutex_lock(&g->lock);
-    if (g->finalized) {
-        pthread_mutex_unlock(&g->lock);
-        return;
-    }
-    scopeprof__take_partials(g);
+/* Write everything, close the file. Lock held. Safe in a signal handler
+ * when g->in_signal is set (no allocation, no stdio). */
+SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
     scopeprof__write_queued(g);
+    scopeprof__write_partials(g);
     g->finalized = 1;
     /* Scopes that close after this point (other threads, later destructors)
      * are dropped: the chunk_next slow path recycles the buffer. */
@@ -1759,16 +1760,68 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
         scopeprof__put64(b, g->events_written);
         scopeprof__put64(b + 8, 0);
         scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
-        if (g->fd >= 0 && close(g->fd) != 0)
+        if (g->fd >= 0 && close(g->fd) != 0 && !g->in_signal)
             scopeprof__warn("scopeprof: cannot write trace file '%s': %s", g->path, strerror(errno));
         g->fd = -2;
     }
+}
+
+SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
+    pthread_mutex_lock(&g->lock);
+    if (g->finalized) {
+        pthread_mutex_unlock(&g->lock);
+        return;
+    }
+    scopeprof__write_all_and_close(g);
     if (g->summary && g->agg.events) {
         fflush(stdout);
         scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
         fflush(stderr);
     }
     pthread_mutex_unlock(&g->lock);
+}
+
+/* SIGINT, SIGTERM: write the trace, then let the signal do what it would
+ * have done (the exit status is the same as without the profiler). Crashes
+ * (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT): the same, best effort. Only
+ * write(2)-level work happens here, and only if the registry's lock is free:
+ * a thread interrupted inside the profiler's slow path never deadlocks. The
+ * exit table is not printed (stdio is not async-signal-safe). */
+SCOPEPROF__INTERNAL void scopeprof__on_signal(int sig) {
+    static volatile sig_atomic_t busy;
+    scopeprof__state *g = scopeprof__g;
+    if (!busy && g && g->pid == (int)getpid()) {
+        busy = 1;
+        if (pthread_mutex_trylock(&g->lock) == 0) {
+            if (!g->finalized) {
+                g->in_signal = 1;
+                scopeprof__write_all_and_close(g);
+                const char *m1 = "scopeprof: signal received; trace written to '";
+                ssize_t w = write(2, m1, strlen(m1));
+                w = write(2, g->path, strlen(g->path));
+                w = write(2, "'\n", 2);
+                (void)w;
+            }
+            pthread_mutex_unlock(&g->lock);
+        }
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Install the handlers where the program has none (SIG_DFL), once. */
+SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    if (!g->signals) return;
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = scopeprof__on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+        sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 #ifdef __cplusplus
