@@ -87,6 +87,10 @@
 #define PROFILE_THREAD_NAME(name) ((void)sizeof(name))
 #define PROFILE_GPU_SCOPE(name, stream) ((void)sizeof(stream))
 #define PROFILE_FLUSH() ((void)0)
+#define PROFILE_ALLOC(ptr, bytes) ((void)sizeof(ptr), (void)sizeof(bytes))
+#define PROFILE_FREE(ptr) ((void)sizeof(ptr))
+#define PROFILE_GPU_ALLOC(ptr, bytes, device) ((void)sizeof(ptr), (void)sizeof(bytes), (void)sizeof(device))
+#define PROFILE_GPU_FREE(ptr, device) ((void)sizeof(ptr), (void)sizeof(device))
 #endif
 
 #if SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)
@@ -136,10 +140,12 @@ typedef struct scopeprof_row {
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
 } scopeprof_row;
 
-typedef struct scopeprof_agg_pending { /* children of an open scope, per depth */
-    int64_t sum_ns, gpu_ns; /* their CPU durations, their GPU totals */
+typedef struct scopeprof_agg_pending { /* what an open scope has seen, per depth */
+    int64_t sum_ns, gpu_ns;  /* its closed children: CPU durations, GPU totals */
+    int64_t mem_kids[2];     /* its closed children: net memory, CPU and GPU */
+    int64_t mem_direct[2];   /* allocations made directly in it */
     uint64_t min_start;
-    uint32_t n;
+    uint32_t n; /* closed children */
 } scopeprof_agg_pending;
 
 typedef struct scopeprof_agg_thread {
@@ -191,6 +197,12 @@ int scopeprof_agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row,
  * own time minus that of GPU scopes nested in it. */
 int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t start,
                             uint64_t end, uint32_t depth, int64_t gpu_ns);
+/* An allocation (bytes > 0) or free (bytes < 0) on `device` (0: CPU, n: GPU
+ * n-1) made while `depth` scopes were open on the thread: it counts to the
+ * innermost of them (self) and to all of them (total), like PyTorch's
+ * cpu_memory_usage / self_cpu_memory_usage. */
+int scopeprof_agg_mem(scopeprof_agg *a, uint32_t thread, uint32_t depth, uint32_t device,
+                      int64_t bytes);
 /* Sum of self CPU time over all rows: the denominator of both CPU %. */
 int64_t scopeprof_agg_self_total(const scopeprof_agg *a);
 
@@ -222,13 +234,21 @@ enum {
     SCOPEPROF_CHUNK_EVENTS = 3, /* events of one thread */
     SCOPEPROF_CHUNK_END = 4,    /* clean end of the recording */
     SCOPEPROF_CHUNK_GPU = 5,    /* GPU intervals of one thread's GPU scopes */
-    SCOPEPROF_CHUNK_DEVICE = 6  /* a GPU device's name */
+    SCOPEPROF_CHUNK_DEVICE = 6, /* a GPU device's name */
+    SCOPEPROF_CHUNK_STEPS = 7,  /* step ranges (PROFILE_STEP) */
+    SCOPEPROF_CHUNK_MEMORY = 8  /* peak and final memory per device */
 };
-/* In an event's depth: this is the CPU side of a GPU scope, and its GPU
- * interval is the next GPU record of the same thread (if that record's
- * launch_ns equals the event's start). */
+/* Flags in an event's depth field (docs/FORMAT.md):
+ * GPU: the CPU side of a GPU scope; its GPU interval is the next GPU record
+ *      of the same thread (if that record's launch_ns equals the event's start).
+ * MEM: not a scope but an allocation or free: `end` holds the signed byte
+ *      count, bits 24-29 the device (0: CPU, n: GPU n-1), bits 0-23 the
+ *      number of scopes open on the thread. */
 #define SCOPEPROF_DEPTH_GPU 0x80000000u
-#define SCOPEPROF_DEPTH_MASK 0x7FFFFFFFu
+#define SCOPEPROF_DEPTH_MEM 0x40000000u
+#define SCOPEPROF_DEPTH_MASK 0x3FFFFFFFu
+#define SCOPEPROF_MEM_DEVICE(depth) (((depth) >> 24) & 63u)
+#define SCOPEPROF_MEM_DEPTH(depth) ((depth) & 0xFFFFFFu)
 
 /* The GPU interval of one GPU scope, as in GPU chunks (48 bytes). */
 typedef struct scopeprof_gpu_record {
@@ -302,6 +322,9 @@ void scopeprof__range_begin(scopeprof_site *s);
 void scopeprof__range_end(scopeprof_site *s);
 void scopeprof__thread_name(const char *name);
 void scopeprof__flush(void);
+/* Only the address of ptr is used (never what it points to). */
+void scopeprof__mem_alloc(scopeprof_site *s, uintptr_t ptr, uint64_t bytes, int device);
+void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int device);
 
 static inline uint64_t scopeprof__ticks(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -381,6 +404,23 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 
 #define PROFILE_THREAD_NAME(nm) scopeprof__thread_name(nm)
 #define PROFILE_FLUSH() scopeprof__flush()
+
+#define SCOPEPROF__MEM(nm, call)                                                    \
+    do {                                                                            \
+        SCOPEPROF__SITE(scopeprof__site_m, nm);                                     \
+        call;                                                                       \
+    } while (0)
+#define PROFILE_ALLOC(ptr, bytes)                                                   \
+    SCOPEPROF__MEM("alloc", scopeprof__mem_alloc(&scopeprof__site_m, (uintptr_t)(const void *)(ptr), \
+                                                 (uint64_t)(bytes), 0))
+#define PROFILE_FREE(ptr)                                                           \
+    SCOPEPROF__MEM("free", scopeprof__mem_free(&scopeprof__site_m, (uintptr_t)(const void *)(ptr), 0))
+#define PROFILE_GPU_ALLOC(ptr, bytes, device)                                       \
+    SCOPEPROF__MEM("gpu_alloc", scopeprof__mem_alloc(&scopeprof__site_m, (uintptr_t)(const void *)(ptr), \
+                                                     (uint64_t)(bytes), (device) + 1))
+#define PROFILE_GPU_FREE(ptr, device)                                               \
+    SCOPEPROF__MEM("gpu_free",                                                      \
+                   scopeprof__mem_free(&scopeprof__site_m, (uintptr_t)(const void *)(ptr), (device) + 1))
 
 #if !defined(PROFILE_HIP) && !defined(PROFILE_CUDA)
 /* No GPU backend: the CPU side of the scope only. */
@@ -556,23 +596,41 @@ SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, ui
     int64_t kids_gpu = inside ? kids->gpu_ns : 0;
     int64_t gpu_total = gpu_ns >= 0 ? gpu_ns : kids_gpu;
     int64_t gpu_self = gpu_ns >= 0 ? gpu_ns - kids_gpu : 0;
-    /* Levels below our children belong to scopes that never closed properly;
-     * forget them so they cannot leak into an unrelated parent. */
-    for (uint32_t d = depth + 1; d <= th->hi && d < th->cap; d++) pend[d].n = 0;
-    scopeprof_agg_pending *mine = &pend[depth];
-    if (mine->n == 0) {
-        mine->sum_ns = mine->gpu_ns = 0;
-        mine->min_start = start;
-    } else if (start < mine->min_start) {
-        mine->min_start = start;
+    int64_t mem_self[2], mem_total[2];
+    for (int m = 0; m < 2; m++) {
+        mem_self[m] = kids->mem_direct[m];
+        mem_total[m] = kids->mem_direct[m] + kids->mem_kids[m];
     }
+    /* Our level below is consumed. Deeper levels can only hold scopes that
+     * never closed properly: forget them so they cannot leak into an
+     * unrelated parent. */
+    for (uint32_t d = depth + 1; d <= th->hi && d < th->cap; d++) memset(&pend[d], 0, sizeof *pend);
+    scopeprof_agg_pending *mine = &pend[depth];
+    if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
     mine->n++;
     mine->sum_ns += dur;
     mine->gpu_ns += gpu_total;
+    mine->mem_kids[0] += mem_total[0];
+    mine->mem_kids[1] += mem_total[1];
     th->hi = depth;
     r->self_ns += self > 0 ? self : 0;
     r->gpu_total_ns += gpu_total;
     r->gpu_self_ns += gpu_self > 0 ? gpu_self : 0;
+    r->cpu_mem += mem_total[0];
+    r->self_cpu_mem += mem_self[0];
+    r->gpu_mem += mem_total[1];
+    r->self_gpu_mem += mem_self[1];
+    return 0;
+}
+
+SCOPEPROF__API int scopeprof_agg_mem(scopeprof_agg *a, uint32_t thread, uint32_t depth,
+                                     uint32_t device, int64_t bytes) {
+    if (device) a->has_gpu_mem = 1;
+    else a->has_mem = 1;
+    scopeprof_agg_pending *pend = scopeprof__agg_levels(a, thread, depth);
+    if (!pend) return -1;
+    pend[depth].mem_direct[device ? 1 : 0] += bytes;
+    if (depth > a->threads[thread].hi) a->threads[thread].hi = depth;
     return 0;
 }
 
@@ -867,6 +925,13 @@ typedef struct scopeprof__state {
     /* config */
     int summary, row_limit;
     scopeprof_sort sort;
+    /* memory: live allocations (pointer -> bytes), per-device totals */
+    pthread_mutex_t mlock;
+    struct scopeprof__live { uintptr_t ptr; int64_t bytes; uint32_t dev; } *live;
+    uint32_t nlive, live_cap;
+    int64_t mem_cur[64], mem_peak[64];
+    uint64_t unknown_frees;
+    uint32_t unknown_free_site, mem_used; /* mem_used: bit mask of devices */
     /* GPU: the backend of the module that ran the first GPU scope fills these.
      * gpu_take hands over up to n GPU records of a thread, in close order,
      * waiting for the GPU where needed (only ever at a write). */
@@ -1056,6 +1121,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         g->layout = SCOPEPROF__LAYOUT;
         g->pid = (int)getpid();
         pthread_mutex_init(&g->lock, NULL);
+        pthread_mutex_init(&g->mlock, NULL);
         pthread_key_create(&g->key, scopeprof__thread_exit);
         g->fd = -1;
         scopeprof_agg_init(&g->agg);
@@ -1343,6 +1409,106 @@ SCOPEPROF__API void scopeprof__thread_name(const char *name) {
     pthread_mutex_unlock(&g->lock);
 }
 
+/* ---- Memory: PROFILE_ALLOC / PROFILE_FREE -------------------------------------
+ * A map of live allocations gives each free its size. Linear probing with
+ * backward-shift deletion keeps it tombstone-free. Lock: g->mlock. */
+static inline uint32_t scopeprof__live_slot(uintptr_t p, uint32_t dev, uint32_t cap) {
+    uint64_t h = ((uint64_t)p ^ ((uint64_t)dev << 56)) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 32) & (cap - 1);
+}
+
+SCOPEPROF__INTERNAL int scopeprof__live_put(scopeprof__state *g, uintptr_t p, uint32_t dev,
+                                            int64_t bytes) {
+    if ((g->nlive + 1) * 2 > g->live_cap) {
+        uint32_t cap = g->live_cap ? g->live_cap * 2 : 1024;
+        struct scopeprof__live *v = (struct scopeprof__live *)calloc(cap, sizeof *v);
+        if (!v) return -1;
+        for (uint32_t i = 0; i < g->live_cap; i++) {
+            if (!g->live[i].ptr) continue;
+            uint32_t j = scopeprof__live_slot(g->live[i].ptr, g->live[i].dev, cap);
+            while (v[j].ptr) j = (j + 1) & (cap - 1);
+            v[j] = g->live[i];
+        }
+        free(g->live);
+        g->live = v;
+        g->live_cap = cap;
+    }
+    uint32_t j = scopeprof__live_slot(p, dev, g->live_cap);
+    while (g->live[j].ptr && !(g->live[j].ptr == p && g->live[j].dev == dev)) j = (j + 1) & (g->live_cap - 1);
+    if (!g->live[j].ptr) g->nlive++;
+    g->live[j].ptr = p;
+    g->live[j].dev = dev;
+    g->live[j].bytes = bytes;
+    return 0;
+}
+
+/* Remove p; returns its size, or -1 if it was not recorded. */
+SCOPEPROF__INTERNAL int64_t scopeprof__live_take(scopeprof__state *g, uintptr_t p, uint32_t dev) {
+    if (!g->live_cap) return -1;
+    uint32_t mask = g->live_cap - 1, j = scopeprof__live_slot(p, dev, g->live_cap);
+    while (g->live[j].ptr && !(g->live[j].ptr == p && g->live[j].dev == dev)) j = (j + 1) & mask;
+    if (!g->live[j].ptr) return -1;
+    int64_t bytes = g->live[j].bytes;
+    /* Backward shift: move later entries of the run into the hole when their
+     * home slot does not lie between the hole and them. */
+    for (uint32_t k = (j + 1) & mask; g->live[k].ptr; k = (k + 1) & mask) {
+        uint32_t home = scopeprof__live_slot(g->live[k].ptr, g->live[k].dev, g->live_cap);
+        if (((k - home) & mask) >= ((k - j) & mask)) {
+            g->live[j] = g->live[k];
+            j = k;
+        }
+    }
+    g->live[j].ptr = 0;
+    g->nlive--;
+    return bytes;
+}
+
+SCOPEPROF__INTERNAL void scopeprof__mem_event(scopeprof__state *g, scopeprof_site *s, int64_t delta,
+                                              uint32_t dev) {
+    uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+    if (id == 0) id = scopeprof__site_register(s);
+    scopeprof__thread *t = scopeprof__tls;
+    if (!t) t = scopeprof__thread_attach();
+    pthread_mutex_lock(&g->mlock);
+    g->mem_used |= 1u << (dev & 31);
+    g->mem_cur[dev] += delta;
+    if (g->mem_cur[dev] > g->mem_peak[dev]) g->mem_peak[dev] = g->mem_cur[dev];
+    pthread_mutex_unlock(&g->mlock);
+    scopeprof__emit(t, scopeprof__ticks(), (uint64_t)delta, id,
+                    SCOPEPROF_DEPTH_MEM | dev << 24 | (t->depth & 0xFFFFFFu));
+}
+
+SCOPEPROF__API void scopeprof__mem_alloc(scopeprof_site *s, uintptr_t ptr, uint64_t bytes,
+                                         int device) {
+    if (!ptr || device < 0 || device > 32) return;
+    scopeprof__state *g = scopeprof__state_get();
+    int64_t b = bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)bytes;
+    pthread_mutex_lock(&g->mlock);
+    int64_t old = scopeprof__live_take(g, ptr, (uint32_t)device);
+    int ok = scopeprof__live_put(g, ptr, (uint32_t)device, b) == 0;
+    pthread_mutex_unlock(&g->mlock);
+    /* An address recorded twice without a free in between: the allocator
+     * reused it behind our back (a free we did not see); replace it. */
+    if (old >= 0) scopeprof__mem_event(g, s, -old, (uint32_t)device);
+    if (ok) scopeprof__mem_event(g, s, b, (uint32_t)device);
+}
+
+SCOPEPROF__API void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int device) {
+    if (!ptr || device < 0 || device > 32) return;
+    scopeprof__state *g = scopeprof__state_get();
+    pthread_mutex_lock(&g->mlock);
+    int64_t b = scopeprof__live_take(g, ptr, (uint32_t)device);
+    if (b < 0 && g->unknown_frees++ == 0) {
+        uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+        pthread_mutex_unlock(&g->mlock);
+        if (id == 0) id = scopeprof__site_register(s);
+        __atomic_store_n(&g->unknown_free_site, id, __ATOMIC_RELEASE);
+        return;
+    }
+    pthread_mutex_unlock(&g->mlock);
+    if (b >= 0) scopeprof__mem_event(g, s, -b, (uint32_t)device);
+}
+
 /* Thread exit (pthread key destructor): close ranges left open, queue the
  * thread's partial chunk. The state stays in the registry for the output. */
 SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
@@ -1602,7 +1768,19 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopep
     unsigned char *b = (unsigned char *)ev; /* converted in place */
     for (uint32_t i = 0; i < n; i++) {
         scopeprof_event e = ev[i];
-        uint64_t s = scopeprof__to_ns(g, e.start), en = scopeprof__to_ns(g, e.end);
+        uint64_t s = scopeprof__to_ns(g, e.start), en;
+        if (e.depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
+            if (!g->in_signal)
+                scopeprof_agg_mem(&g->agg, t->index, SCOPEPROF_MEM_DEPTH(e.depth),
+                                  SCOPEPROF_MEM_DEVICE(e.depth), (int64_t)e.end);
+            unsigned char *p = b + (size_t)i * 24;
+            scopeprof__put64(p, s);
+            scopeprof__put64(p + 8, e.end);
+            scopeprof__put32(p + 16, e.site);
+            scopeprof__put32(p + 20, e.depth);
+            continue;
+        }
+        en = scopeprof__to_ns(g, e.end);
         if (en < s) en = s;
         int64_t gpu = -1;
         if (e.depth & SCOPEPROF_DEPTH_GPU) {
@@ -1744,6 +1922,40 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__anchor_set(g);
 }
 
+/* MEMORY chunk: peak and final net bytes per device used. No allocation. */
+SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g) {
+    unsigned char b[4 + 32 * 32];
+    uint32_t n = 0;
+    for (uint32_t d = 0; d < 32; d++) {
+        if (!(g->mem_used >> d & 1)) continue;
+        unsigned char *p = b + 4 + n++ * 32;
+        scopeprof__put32(p, d);
+        scopeprof__put32(p + 4, 0);
+        scopeprof__put64(p + 8, (uint64_t)g->mem_peak[d]);
+        scopeprof__put64(p + 16, (uint64_t)g->mem_cur[d]);
+        scopeprof__put64(p + 24, d == 0 ? g->unknown_frees : 0);
+    }
+    if (!n && !g->unknown_frees) return;
+    scopeprof__put32(b, n);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_MEMORY, b, 4 + n * 32);
+}
+
+/* After the table: peak memory per device, and frees we could not match. */
+SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, FILE *out) {
+    char b[64];
+    for (uint32_t d = 0; d < 32; d++) {
+        if (!(g->mem_used >> d & 1)) continue;
+        if (d == 0) fprintf(out, "Peak CPU memory: %s\n", scopeprof_format_mem(b, sizeof b, g->mem_peak[d]));
+        else fprintf(out, "Peak GPU %u memory: %s\n", d - 1, scopeprof_format_mem(b, sizeof b, g->mem_peak[d]));
+    }
+    if (g->unknown_frees) {
+        uint32_t id = g->unknown_free_site;
+        const scopeprof__siterec *r = id && id <= g->nsites ? &g->sites[id - 1] : NULL;
+        fprintf(out, "scopeprof: %" PRIu64 " free(s) of pointers not recorded by PROFILE_ALLOC "
+                "(first at %s:%u)\n", g->unknown_frees, r ? r->file : "?", r ? r->line : 0);
+    }
+}
+
 /* Write everything, close the file. Lock held. Safe in a signal handler
  * when g->in_signal is set (no allocation, no stdio). */
 SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
@@ -1756,6 +1968,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
     if (g->fd >= 0) {
         scopeprof__write_sites(g);
         for (scopeprof__thread *t = g->threads; t; t = t->next) scopeprof__write_thread(g, t);
+        scopeprof__write_memory(g);
         unsigned char b[16];
         scopeprof__put64(b, g->events_written);
         scopeprof__put64(b + 8, 0);
@@ -1776,6 +1989,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     if (g->summary && g->agg.events) {
         fflush(stdout);
         scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
+        scopeprof__print_memory(g, stderr);
         fflush(stderr);
     }
     pthread_mutex_unlock(&g->lock);
@@ -2285,4 +2499,73 @@ static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
 }
 #endif
 #endif /* GPU scopes */
+
+/* ======================================================================== */
+/* Opt-in allocation wrappers                                               */
+/* ======================================================================== */
+/* #define SCOPEPROF_WRAP_MALLOC before including the header (enabled build)
+ * and malloc/calloc/realloc/free calls in that file are recorded as
+ * PROFILE_ALLOC/PROFILE_FREE; SCOPEPROF_WRAP_GPU_MALLOC does the same for
+ * hipMalloc/hipFree or cudaMalloc/cudaFree. Include this header after other
+ * headers that declare these functions (it includes <stdlib.h> itself). */
+#if SCOPEPROF__ON && !defined(SCOPEPROF__WRAPPED)
+/* A call through a wrapper, with a call site of its own. */
+#define SCOPEPROF__WRAPPED(nm, call)                                                \
+    __extension__({                                                                 \
+        SCOPEPROF__SITE(scopeprof__site_w, nm);                                     \
+        call;                                                                       \
+    })
+#endif
+
+#if SCOPEPROF__ON && defined(SCOPEPROF_WRAP_MALLOC) && !defined(SCOPEPROF__WRAP_DONE)
+#define SCOPEPROF__WRAP_DONE
+static inline void *scopeprof__malloc(size_t n, scopeprof_site *s) {
+    void *p = malloc(n);
+    scopeprof__mem_alloc(s, (uintptr_t)p, n, 0);
+    return p;
+}
+static inline void *scopeprof__calloc(size_t k, size_t n, scopeprof_site *s) {
+    void *p = calloc(k, n);
+    scopeprof__mem_alloc(s, (uintptr_t)p, (uint64_t)k * n, 0);
+    return p;
+}
+static inline void *scopeprof__realloc(void *old, size_t n, scopeprof_site *s) {
+    void *p = realloc(old, n);
+    if (p || n == 0) scopeprof__mem_free(s, (uintptr_t)old, 0); /* the old block is gone */
+    scopeprof__mem_alloc(s, (uintptr_t)p, n, 0);
+    return p;
+}
+static inline void scopeprof__free(void *p, scopeprof_site *s) {
+    scopeprof__mem_free(s, (uintptr_t)p, 0);
+    free(p);
+}
+#define malloc(n) SCOPEPROF__WRAPPED("malloc", scopeprof__malloc((n), &scopeprof__site_w))
+#define calloc(k, n) SCOPEPROF__WRAPPED("calloc", scopeprof__calloc((k), (n), &scopeprof__site_w))
+#define realloc(p, n) SCOPEPROF__WRAPPED("realloc", scopeprof__realloc((p), (n), &scopeprof__site_w))
+#define free(p) SCOPEPROF__WRAPPED("free", scopeprof__free((p), &scopeprof__site_w))
+#endif
+
+#if SCOPEPROF__ON && defined(SCOPEPROF_WRAP_GPU_MALLOC) && defined(SCOPEPROF__GPU_DONE) && \
+    !defined(SCOPEPROF__GWRAP_DONE)
+#define SCOPEPROF__GWRAP_DONE
+static inline scopeprof__gerr scopeprof__gpu_malloc(void **pp, size_t n, scopeprof_site *s) {
+    scopeprof__gerr err = SCOPEPROF__G(Malloc)(pp, n);
+    int dev = 0;
+    if (err == SCOPEPROF__G_OK && SCOPEPROF__G(GetDevice)(&dev) == SCOPEPROF__G_OK)
+        scopeprof__mem_alloc(s, (uintptr_t)*pp, n, dev + 1);
+    return err;
+}
+static inline scopeprof__gerr scopeprof__gpu_free(void *p, scopeprof_site *s) {
+    int dev = 0;
+    if (p && SCOPEPROF__G(GetDevice)(&dev) == SCOPEPROF__G_OK) scopeprof__mem_free(s, (uintptr_t)p, dev + 1);
+    return SCOPEPROF__G(Free)(p);
+}
+#if defined(PROFILE_HIP)
+#define hipMalloc(pp, n) SCOPEPROF__WRAPPED("hipMalloc", scopeprof__gpu_malloc((void **)(pp), (n), &scopeprof__site_w))
+#define hipFree(p) SCOPEPROF__WRAPPED("hipFree", scopeprof__gpu_free((p), &scopeprof__site_w))
+#else
+#define cudaMalloc(pp, n) SCOPEPROF__WRAPPED("cudaMalloc", scopeprof__gpu_malloc((void **)(pp), (n), &scopeprof__site_w))
+#define cudaFree(p) SCOPEPROF__WRAPPED("cudaFree", scopeprof__gpu_free((p), &scopeprof__site_w))
+#endif
+#endif
 #endif /* SCOPEPROF_H */
