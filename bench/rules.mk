@@ -1,1 +1,115 @@
-# rules for bench/ (see the top Makefile)
+# rules for bench/ (see the top Makefile). `make bench` builds and runs every
+# benchmark and prints their tables; results are written up in
+# docs/PERFORMANCE.md. A benchmark never fails on a time: it reports.
+#
+# Sizes (override on the command line, e.g. `make bench BENCH_N=1000000`):
+# scopes per repetition in scope_cost, and repetitions (the median is shown);
+# scopes of the streaming run; trace file sizes for the reporter; where the
+# benchmarks' trace files go (they are removed after).
+BENCH_N        ?= 10000000
+BENCH_REPS     ?= 7
+BENCH_STREAM_N ?= 100000000
+REPORTER_SIZES ?= 1000000 10000000
+BENCH_TMP      ?= /tmp
+
+BENCH_DIR := $(BUILD)/bench
+BENCH_BINS := $(BENCH_DIR)/scope_cost $(BENCH_DIR)/scope_cost_pic $(BENCH_DIR)/stream $(BENCH_DIR)/gen_trace \
+              $(BENCH_DIR)/rusage_run
+BENCH_DEPS := bench/bench.h $(HEADER)
+
+# loops.c three ways: profiling on, compiled out, and no macro at all. The
+# last two must give the same machine code (bench/disasm_check.sh).
+$(BENCH_DIR)/loops_enabled.o: bench/loops.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE -DLOOP_VARIANT=enabled -c $< -o $@
+$(BENCH_DIR)/loops_disabled.o: bench/loops.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DLOOP_VARIANT=disabled -c $< -o $@
+$(BENCH_DIR)/loops_nomacro.o: bench/loops.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DLOOP_VARIANT=nomacro -DBENCH_NO_MACRO -c $< -o $@
+
+# The floor is built without PROFILE_ENABLE, in its own translation unit.
+$(BENCH_DIR)/scope_cost.o: bench/scope_cost.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(BENCH_DIR)/scope_cost: $(BENCH_DIR)/scope_cost.o $(BENCH_DIR)/loops_enabled.o \
+                         $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+
+# The same profiled loop in a shared library (-fPIC), as a program that
+# profiles code in its libraries gets it; the driver finds it by $$ORIGIN.
+$(BENCH_DIR)/libscope_loops.so: bench/loops.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -shared -DPROFILE_ENABLE -DLOOP_VARIANT=enabled $< -o $@ $(LDLIBS)
+$(BENCH_DIR)/scope_cost_pic: $(BENCH_DIR)/scope_cost.o $(BENCH_DIR)/loops_disabled.o \
+                             $(BENCH_DIR)/loops_nomacro.o $(BENCH_DIR)/libscope_loops.so
+	$(CC) $(ALL_CFLAGS) $(filter %.o,$^) -L$(BENCH_DIR) -lscope_loops -Wl,-rpath,'$$ORIGIN' \
+	  -o $@ $(LDLIBS)
+
+$(BENCH_DIR)/stream: bench/stream.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
+$(BENCH_DIR)/gen_trace: bench/gen_trace.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
+$(BENCH_DIR)/rusage_run: bench/rusage_run.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@
+
+.PHONY: bench-build bench-cost bench-disasm bench-stream bench-reporter bench-where
+bench-build: $(BENCH_BINS) $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
+
+bench: bench-build
+	@echo "== machine: $$(nproc) CPUs, $$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $$(uname -r)"
+	@$(MAKE) --no-print-directory bench-cost bench-disasm bench-stream bench-reporter bench-where
+
+# 1. Cost of a scope against the floor: once with a budget that holds every
+#    event (nothing written), once streaming to a file under the default
+#    64 MiB budget (writing is then part of the measured cost).
+bench-cost: $(BENCH_DIR)/scope_cost $(BENCH_DIR)/scope_cost_pic
+	@echo
+	@echo "== 1a. scope cost, events kept in memory (budget 1024 MiB, no file)"
+	SCOPEPROF_BUFFER_MB=1024 SCOPEPROF_OUTPUT=none SCOPEPROF_SUMMARY=0 \
+	  $(BENCH_DIR)/scope_cost -n $(BENCH_N) -r $(BENCH_REPS)
+	@echo
+	@echo "== 1b. scope cost, streaming to $(BENCH_TMP) (default 64 MiB budget)"
+	SCOPEPROF_OUTPUT=$(BENCH_TMP)/scopeprof_bench_cost.sprof SCOPEPROF_SUMMARY=0 \
+	  $(BENCH_DIR)/scope_cost -n $(BENCH_N) -r $(BENCH_REPS) --only floor24,floor16,scope,scopex2,dyn
+	@rm -f $(BENCH_TMP)/scopeprof_bench_cost.sprof
+	@echo
+	@echo "== 1c. scope cost, profiled loop in a shared library built with -fPIC (in memory)"
+	SCOPEPROF_BUFFER_MB=1024 SCOPEPROF_OUTPUT=none SCOPEPROF_SUMMARY=0 \
+	  $(BENCH_DIR)/scope_cost_pic -n $(BENCH_N) -r $(BENCH_REPS) --only floor24,scope,scopex2
+
+# 2. The disabled build: same machine code as no macro, with gcc and clang.
+bench-disasm: $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
+	@echo
+	@echo "== 2. disabled build vs. no macro (objdump -d of the loop functions)"
+	@CC="$(CC)" CFLAGS="$(ALL_CFLAGS)" BUILD="$(BUILD)" bash bench/disasm_check.sh
+	@if command -v $(CLANG) >/dev/null 2>&1; then \
+	  CC="$(CLANG)" CFLAGS="$(ALL_CFLAGS)" BUILD="$(BUILD)" bash bench/disasm_check.sh; fi
+
+# 3. Streaming: many scopes under a small budget.
+bench-stream: $(BENCH_DIR)/stream
+	@echo
+	@echo "== 3. streaming: $(BENCH_STREAM_N) scopes, 8 MiB budget, file in $(BENCH_TMP)"
+	SCOPEPROF_BUFFER_MB=8 SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT=$(BENCH_TMP)/scopeprof_bench_stream.sprof \
+	  $(BENCH_DIR)/stream $(BENCH_STREAM_N)
+	@rm -f $(BENCH_TMP)/scopeprof_bench_stream.sprof
+
+# 4. Reporter: table and trace over generated files. The reporter is built
+#    if its rules exist; the script skips that part cleanly if it does not.
+bench-reporter: $(BENCH_DIR)/gen_trace $(BENCH_DIR)/rusage_run
+	@echo
+	@echo "== 4. reporter: table and trace over $(REPORTER_SIZES) scopes"
+	@if $(MAKE) -n $(BUILD)/scopeprof >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory $(BUILD)/scopeprof >/dev/null || true; fi
+	@BUILD="$(BUILD)" BENCH_TMP="$(BENCH_TMP)" bash bench/reporter_bench.sh $(REPORTER_SIZES)
+
+# 5. Where the time goes: callgrind instruction counts (and perf if the
+#    machine exposes hardware counters).
+bench-where: $(BENCH_DIR)/scope_cost $(BENCH_DIR)/scope_cost_pic
+	@echo
+	@echo "== 5. instructions per scope (valgrind --tool=callgrind; perf stat if available)"
+	@BUILD="$(BUILD)" bash bench/where_time_goes.sh

@@ -39,6 +39,18 @@
  *                              docs/GPU.md); without either it records its CPU
  *                              side only.
  *   PROFILE_FLUSH()            write everything recorded so far to the trace.
+ *   PROFILE_ALLOC(ptr, bytes), PROFILE_FREE(ptr)   memory against the
+ *                              enclosing scope (CPU Mem / Self CPU Mem columns);
+ *   PROFILE_GPU_ALLOC(ptr, bytes, device), PROFILE_GPU_FREE(ptr, device).
+ *                              #define SCOPEPROF_WRAP_MALLOC (or _GPU_MALLOC)
+ *                              to record malloc/free (hipMalloc/cudaMalloc).
+ *   PROFILE_STEP()             end of an iteration: ranges ProfilerStep#N.
+ *   PROFILE_SCHEDULE(skip_first, wait, warmup, active, repeat)   record only
+ *                              the active steps, as torch.profiler.schedule;
+ *                              each cycle is written to <name>.cycleNNNN.sprof.
+ *   PROFILE_ON_CYCLE(fn, user) call fn(path, cycle, user) when a cycle is written.
+ *   PROFILE_SET_RANK(rank)     this process's rank (else from OMPI_COMM_WORLD_RANK,
+ *                              PMI_RANK, SLURM_PROCID or RANK).
  *
  * ENVIRONMENT (read once, at the first recorded scope)
  *
@@ -49,6 +61,10 @@
  *   SCOPEPROF_ROW_LIMIT   rows of the exit table; 0 or -1 = all (default 20).
  *   SCOPEPROF_BUFFER_MB   memory budget for event buffers, in MiB (default 64);
  *                         past it, full buffers are streamed to the trace file.
+ *   SCOPEPROF_SCHEDULE    "skip_first=0,wait=1,warmup=1,active=3,repeat=2".
+ *   SCOPEPROF_SIGNALS     0: no handlers (default 1: on SIGINT, SIGTERM and
+ *                         crashes the trace is written, then the signal acts).
+ *   SCOPEPROF_SUMMARY=all prints the exit table on every rank, not only rank 0.
  *   A value that does not parse is reported by name on stderr and ignored.
  *
  * CONFIGURATION MACROS (define before including)
@@ -91,6 +107,10 @@
 #define PROFILE_FREE(ptr) ((void)sizeof(ptr))
 #define PROFILE_GPU_ALLOC(ptr, bytes, device) ((void)sizeof(ptr), (void)sizeof(bytes), (void)sizeof(device))
 #define PROFILE_GPU_FREE(ptr, device) ((void)sizeof(ptr), (void)sizeof(device))
+#define PROFILE_STEP() ((void)0)
+#define PROFILE_SCHEDULE(skip_first, wait, warmup, active, repeat) ((void)0)
+#define PROFILE_ON_CYCLE(fn, user) ((void)sizeof(fn), (void)sizeof(user))
+#define PROFILE_SET_RANK(rank) ((void)sizeof(rank))
 #endif
 
 #if SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)
@@ -307,10 +327,14 @@ typedef struct scopeprof__thread {
 typedef struct scopeprof_scope { /* what a PROFILE_SCOPE variable holds */
     uint64_t start;
     uint32_t site, depth;
+    scopeprof__thread *t; /* saves reading the TLS pointer again at the end */
 } scopeprof_scope;
 
-/* Module-local (hidden) thread pointer: set on the first scope of a thread. */
-__attribute__((weak, visibility("hidden"))) __thread scopeprof__thread *scopeprof__tls;
+/* Module-local (hidden) thread pointer: set on the first scope of a thread.
+ * initial-exec: one instruction to reach it, also in a shared library
+ * (instead of a __tls_get_addr call); it takes 8 bytes of the static TLS
+ * space glibc keeps for libraries loaded with dlopen. */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls;
 /* 1 when ticks are TSC cycles, 0 when they are clock_gettime nanoseconds. */
 __attribute__((weak, visibility("hidden"))) int scopeprof__use_tsc = -1;
 
@@ -322,6 +346,12 @@ void scopeprof__range_begin(scopeprof_site *s);
 void scopeprof__range_end(scopeprof_site *s);
 void scopeprof__thread_name(const char *name);
 void scopeprof__flush(void);
+/* Called when a scheduled cycle's trace is written: its path and number. */
+typedef void (*scopeprof_cycle_fn)(const char *path, int cycle, void *user);
+void scopeprof__step(void);
+void scopeprof__schedule(int skip_first, int wait, int warmup, int active, int repeat);
+void scopeprof__on_cycle(scopeprof_cycle_fn fn, void *user);
+void scopeprof__set_rank(int rank);
 /* Only the address of ptr is used (never what it points to). */
 void scopeprof__mem_alloc(scopeprof_site *s, uintptr_t ptr, uint64_t bytes, int device);
 void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int device);
@@ -339,6 +369,7 @@ static inline scopeprof_scope scopeprof__scope_open(uint32_t site) {
     scopeprof__thread *t = scopeprof__tls;
     if (__builtin_expect(t == NULL, 0)) t = scopeprof__thread_attach();
     scopeprof_scope sc;
+    sc.t = t;
     sc.site = site;
     sc.depth = t->depth++;
     sc.start = scopeprof__ticks();
@@ -367,7 +398,7 @@ static inline void scopeprof__emit(scopeprof__thread *t, uint64_t start, uint64_
 
 static inline void scopeprof__scope_end(scopeprof_scope *sc) {
     uint64_t end = scopeprof__ticks();
-    scopeprof__thread *t = scopeprof__tls;
+    scopeprof__thread *t = sc->t;
     t->depth = sc->depth;
     scopeprof__emit(t, sc->start, end, sc->site, sc->depth);
 }
@@ -404,6 +435,12 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 
 #define PROFILE_THREAD_NAME(nm) scopeprof__thread_name(nm)
 #define PROFILE_FLUSH() scopeprof__flush()
+
+#define PROFILE_STEP() scopeprof__step()
+#define PROFILE_SCHEDULE(skip_first, wait, warmup, active, repeat)                  \
+    scopeprof__schedule((skip_first), (wait), (warmup), (active), (repeat))
+#define PROFILE_ON_CYCLE(fn, user) scopeprof__on_cycle((fn), (user))
+#define PROFILE_SET_RANK(rank) scopeprof__set_rank(rank)
 
 #define SCOPEPROF__MEM(nm, call)                                                    \
     do {                                                                            \
@@ -453,24 +490,54 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 extern "C" {
 #endif
 
-/* ---- CRC-32 (IEEE 802.3, reflected), for chunk payloads ------------------ */
+/* ---- CRC-32 (IEEE 802.3, reflected, as zlib), for chunk payloads -----------
+ * Eight bytes per step with eight 256-entry tables ("slicing"): the CRC runs
+ * over every byte written, so its speed is the streaming writer's speed. The
+ * tables are built once and published with a compare-and-swap, so racing
+ * first callers never share a half-built table. */
+__attribute__((weak, visibility("hidden"))) uint32_t (*scopeprof__crc_tab)[256];
+
+SCOPEPROF__INTERNAL uint32_t (*scopeprof__crc_tables(void))[256] {
+    uint32_t(*t)[256] = __atomic_load_n(&scopeprof__crc_tab, __ATOMIC_ACQUIRE);
+    if (t) return t;
+    t = (uint32_t(*)[256])malloc(8 * sizeof *t);
+    if (!t) return NULL;
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t r = i;
+        for (int k = 0; k < 8; k++) r = (r >> 1) ^ (0xEDB88320u & (0u - (r & 1u)));
+        t[0][i] = r;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int k = 1; k < 8; k++) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xFF];
+    uint32_t(*expected)[256] = NULL;
+    if (!__atomic_compare_exchange_n(&scopeprof__crc_tab, &expected, t, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        free(t); /* another thread won */
+        t = expected;
+    }
+    return t;
+}
+
 SCOPEPROF__API uint32_t scopeprof_crc32(uint32_t crc, const void *data, size_t n) {
-    static const uint32_t poly = 0xEDB88320u;
     const unsigned char *p = (const unsigned char *)data;
     uint32_t c = ~crc;
-    /* Nibble-wise: a 16-entry table is small enough to compute inline and
-     * fast enough for a path that runs once per 96 KiB chunk. */
-    uint32_t tab[16];
-    for (uint32_t i = 0; i < 16; i++) {
-        uint32_t r = i;
-        for (int k = 0; k < 4; k++) r = (r >> 1) ^ (poly & (0u - (r & 1u)));
-        tab[i] = r;
+    uint32_t(*t)[256] = scopeprof__crc_tables();
+    if (!t) { /* out of memory: bit by bit */
+        while (n--) {
+            c ^= *p++;
+            for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+        }
+        return ~c;
     }
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i];
-        c = (c >> 4) ^ tab[c & 15];
-        c = (c >> 4) ^ tab[c & 15];
+    for (; n >= 8; n -= 8, p += 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                           (uint32_t)p[3] << 24);
+        uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
+                      (uint32_t)p[7] << 24;
+        c = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
+            t[3][hi & 0xFF] ^ t[2][(hi >> 8) & 0xFF] ^ t[1][(hi >> 16) & 0xFF] ^ t[0][hi >> 24];
     }
+    while (n--) c = (c >> 8) ^ t[0][(c ^ *p++) & 0xFF];
     return ~c;
 }
 
@@ -887,6 +954,16 @@ typedef struct scopeprof__siterec {
     const scopeprof_site *origin; /* for interning dynamic names */
 } scopeprof__siterec;
 
+typedef struct scopeprof__live { /* a live allocation */
+    uintptr_t ptr;
+    int64_t bytes;
+    uint32_t dev;
+} scopeprof__live;
+
+typedef struct scopeprof__steprec { /* a finished step, in ticks */
+    uint64_t n, start, end;
+} scopeprof__steprec;
+
 /* The one registry of a process. Every module (executable, shared library)
  * that includes this header reaches the same instance (see scopeprof__state).
  * `magic`/`layout` guard against modules built from different versions. */
@@ -927,7 +1004,7 @@ typedef struct scopeprof__state {
     scopeprof_sort sort;
     /* memory: live allocations (pointer -> bytes), per-device totals */
     pthread_mutex_t mlock;
-    struct scopeprof__live { uintptr_t ptr; int64_t bytes; uint32_t dev; } *live;
+    scopeprof__live *live;
     uint32_t nlive, live_cap;
     int64_t mem_cur[64], mem_peak[64];
     uint64_t unknown_frees;
@@ -939,6 +1016,21 @@ typedef struct scopeprof__state {
                          scopeprof_gpu_record *out, uint32_t n);
     char gpu_names[16][64];
     uint32_t gpu_named, gpu_names_written; /* bit masks by device */
+    /* steps and schedule */
+    uint64_t step;        /* steps completed */
+    uint64_t step_start;  /* tick the current step began */
+    scopeprof__steprec *steps;
+    uint32_t nsteps, steps_cap, steps_written;
+    int sched;            /* a schedule is set */
+    int skip_first, wait, warmup, active, repeat;
+    int window;           /* recording window open (schedule only) */
+    uint64_t win_start;   /* tick */
+    int cycle;            /* cycles written */
+    char base_path[4096]; /* the path cycle files are named after */
+    scopeprof_cycle_fn cycle_fn;
+    void *cycle_user;
+    int rank;             /* -1: unknown */
+    int summary_all;      /* SCOPEPROF_SUMMARY=all */
     /* lifetime */
     int modules, finalized;
     int in_signal;    /* writing from a signal handler: no malloc, no stdio */
@@ -1014,25 +1106,67 @@ SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]) {
     if (!prog[0]) snprintf(prog, 256, "scopeprof");
 }
 
-SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n) {
+/* <program>.<pid>.sprof, or <program>.rank<R>.<pid>.sprof when the rank is
+ * known, in the working directory. */
+SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank) {
     char prog[256];
     scopeprof__read_prog(prog);
     for (char *p = prog; *p; p++)
         if (*p == '/' || *p == ' ') *p = '_';
-    snprintf(buf, n, "%s.%d.sprof", prog, (int)getpid());
+    if (rank >= 0) snprintf(buf, n, "%s.rank%d.%d.sprof", prog, rank, (int)getpid());
+    else snprintf(buf, n, "%s.%d.sprof", prog, (int)getpid());
 }
 
+/* "skip_first=1,wait=1,warmup=1,active=3,repeat=2": keys in any order,
+ * omitted ones 0 (active: 1). A bad value is named and the schedule ignored. */
+SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v) {
+    static const char *const keys[] = {"skip_first", "wait", "warmup", "active", "repeat"};
+    int val[5] = {0, 0, 0, 1, 0};
+    const char *p = v;
+    while (*p) {
+        int k = -1;
+        for (int i = 0; i < 5; i++) {
+            size_t l = strlen(keys[i]);
+            if (strncmp(p, keys[i], l) == 0 && p[l] == '=') {
+                k = i;
+                p += l + 1;
+                break;
+            }
+        }
+        char *end;
+        long x = k >= 0 ? strtol(p, &end, 10) : -1;
+        if (k < 0 || end == p || x < 0 || x > 1000000 || (*end && *end != ',') || (k == 3 && x == 0)) {
+            scopeprof__warn("scopeprof: ignoring SCOPEPROF_SCHEDULE='%s': expected "
+                            "skip_first=N,wait=N,warmup=N,active=N(>0),repeat=N", v);
+            return;
+        }
+        val[k] = (int)x;
+        p = *end ? end + 1 : end;
+    }
+    g->sched = 1;
+    g->skip_first = val[0], g->wait = val[1], g->warmup = val[2], g->active = val[3], g->repeat = val[4];
+}
+
+SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v);
+SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank);
 SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     const char *v;
     int mb = 64;
     g->summary = 1;
     g->row_limit = 20;
     g->sort = SCOPEPROF_SORT_CPU_TIME_TOTAL;
+    g->rank = -1;
+    {   /* rank from the usual launchers' variables */
+        static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"};
+        for (int i = 0; i < 4 && g->rank < 0; i++)
+            if (getenv(vars[i])) scopeprof__env_int(vars[i], 0, 1 << 30, &g->rank);
+    }
     v = getenv("SCOPEPROF_SUMMARY");
     if (v) {
-        if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "false") == 0) g->summary = 0;
+        if (strcmp(v, "all") == 0) g->summary = g->summary_all = 1;
+        else if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "false") == 0) g->summary = 0;
         else if (strcmp(v, "1") == 0 || strcmp(v, "on") == 0 || strcmp(v, "true") == 0) g->summary = 1;
-        else scopeprof__warn("scopeprof: ignoring SCOPEPROF_SUMMARY='%s': expected 0 or 1", v);
+        else scopeprof__warn("scopeprof: ignoring SCOPEPROF_SUMMARY='%s': expected 0, 1 or all", v);
     }
     v = getenv("SCOPEPROF_SORT");
     if (v && scopeprof_sort_parse(v, &g->sort) != 0)
@@ -1052,19 +1186,22 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
         if (strlen(v) >= sizeof g->path) {
             scopeprof__warn("scopeprof: ignoring SCOPEPROF_OUTPUT: path longer than %zu bytes",
                             sizeof g->path - 1);
-            scopeprof__default_path(g->path, sizeof g->path);
+            scopeprof__default_path(g->path, sizeof g->path, g->rank);
         } else {
             snprintf(g->path, sizeof g->path, "%s", v);
         }
     } else {
-        scopeprof__default_path(g->path, sizeof g->path);
+        scopeprof__default_path(g->path, sizeof g->path, g->rank);
         g->path_is_default = 1;
     }
+    v = getenv("SCOPEPROF_SCHEDULE");
+    if (v) scopeprof__parse_schedule(g, v);
 }
 
 SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p);
 SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g);
 
 /* The anchor names this process image: pid plus the 16 random bytes the
  * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
@@ -1140,6 +1277,10 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
 #else
         g->tick0 = g->ns0;
 #endif
+        if (g->sched) {
+            g->cycle = 1;
+            scopeprof__sched_start(g);
+        }
         scopeprof__anchor_set(g);
         pthread_atfork(scopeprof__atfork_prepare, scopeprof__atfork_parent, scopeprof__atfork_child);
         scopeprof__install_signals(g);
@@ -1249,8 +1390,29 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
     return id;
 }
 
+/* The trace writer, defined further down. */
 SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, const scopeprof__thread *t);
+SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
+                                                const void *payload, uint32_t len);
+
+/* Little-endian stores for the file format. */
+static inline void scopeprof__put32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+static inline void scopeprof__put64(unsigned char *p, uint64_t v) {
+    scopeprof__put32(p, (uint32_t)v);
+    scopeprof__put32(p + 4, (uint32_t)(v >> 32));
+}
+
 
 static inline uint64_t scopeprof__gettid(void) {
 #ifdef SYS_gettid
@@ -1409,6 +1571,162 @@ SCOPEPROF__API void scopeprof__thread_name(const char *name) {
     pthread_mutex_unlock(&g->lock);
 }
 
+/* ---- Steps and schedules ---------------------------------------------------
+ * Phases as torch.profiler.schedule: the first skip_first steps are skipped;
+ * then cycles of `wait` steps (not recorded), `warmup` steps (recorded and
+ * thrown away) and `active` steps (kept), `repeat` times (0: no end). Events
+ * are always recorded (the hot path does not change); the writer keeps those
+ * that start inside the open window. When a cycle's last active step ends,
+ * its window is written to <name>.cycleNNNN.sprof and summarised. */
+enum { SCOPEPROF__NONE, SCOPEPROF__WARMUP, SCOPEPROF__ACTIVE, SCOPEPROF__SAVE };
+SCOPEPROF__INTERNAL int scopeprof__phase(const scopeprof__state *g, uint64_t step) {
+    if (step < (uint64_t)g->skip_first) return SCOPEPROF__NONE;
+    uint64_t j = step - (uint64_t)g->skip_first;
+    uint64_t len = (uint64_t)(g->wait + g->warmup + g->active);
+    if (g->repeat > 0 && j / len >= (uint64_t)g->repeat) return SCOPEPROF__NONE;
+    uint64_t m = j % len;
+    if (m < (uint64_t)g->wait) return SCOPEPROF__NONE;
+    if (m < (uint64_t)(g->wait + g->warmup)) return SCOPEPROF__WARMUP;
+    return m + 1 == len ? SCOPEPROF__SAVE : SCOPEPROF__ACTIVE;
+}
+
+/* The path of cycle c: "run.sprof" -> "run.cycle0003.sprof". */
+SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c) {
+    size_t l = strlen(g->base_path);
+    int ext = l > 6 && strcmp(g->base_path + l - 6, ".sprof") == 0;
+    snprintf(g->path, sizeof g->path, "%.*s.cycle%04d.sprof", (int)(ext ? l - 6 : l),
+             g->base_path, c);
+}
+
+/* Write the finished cycle, print its summary, start afresh. Lock held. */
+SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
+    scopeprof__write_queued(g);
+    scopeprof__write_partials(g);
+    int had = g->events_written > 0;
+    if (g->fd >= 0) {
+        scopeprof__write_sites(g);
+        for (scopeprof__thread *t = g->threads; t; t = t->next) scopeprof__write_thread(g, t);
+        scopeprof__write_memory(g);
+        scopeprof__write_steps(g);
+        unsigned char b[16];
+        scopeprof__put64(b, g->events_written);
+        scopeprof__put64(b + 8, 0);
+        scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
+        if (g->fd >= 0) close(g->fd);
+    }
+    if (g->summary && had && (g->rank <= 0 || g->summary_all)) {
+        fflush(stdout);
+        fprintf(stderr, "scopeprof: cycle %d (%s)\n", g->cycle, g->no_output ? "no file" : g->path);
+        scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
+        fflush(stderr);
+    }
+    if (g->cycle_fn && had) {
+        /* The callback may do anything, profiling included: not under our lock. */
+        scopeprof_cycle_fn fn = g->cycle_fn;
+        void *user = g->cycle_user;
+        char path[sizeof g->path];
+        int c = g->cycle;
+        memcpy(path, g->path, sizeof path);
+        pthread_mutex_unlock(&g->lock);
+        fn(g->no_output ? NULL : path, c, user);
+        pthread_mutex_lock(&g->lock);
+    }
+    scopeprof_agg_free(&g->agg);
+    scopeprof_agg_init(&g->agg);
+    free(g->site_row);
+    g->site_row = NULL;
+    g->site_row_cap = 0;
+    g->sites_written = 0;
+    g->gpu_names_written = 0;
+    g->events_written = 0;
+    g->window = 0;
+    g->fd = g->no_output ? -2 : -1;
+    scopeprof__cycle_path(g, ++g->cycle);
+}
+
+SCOPEPROF__API void scopeprof__step(void) {
+    uint64_t now = scopeprof__ticks();
+    scopeprof__state *g = scopeprof__state_get();
+    pthread_mutex_lock(&g->lock);
+    if (g->finalized) {
+        pthread_mutex_unlock(&g->lock);
+        return;
+    }
+    if (g->nsteps == g->steps_cap) {
+        uint32_t cap = g->steps_cap ? g->steps_cap * 2 : 64;
+        scopeprof__steprec *v = (scopeprof__steprec *)realloc(g->steps, cap * sizeof *v);
+        if (v) g->steps = v, g->steps_cap = cap;
+    }
+    if (g->nsteps < g->steps_cap) {
+        g->steps[g->nsteps].n = g->step;
+        g->steps[g->nsteps].start = g->step_start ? g->step_start : g->tick0;
+        g->steps[g->nsteps].end = now;
+        g->nsteps++;
+    }
+    if (g->sched) {
+        int ended = scopeprof__phase(g, g->step), next = scopeprof__phase(g, g->step + 1);
+        if (ended == SCOPEPROF__SAVE) scopeprof__end_cycle(g);
+        if ((next == SCOPEPROF__ACTIVE || next == SCOPEPROF__SAVE) && !g->window) {
+            g->window = 1;
+            g->win_start = now;
+        }
+    }
+    g->step++;
+    g->step_start = now;
+    pthread_mutex_unlock(&g->lock);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g) {
+    snprintf(g->base_path, sizeof g->base_path, "%s", g->path);
+    scopeprof__cycle_path(g, g->cycle);
+    int ph = scopeprof__phase(g, g->step);
+    g->window = ph == SCOPEPROF__ACTIVE || ph == SCOPEPROF__SAVE;
+    g->win_start = g->tick0;
+}
+
+SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, int active, int repeat) {
+    scopeprof__state *g = scopeprof__state_get();
+    if (skip_first < 0 || wait < 0 || warmup < 0 || active <= 0 || repeat < 0) {
+        scopeprof__warn("scopeprof: PROFILE_SCHEDULE(%d, %d, %d, %d, %d) ignored: counts must be "
+                        ">= 0 and active > 0", skip_first, wait, warmup, active, repeat);
+        return;
+    }
+    pthread_mutex_lock(&g->lock);
+    g->sched = 1;
+    g->skip_first = skip_first, g->wait = wait, g->warmup = warmup, g->active = active;
+    g->repeat = repeat;
+    if (!g->cycle) g->cycle = 1;
+    if (!g->base_path[0]) scopeprof__sched_start(g);
+    pthread_mutex_unlock(&g->lock);
+}
+
+SCOPEPROF__API void scopeprof__on_cycle(scopeprof_cycle_fn fn, void *user) {
+    scopeprof__state *g = scopeprof__state_get();
+    pthread_mutex_lock(&g->lock);
+    g->cycle_fn = fn;
+    g->cycle_user = user;
+    pthread_mutex_unlock(&g->lock);
+}
+
+SCOPEPROF__API void scopeprof__set_rank(int rank) {
+    scopeprof__state *g = scopeprof__state_get();
+    pthread_mutex_lock(&g->lock);
+    if (g->fd != -1 && g->fd != -2) {
+        scopeprof__warn("scopeprof: PROFILE_SET_RANK(%d) after the trace file was opened; the "
+                        "file keeps its name", rank);
+    } else {
+        g->rank = rank < 0 ? -1 : rank;
+        if (g->path_is_default) {
+            scopeprof__default_path(g->path, sizeof g->path, g->rank);
+            if (g->sched) {
+                snprintf(g->base_path, sizeof g->base_path, "%s", g->path);
+                scopeprof__cycle_path(g, g->cycle);
+            }
+        }
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
 /* ---- Memory: PROFILE_ALLOC / PROFILE_FREE -------------------------------------
  * A map of live allocations gives each free its size. Linear probing with
  * backward-shift deletion keeps it tombstone-free. Lock: g->mlock. */
@@ -1421,7 +1739,7 @@ SCOPEPROF__INTERNAL int scopeprof__live_put(scopeprof__state *g, uintptr_t p, ui
                                             int64_t bytes) {
     if ((g->nlive + 1) * 2 > g->live_cap) {
         uint32_t cap = g->live_cap ? g->live_cap * 2 : 1024;
-        struct scopeprof__live *v = (struct scopeprof__live *)calloc(cap, sizeof *v);
+        scopeprof__live *v = (scopeprof__live *)calloc(cap, sizeof *v);
         if (!v) return -1;
         for (uint32_t i = 0; i < g->live_cap; i++) {
             if (!g->live[i].ptr) continue;
@@ -1541,16 +1859,6 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
 
 /* ---- Writing the trace file (lock held) ------------------------------------ */
 
-static inline void scopeprof__put32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16);
-    p[3] = (unsigned char)(v >> 24);
-}
-static inline void scopeprof__put64(unsigned char *p, uint64_t v) {
-    scopeprof__put32(p, (uint32_t)v);
-    scopeprof__put32(p + 4, (uint32_t)(v >> 32));
-}
 
 /* Write all of buf; on failure report once with the path and the reason and
  * stop writing (the summary is still printed). */
@@ -1630,7 +1938,7 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     scopeprof__put64(h + 16, (uint64_t)g->pid);
     scopeprof__put64(h + 24, scopeprof__to_ns(g, g->tick0));
     scopeprof__put64(h + 32, (uint64_t)g->realtime_minus_mono);
-    scopeprof__put32(h + 40, 0xFFFFFFFFu); /* rank: none */
+    scopeprof__put32(h + 40, g->rank >= 0 ? (uint32_t)g->rank : 0xFFFFFFFFu);
     scopeprof__put32(h + 44, plen);
     memcpy(h + SCOPEPROF_FILE_HEADER_SIZE, prog, plen);
     scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen);
@@ -1719,37 +2027,38 @@ SCOPEPROF__INTERNAL void scopeprof__write_devices(scopeprof__state *g) {
     }
 }
 
-/* The GPU records for the `k` GPU scopes among a chunk's events, written as
- * one GPU chunk ahead of the events. Returns them (malloc'd) in *out. */
-SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_records(scopeprof__state *g, const scopeprof__thread *t,
-                                                    uint32_t k, scopeprof_gpu_record **out) {
-    *out = NULL;
-    if (!k || !g->gpu_take) return 0;
-    scopeprof_gpu_record *r = (scopeprof_gpu_record *)malloc(k * sizeof *r);
-    if (!r) return 0;
-    uint32_t got = g->gpu_take(g, (scopeprof__thread *)t, r, k);
-    *out = r;
-    if (g->fd < 0 || got == 0) return got;
+/* GPU chunk: the records paired with the GPU scopes of the EVENTS chunk that
+ * follows, in the same order. */
+SCOPEPROF__INTERNAL void scopeprof__write_gpu(scopeprof__state *g, const scopeprof__thread *t,
+                                              const scopeprof_gpu_record *r, uint32_t n) {
+    unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE], b[48];
+    uint32_t len = 8 + n * 48, crc;
     scopeprof__write_devices(g);
-    size_t len = 8 + (size_t)got * 48;
-    unsigned char *b = (unsigned char *)malloc(len);
-    if (!b) return got;
-    scopeprof__put32(b, t->index);
-    scopeprof__put32(b + 4, got);
-    for (uint32_t i = 0; i < got; i++) {
-        unsigned char *p = b + 8 + (size_t)i * 48;
-        scopeprof__put64(p, r[i].start_ns);
-        scopeprof__put64(p + 8, r[i].end_ns);
-        scopeprof__put64(p + 16, r[i].launch_ns);
-        scopeprof__put64(p + 24, r[i].stream);
-        scopeprof__put32(p + 32, r[i].site);
-        scopeprof__put32(p + 36, r[i].device);
-        scopeprof__put32(p + 40, r[i].status);
-        scopeprof__put32(p + 44, 0);
+    for (int pass = 0; pass < 2; pass++) { /* 0: CRC, 1: write (no allocation) */
+        scopeprof__put32(b, t->index);
+        scopeprof__put32(b + 4, n);
+        if (pass) {
+            scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
+            scopeprof__put32(h + 4, SCOPEPROF_CHUNK_GPU);
+            scopeprof__put32(h + 8, len);
+            scopeprof__put32(h + 12, crc);
+            if (scopeprof__write_all(g, h, sizeof h) || scopeprof__write_all(g, b, 8)) return;
+        } else {
+            crc = scopeprof_crc32(0, b, 8);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            scopeprof__put64(b, r[i].start_ns);
+            scopeprof__put64(b + 8, r[i].end_ns);
+            scopeprof__put64(b + 16, r[i].launch_ns);
+            scopeprof__put64(b + 24, r[i].stream);
+            scopeprof__put32(b + 32, r[i].site);
+            scopeprof__put32(b + 36, r[i].device);
+            scopeprof__put32(b + 40, r[i].status);
+            scopeprof__put32(b + 44, 0);
+            if (pass && scopeprof__write_all(g, b, 48)) return;
+            if (!pass) crc = scopeprof_crc32(crc, b, 48);
+        }
     }
-    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_GPU, b, (uint32_t)len);
-    free(b);
-    return got;
 }
 
 /* Convert (in place), aggregate and write n events of thread t. */
@@ -1757,23 +2066,28 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopep
                                                scopeprof_event *ev, uint32_t n) {
     scopeprof__calibrate(g);
     uint32_t k = 0;
-    if (g->fd == -1 && n) scopeprof__open_output(g);
-    if (g->fd >= 0 && n) {
-        scopeprof__write_sites(g);
-        scopeprof__write_thread(g, t);
-    }
     for (uint32_t i = 0; i < n; i++) k += (ev[i].depth & SCOPEPROF_DEPTH_GPU) != 0;
+    /* The GPU records of this span's GPU scopes, in the same order. */
     scopeprof_gpu_record *gr = NULL;
-    uint32_t ngr = g->in_signal ? 0 : scopeprof__gpu_records(g, t, k, &gr), gi = 0;
+    uint32_t ngr = 0, gi = 0, paired = 0;
+    if (k && g->gpu_take && !g->in_signal && (gr = (scopeprof_gpu_record *)malloc(k * sizeof *gr)))
+        ngr = g->gpu_take(g, (scopeprof__thread *)t, gr, k);
     unsigned char *b = (unsigned char *)ev; /* converted in place */
+    uint32_t kept = 0;
     for (uint32_t i = 0; i < n; i++) {
         scopeprof_event e = ev[i];
+        if (g->sched && (!g->window || e.start < g->win_start)) {
+            /* Outside the schedule's recording window (wait, warm-up, or an
+             * earlier cycle): dropped, with its GPU record if it has one. */
+            if ((e.depth & SCOPEPROF_DEPTH_GPU) && gi < ngr && gr[gi].launch_ns == scopeprof__to_ns(g, e.start)) gi++;
+            continue;
+        }
         uint64_t s = scopeprof__to_ns(g, e.start), en;
         if (e.depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
             if (!g->in_signal)
                 scopeprof_agg_mem(&g->agg, t->index, SCOPEPROF_MEM_DEPTH(e.depth),
                                   SCOPEPROF_MEM_DEVICE(e.depth), (int64_t)e.end);
-            unsigned char *p = b + (size_t)i * 24;
+            unsigned char *p = b + (size_t)kept++ * 24;
             scopeprof__put64(p, s);
             scopeprof__put64(p + 8, e.end);
             scopeprof__put32(p + 16, e.site);
@@ -1787,7 +2101,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopep
             /* Pair with the thread's next GPU record, which must be ours. */
             if (gi < ngr && gr[gi].launch_ns == s) {
                 if (gr[gi].status == 0) gpu = (int64_t)(gr[gi].end_ns - gr[gi].start_ns);
-                gi++;
+                gr[paired++] = gr[gi++]; /* compacted: only kept events' records */
             } else {
                 e.depth &= SCOPEPROF_DEPTH_MASK; /* no GPU record: a CPU scope */
             }
@@ -1795,15 +2109,23 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopep
         uint32_t row = g->in_signal ? UINT32_MAX : scopeprof__row_of(g, e.site);
         if (row != UINT32_MAX)
             scopeprof_agg_event_gpu(&g->agg, t->index, row, s, en, e.depth & SCOPEPROF_DEPTH_MASK, gpu);
-        unsigned char *p = b + (size_t)i * 24;
+        unsigned char *p = b + (size_t)kept++ * 24;
         scopeprof__put64(p, s);
         scopeprof__put64(p + 8, en);
         scopeprof__put32(p + 16, e.site);
         scopeprof__put32(p + 20, e.depth);
     }
-    free(gr);
+    n = kept;
     g->events_written += n;
-    if (g->fd < 0 || n == 0) return;
+    if (g->fd == -1 && n) scopeprof__open_output(g);
+    if (g->fd < 0 || n == 0) {
+        free(gr);
+        return;
+    }
+    scopeprof__write_sites(g);
+    scopeprof__write_thread(g, t);
+    if (paired) scopeprof__write_gpu(g, t, gr, paired);
+    free(gr);
     /* Payload = thread index, count, events; the 8-byte prefix is written
      * separately so the events need no copy. */
     unsigned char pre[8], h[SCOPEPROF_CHUNK_HEADER_SIZE];
@@ -1909,7 +2231,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     g->fd = g->no_output ? -2 : -1;
     g->pid = (int)getpid();
     if (g->path_is_default) {
-        scopeprof__default_path(g->path, sizeof g->path);
+        scopeprof__default_path(g->path, sizeof g->path, g->rank);
     } else if (!g->no_output) {
         /* Explicit SCOPEPROF_OUTPUT: "run.sprof" becomes "run.<pid>.sprof". */
         char buf[sizeof g->path];
@@ -1956,6 +2278,46 @@ SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, FILE *out)
     }
 }
 
+/* STEPS chunk: u32 count, u32 reserved, then per step u64 number, u64
+ * start_ns, u64 end_ns. Only steps not written yet (under a schedule, only
+ * those in the recording window). Three passes, no allocation: count, CRC,
+ * write. */
+SCOPEPROF__INTERNAL int scopeprof__step_kept(const scopeprof__state *g, uint32_t i) {
+    return !g->sched || (g->window && g->steps[i].start >= g->win_start);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
+    uint32_t n = 0, crc;
+    unsigned char b[24], h[SCOPEPROF_CHUNK_HEADER_SIZE];
+    if (g->fd < 0) return;
+    for (uint32_t i = g->steps_written; i < g->nsteps; i++) n += (uint32_t)scopeprof__step_kept(g, i);
+    if (n) {
+        scopeprof__calibrate(g);
+        for (int pass = 0; pass < 2; pass++) {
+            scopeprof__put32(b, n);
+            scopeprof__put32(b + 4, 0);
+            if (pass == 0) {
+                crc = scopeprof_crc32(0, b, 8);
+            } else {
+                scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
+                scopeprof__put32(h + 4, SCOPEPROF_CHUNK_STEPS);
+                scopeprof__put32(h + 8, 8 + n * 24);
+                scopeprof__put32(h + 12, crc);
+                if (scopeprof__write_all(g, h, sizeof h) || scopeprof__write_all(g, b, 8)) return;
+            }
+            for (uint32_t i = g->steps_written; i < g->nsteps; i++) {
+                if (!scopeprof__step_kept(g, i)) continue;
+                scopeprof__put64(b, g->steps[i].n);
+                scopeprof__put64(b + 8, scopeprof__to_ns(g, g->steps[i].start));
+                scopeprof__put64(b + 16, scopeprof__to_ns(g, g->steps[i].end));
+                if (pass == 0) crc = scopeprof_crc32(crc, b, 24);
+                else if (scopeprof__write_all(g, b, 24)) return;
+            }
+        }
+    }
+    g->steps_written = g->nsteps;
+}
+
 /* Write everything, close the file. Lock held. Safe in a signal handler
  * when g->in_signal is set (no allocation, no stdio). */
 SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
@@ -1969,6 +2331,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
         scopeprof__write_sites(g);
         for (scopeprof__thread *t = g->threads; t; t = t->next) scopeprof__write_thread(g, t);
         scopeprof__write_memory(g);
+        scopeprof__write_steps(g);
         unsigned char b[16];
         scopeprof__put64(b, g->events_written);
         scopeprof__put64(b + 8, 0);
@@ -1986,7 +2349,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
         return;
     }
     scopeprof__write_all_and_close(g);
-    if (g->summary && g->agg.events) {
+    if (g->summary && g->agg.events && (g->rank <= 0 || g->summary_all)) {
         fflush(stdout);
         scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
         scopeprof__print_memory(g, stderr);
@@ -2484,7 +2847,7 @@ static inline scopeprof_gpu_scope scopeprof__gpu_begin(scopeprof_site *s, scopep
 static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
     uint32_t flag = gs->ok && scopeprof__gpu_close(gs) ? SCOPEPROF_DEPTH_GPU : 0;
     uint64_t end = scopeprof__ticks();
-    scopeprof__thread *t = scopeprof__tls;
+    scopeprof__thread *t = gs->cpu.t;
     t->depth = gs->cpu.depth;
     scopeprof__emit(t, gs->cpu.start, end, gs->cpu.site, gs->cpu.depth | flag);
 }

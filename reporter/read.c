@@ -1,0 +1,484 @@
+/* read.c -- streaming reader of scopeprof trace files. See read.h. */
+#define SCOPEPROF_AGGREGATION /* for scopeprof_crc32 and the format constants */
+#include "read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scopeprof.h"
+
+/* ---- A small uint32 -> uint32 map (open addressing) ---------------------- */
+typedef struct u32map {
+    uint32_t *keys, *vals; /* vals[i] == 0: empty, else value + 1 */
+    uint32_t cap, n;
+} u32map;
+
+static uint32_t map_slot(const u32map *m, uint32_t key) {
+    uint32_t j = (key * 2654435761u) & (m->cap - 1);
+    while (m->vals[j] && m->keys[j] != key) j = (j + 1) & (m->cap - 1);
+    return j;
+}
+
+static int map_get(const u32map *m, uint32_t key, uint32_t *val) {
+    if (!m->cap) return 0;
+    uint32_t j = map_slot(m, key);
+    if (!m->vals[j]) return 0;
+    *val = m->vals[j] - 1;
+    return 1;
+}
+
+static int map_put(u32map *m, uint32_t key, uint32_t val) {
+    if ((m->n + 1) * 2 > m->cap) {
+        u32map g = {NULL, NULL, m->cap ? m->cap * 2 : 64, 0};
+        g.keys = malloc(g.cap * sizeof *g.keys);
+        g.vals = calloc(g.cap, sizeof *g.vals);
+        if (!g.keys || !g.vals) {
+            free(g.keys);
+            free(g.vals);
+            return -1;
+        }
+        for (uint32_t i = 0; i < m->cap; i++)
+            if (m->vals[i]) {
+                uint32_t j = map_slot(&g, m->keys[i]);
+                g.keys[j] = m->keys[i];
+                g.vals[j] = m->vals[i];
+                g.n++;
+            }
+        free(m->keys);
+        free(m->vals);
+        *m = g;
+    }
+    uint32_t j = map_slot(m, key);
+    if (!m->vals[j]) m->n++;
+    m->keys[j] = key;
+    m->vals[j] = val + 1;
+    return 0;
+}
+
+static void map_free(u32map *m) {
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- Reader state --------------------------------------------------------- */
+typedef struct gpu_queue { /* the GPU records of a thread's latest GPU chunk */
+    scopeprof_gpu_record *rec;
+    uint32_t n, pos, cap;
+} gpu_queue;
+
+struct sp_reader {
+    /* Input: a file descriptor through buf, or a memory block (buf = data). */
+    int fd;
+    const unsigned char *mem;
+    unsigned char *buf;
+    size_t cap, lo, hi; /* valid bytes are buf[lo, hi) */
+    uint64_t off;       /* file offset of buf[lo] */
+    int eof;
+
+    sp_header hdr;
+    sp_site *sites;
+    uint32_t nsites, sites_cap;
+    u32map site_ids; /* id -> index in sites */
+    sp_thread *threads;
+    gpu_queue *gpu;  /* per slot */
+    uint32_t nthreads, threads_cap;
+    u32map thread_ids; /* file thread index -> slot */
+    sp_event *ev;
+    uint32_t ev_cap;
+};
+
+static uint32_t get32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+/* Make n bytes at the read position contiguous; returns how many are there
+ * (fewer than n only at end of input). The buffer grows only while it is
+ * full of real data, so it never exceeds twice what the input held. */
+static size_t want(sp_reader *r, size_t n) {
+    if (r->mem || r->hi - r->lo >= n) return r->hi - r->lo < n ? r->hi - r->lo : n;
+    if (r->lo) {
+        memmove(r->buf, r->buf + r->lo, r->hi - r->lo);
+        r->hi -= r->lo;
+        r->lo = 0;
+    }
+    while (r->hi < n && !r->eof) {
+        if (r->hi == r->cap) {
+            size_t c = r->cap * 2 < n ? r->cap * 2 : n;
+            unsigned char *b = realloc(r->buf, c);
+            if (!b) break;
+            r->buf = b;
+            r->cap = c;
+        }
+        ssize_t got = read(r->fd, r->buf + r->hi, r->cap - r->hi);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            r->eof = 1;
+            break;
+        }
+        r->hi += (size_t)got;
+    }
+    return r->hi < n ? r->hi : n;
+}
+
+static void consume(sp_reader *r, size_t n) {
+    r->lo += n;
+    r->off += n;
+}
+
+static int fail(sp_result *res, int status, uint64_t off, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->msg, sizeof res->msg, fmt, ap);
+    va_end(ap);
+    res->status = status;
+    res->offset = off;
+    return status;
+}
+
+static char *dupn(const unsigned char *p, uint32_t n) {
+    char *s = malloc((size_t)n + 1);
+    if (s) {
+        memcpy(s, p, n);
+        s[n] = 0;
+    }
+    return s;
+}
+
+/* The slot of file thread `index`, created on first sight. */
+static int thread_slot(sp_reader *r, uint32_t index, uint32_t *slot) {
+    if (map_get(&r->thread_ids, index, slot)) return 0;
+    if (r->nthreads >= SP_MAX_THREADS) return -1;
+    if (r->nthreads == r->threads_cap) {
+        uint32_t c = r->threads_cap ? r->threads_cap * 2 : 8;
+        sp_thread *t = realloc(r->threads, c * sizeof *t);
+        if (!t) return -1;
+        r->threads = t;
+        gpu_queue *g = realloc(r->gpu, c * sizeof *g);
+        if (!g) return -1;
+        r->gpu = g;
+        r->threads_cap = c;
+    }
+    sp_thread *t = &r->threads[r->nthreads];
+    memset(t, 0, sizeof *t);
+    memset(&r->gpu[r->nthreads], 0, sizeof *r->gpu);
+    t->index = index;
+    t->slot = r->nthreads;
+    t->name = dupn((const unsigned char *)"", 0);
+    if (!t->name || map_put(&r->thread_ids, index, r->nthreads) != 0) {
+        free(t->name);
+        return -1;
+    }
+    *slot = r->nthreads++;
+    return 0;
+}
+
+/* ---- Chunks ---------------------------------------------------------------- */
+#define CORRUPT(...) fail(res, SP_CORRUPT, off, __VA_ARGS__)
+#define NOMEM() fail(res, SP_STOPPED, off, "out of memory")
+
+static int read_sites(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
+                      sp_result *res) {
+    if (len < 4) return CORRUPT("SITES chunk shorter than its count");
+    uint32_t count = get32(p), pos = 4;
+    for (uint32_t i = 0; i < count; i++) {
+        if (len - pos < 20) return CORRUPT("SITES chunk: site %u runs past the chunk", i);
+        const unsigned char *s = p + pos;
+        uint32_t id = get32(s), line = get32(s + 4);
+        uint64_t l[3] = {get32(s + 8), get32(s + 12), get32(s + 16)};
+        if (l[0] + l[1] + l[2] > len - pos - 20)
+            return CORRUPT("SITES chunk: site %u: string lengths run past the chunk", i);
+        if (id == 0) return CORRUPT("SITES chunk: site %u has id 0 (reserved)", i);
+        const unsigned char *str = s + 20;
+        pos += 20 + (uint32_t)(l[0] + l[1] + l[2]);
+        uint32_t have;
+        if (map_get(&r->site_ids, id, &have)) continue; /* defined already: first wins */
+        if (r->nsites >= SP_MAX_SITES) return CORRUPT("more than %u sites", SP_MAX_SITES);
+        if (r->nsites == r->sites_cap) {
+            uint32_t c = r->sites_cap ? r->sites_cap * 2 : 64;
+            sp_site *v = realloc(r->sites, c * sizeof *v);
+            if (!v) return NOMEM();
+            r->sites = v;
+            r->sites_cap = c;
+        }
+        /* The three strings in one block, each NUL-terminated. */
+        char *b = malloc(l[0] + l[1] + l[2] + 3);
+        if (!b) return NOMEM();
+        sp_site *st = &r->sites[r->nsites];
+        char *q = b;
+        const char **dst[3] = {&st->name, &st->file, &st->func};
+        for (int k = 0; k < 3; k++) {
+            memcpy(q, str, l[k]);
+            q[l[k]] = 0;
+            *dst[k] = q;
+            q += l[k] + 1;
+            str += l[k];
+        }
+        st->id = id;
+        st->line = line;
+        if (map_put(&r->site_ids, id, r->nsites) != 0) {
+            free(b);
+            return NOMEM();
+        }
+        r->nsites++;
+    }
+    return 0;
+}
+
+static int read_thread(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
+                       sp_result *res) {
+    if (len < 16) return CORRUPT("THREAD chunk shorter than 16 bytes");
+    uint32_t nl = get32(p + 4), slot;
+    if (nl > len - 16) return CORRUPT("THREAD chunk: name length %u runs past the chunk", nl);
+    if (thread_slot(r, get32(p), &slot) != 0) return CORRUPT("too many threads");
+    char *name = dupn(p + 16, nl);
+    if (!name) return NOMEM();
+    sp_thread *t = &r->threads[slot];
+    free(t->name);
+    t->name = name;
+    t->tid = get64(p + 8);
+    return 0;
+}
+
+static int read_gpu(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
+                    sp_result *res) {
+    if (len < 8) return CORRUPT("GPU chunk shorter than 8 bytes");
+    uint32_t n = get32(p + 4), slot;
+    if (n > (len - 8) / 48) return CORRUPT("GPU chunk: %u records run past the chunk", n);
+    if (thread_slot(r, get32(p), &slot) != 0) return CORRUPT("too many threads");
+    gpu_queue *q = &r->gpu[slot];
+    if (n > q->cap) {
+        scopeprof_gpu_record *v = realloc(q->rec, n * sizeof *v);
+        if (!v) return NOMEM();
+        q->rec = v;
+        q->cap = n;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *s = p + 8 + (size_t)i * 48;
+        scopeprof_gpu_record *g = &q->rec[i];
+        g->start_ns = get64(s);
+        g->end_ns = get64(s + 8);
+        g->launch_ns = get64(s + 16);
+        g->stream = get64(s + 24);
+        g->site = get32(s + 32);
+        g->device = get32(s + 36);
+        g->status = get32(s + 40);
+    }
+    q->n = n;
+    q->pos = 0;
+    return 0;
+}
+
+static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
+                       const sp_callbacks *cb, sp_result *res) {
+    if (len < 8) return CORRUPT("EVENTS chunk shorter than 8 bytes");
+    uint32_t n = get32(p + 4), slot;
+    if (n > (len - 8) / 24) return CORRUPT("EVENTS chunk: %u events run past the chunk", n);
+    if (thread_slot(r, get32(p), &slot) != 0) return CORRUPT("too many threads");
+    if (n > r->ev_cap) {
+        sp_event *v = realloc(r->ev, n * sizeof *v);
+        if (!v) return NOMEM();
+        r->ev = v;
+        r->ev_cap = n;
+    }
+    gpu_queue *q = &r->gpu[slot];
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *s = p + 8 + (size_t)i * 24;
+        sp_event *e = &r->ev[i];
+        uint32_t d = get32(s + 20);
+        e->start = get64(s);
+        e->end = get64(s + 8);
+        e->site = get32(s + 16);
+        e->gpu_ns = -1;
+        e->gpu_start = 0;
+        e->bytes = 0;
+        e->device = 0;
+        if (d & SCOPEPROF_DEPTH_MEM) {
+            e->kind = SP_MEM;
+            e->depth = SCOPEPROF_MEM_DEPTH(d);
+            e->device = SCOPEPROF_MEM_DEVICE(d);
+            e->bytes = (int64_t)e->end;
+            e->end = e->start;
+        } else {
+            e->kind = SP_SCOPE;
+            e->depth = d & SCOPEPROF_DEPTH_MASK;
+            if (e->end < e->start) e->end = e->start;
+            /* A GPU scope owns the thread's next GPU record if it was
+             * launched at the scope's start (as the writer pairs them). */
+            if ((d & SCOPEPROF_DEPTH_GPU) && q->pos < q->n && q->rec[q->pos].launch_ns == e->start) {
+                const scopeprof_gpu_record *g = &q->rec[q->pos++];
+                if (g->status == 0) {
+                    e->gpu_start = g->start_ns;
+                    e->gpu_ns = g->end_ns >= g->start_ns ? (int64_t)(g->end_ns - g->start_ns) : 0;
+                }
+            }
+        }
+        if (e->depth > SP_MAX_DEPTH)
+            return CORRUPT("EVENTS chunk: event %u has depth %u (limit %u)", i, e->depth,
+                           SP_MAX_DEPTH);
+    }
+    res->events += n;
+    if (cb->events) {
+        int rc = cb->events(cb->ctx, r, &r->threads[slot], r->ev, n);
+        if (rc) return fail(res, SP_STOPPED, off, "stopped by the reader's client");
+    }
+    return 0;
+}
+
+static int read_header(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
+    uint64_t off = 0;
+    size_t got = want(r, SCOPEPROF_FILE_HEADER_SIZE);
+    const unsigned char *p = (r->mem ? r->mem : r->buf) + r->lo;
+    if (got == 0) return CORRUPT("empty file, not a scopeprof trace");
+    if (memcmp(p, SCOPEPROF_FILE_MAGIC, got < 8 ? got : 8) != 0)
+        return CORRUPT("not a scopeprof trace (bad file magic)");
+    if (got < SCOPEPROF_FILE_HEADER_SIZE) {
+        res->good_end = 0;
+        return fail(res, SP_TRUNCATED, got, "file header cut short");
+    }
+    sp_header *h = &r->hdr;
+    uint32_t v = get32(p + 8);
+    h->major = v & 0xFFFF;
+    h->minor = v >> 16;
+    h->header_len = get32(p + 12);
+    h->pid = get64(p + 16);
+    h->start_ns = get64(p + 24);
+    h->realtime_minus_mono = (int64_t)get64(p + 32);
+    h->rank = get32(p + 40);
+    uint32_t plen = get32(p + 44);
+    if (h->major != SCOPEPROF_FORMAT_MAJOR)
+        return fail(res, SP_CORRUPT, 8, "unsupported format version %u.%u (this reader reads %u.x)",
+                    h->major, h->minor, SCOPEPROF_FORMAT_MAJOR);
+    if (plen > 65536 || h->header_len > SCOPEPROF_FILE_HEADER_SIZE + 65536 ||
+        h->header_len < SCOPEPROF_FILE_HEADER_SIZE + plen)
+        return fail(res, SP_CORRUPT, 12, "bad header length %u (program name %u bytes)",
+                    h->header_len, plen);
+    got = want(r, h->header_len);
+    p = (r->mem ? r->mem : r->buf) + r->lo;
+    if (got < h->header_len) return fail(res, SP_TRUNCATED, got, "file header cut short");
+    size_t keep = plen < sizeof h->prog - 1 ? plen : sizeof h->prog - 1;
+    memcpy(h->prog, p + SCOPEPROF_FILE_HEADER_SIZE, keep);
+    h->prog[keep] = 0;
+    consume(r, h->header_len);
+    res->good_end = r->off;
+    if (cb->header && cb->header(cb->ctx, r, h)) return fail(res, SP_STOPPED, 0, "stopped");
+    return 0;
+}
+
+static int read_all(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
+    int rc = read_header(r, cb, res);
+    if (rc) return rc;
+    for (;;) {
+        uint64_t off = r->off;
+        size_t got = want(r, SCOPEPROF_CHUNK_HEADER_SIZE);
+        if (got == 0) return 0;
+        const unsigned char *p = (r->mem ? r->mem : r->buf) + r->lo;
+        if (got < SCOPEPROF_CHUNK_HEADER_SIZE)
+            return fail(res, SP_TRUNCATED, off + got, "chunk header cut short");
+        uint32_t magic = get32(p), type = get32(p + 4), len = get32(p + 8), crc = get32(p + 12);
+        if (magic != SCOPEPROF_CHUNK_MAGIC) return CORRUPT("bad chunk magic 0x%08x", magic);
+        if (len > SP_MAX_CHUNK) return CORRUPT("absurd chunk length %u", len);
+        got = want(r, (size_t)SCOPEPROF_CHUNK_HEADER_SIZE + len);
+        if (got < (size_t)SCOPEPROF_CHUNK_HEADER_SIZE + len)
+            return fail(res, SP_TRUNCATED, off + got, "chunk of type %u cut short", type);
+        p = (r->mem ? r->mem : r->buf) + r->lo + SCOPEPROF_CHUNK_HEADER_SIZE;
+        uint32_t c = scopeprof_crc32(0, p, len);
+        if (c != crc) return CORRUPT("bad chunk CRC (stored 0x%08x, computed 0x%08x)", crc, c);
+        switch (type) {
+        case SCOPEPROF_CHUNK_SITES: rc = read_sites(r, p, len, off, res); break;
+        case SCOPEPROF_CHUNK_THREAD: rc = read_thread(r, p, len, off, res); break;
+        case SCOPEPROF_CHUNK_EVENTS: rc = read_events(r, p, len, off, cb, res); break;
+        case SCOPEPROF_CHUNK_GPU: rc = read_gpu(r, p, len, off, res); break;
+        case SCOPEPROF_CHUNK_END: res->saw_end = 1; break;
+        default: break; /* DEVICE and types from newer minor versions: skipped */
+        }
+        if (rc) return rc;
+        consume(r, SCOPEPROF_CHUNK_HEADER_SIZE + (size_t)len);
+        res->good_end = r->off;
+    }
+}
+
+static void reader_free(sp_reader *r) {
+    for (uint32_t i = 0; i < r->nsites; i++) free((char *)r->sites[i].name);
+    for (uint32_t i = 0; i < r->nthreads; i++) {
+        free(r->threads[i].name);
+        free(r->gpu[i].rec);
+    }
+    free(r->sites);
+    free(r->threads);
+    free(r->gpu);
+    free(r->ev);
+    map_free(&r->site_ids);
+    map_free(&r->thread_ids);
+    if (!r->mem) free(r->buf);
+}
+
+static int run(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
+    int rc = read_all(r, cb, res);
+    if (rc == 0) {
+        res->status = SP_OK;
+        res->offset = r->off;
+    }
+    if (cb->finish && cb->finish(cb->ctx, r) && res->status == SP_OK)
+        fail(res, SP_STOPPED, r->off, "stopped by the reader's client");
+    reader_free(r);
+    return res->status;
+}
+
+int sp_read_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res) {
+    sp_reader r;
+    memset(&r, 0, sizeof r);
+    memset(res, 0, sizeof *res);
+    r.fd = -1;
+    r.mem = data ? data : (const unsigned char *)"";
+    r.hi = n;
+    r.eof = 1;
+    return run(&r, cb, res);
+}
+
+int sp_read_file(const char *path, const sp_callbacks *cb, sp_result *res) {
+    sp_reader r;
+    memset(&r, 0, sizeof r);
+    memset(res, 0, sizeof *res);
+    r.fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+    if (r.fd < 0) return fail(res, SP_IOERR, 0, "cannot open: %s", strerror(errno));
+    r.cap = 1u << 20;
+    r.buf = malloc(r.cap);
+    if (!r.buf) {
+        if (r.fd > 0) close(r.fd);
+        return fail(res, SP_IOERR, 0, "out of memory");
+    }
+    int st = run(&r, cb, res);
+    if (r.fd > 0) close(r.fd);
+    return st;
+}
+
+const sp_site *sp_reader_site(const sp_reader *r, uint32_t id) {
+    uint32_t i;
+    return map_get(&r->site_ids, id, &i) ? &r->sites[i] : NULL;
+}
+const sp_header *sp_reader_header(const sp_reader *r) { return &r->hdr; }
+uint32_t sp_reader_nthreads(const sp_reader *r) { return r->nthreads; }
+const sp_thread *sp_reader_thread(const sp_reader *r, uint32_t slot) {
+    return slot < r->nthreads ? &r->threads[slot] : NULL;
+}
+
+void sp_result_message(const sp_result *res, const char *file, char *buf, size_t n) {
+    switch (res->status) {
+    case SP_OK: snprintf(buf, n, "%s", ""); break;
+    case SP_TRUNCATED:
+        snprintf(buf, n, "%s: truncated at byte %llu (last whole chunk ends at %llu): %s", file,
+                 (unsigned long long)res->offset, (unsigned long long)res->good_end, res->msg);
+        break;
+    case SP_IOERR: snprintf(buf, n, "%s: %s", file, res->msg); break;
+    default:
+        snprintf(buf, n, "%s: offset %llu: %s", file, (unsigned long long)res->offset, res->msg);
+        break;
+    }
+}

@@ -1,0 +1,97 @@
+/* read.h -- streaming reader of scopeprof trace files (docs/FORMAT.md).
+ *
+ * The reader pulls the file through a fixed buffer and hands each chunk to
+ * callbacks as it goes: memory is the buffer, the site and thread tables and
+ * one chunk payload (never more than the file holds), whatever the number of
+ * events. Everything it allocates is bounded by the size of the input. */
+#ifndef SP_READ_H
+#define SP_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Limits that make absurd values corruption rather than allocations. */
+#define SP_MAX_CHUNK (1u << 30)   /* payload bytes */
+#define SP_MAX_DEPTH 65535u       /* nesting depth of one event */
+#define SP_MAX_THREADS 65536u     /* distinct thread indexes in one file */
+#define SP_MAX_SITES (1u << 24)   /* distinct sites in one file */
+
+typedef struct sp_header {
+    uint32_t major, minor, header_len;
+    uint64_t pid, start_ns;
+    int64_t realtime_minus_mono;
+    uint32_t rank;          /* 0xFFFFFFFF: none */
+    char prog[256];         /* NUL-terminated, cut at 255 bytes */
+} sp_header;
+
+typedef struct sp_site {
+    const char *name, *file, *func; /* NUL-terminated */
+    uint32_t id, line;
+} sp_site;
+
+typedef struct sp_thread {
+    uint32_t index; /* as in the file */
+    uint32_t slot;  /* 0, 1, 2... in order of first appearance in this file */
+    uint64_t tid;
+    char *name;     /* "" until a THREAD chunk names it; the last one wins */
+} sp_thread;
+
+/* One record of an EVENTS chunk, decoded and paired with its GPU interval. */
+typedef struct sp_event {
+    uint64_t start, end;      /* ns; for a memory record `end` is unused */
+    uint32_t site, depth;     /* depth without the flag bits */
+    uint32_t kind;            /* SP_SCOPE or SP_MEM */
+    uint32_t device;          /* SP_MEM: 0 CPU, n GPU n-1 */
+    int64_t bytes;            /* SP_MEM: signed byte count */
+    int64_t gpu_ns;           /* GPU scope: its GPU duration; -1 otherwise */
+    uint64_t gpu_start;       /* GPU scope: start of its GPU interval */
+} sp_event;
+enum { SP_SCOPE = 0, SP_MEM = 1 };
+
+typedef struct sp_reader sp_reader;
+
+/* Callbacks return 0 to go on, non-zero to stop reading (returned as is). */
+typedef struct sp_callbacks {
+    void *ctx;
+    int (*header)(void *ctx, const sp_reader *r, const sp_header *h);
+    /* n events of one thread, in the order the thread closed them. */
+    int (*events)(void *ctx, const sp_reader *r, const sp_thread *t, const sp_event *ev,
+                  uint32_t n);
+    /* After the last chunk (also after an error), while the tables above
+     * are still valid: the place to flush per-thread state. */
+    int (*finish)(void *ctx, const sp_reader *r);
+} sp_callbacks;
+
+/* Outcome of a read. */
+enum {
+    SP_OK = 0,        /* whole file read */
+    SP_TRUNCATED = 1, /* file cut short: everything up to `good_end` was used */
+    SP_CORRUPT = 2,   /* bad data at `offset`: everything before it was used */
+    SP_IOERR = 3,     /* cannot open or read */
+    SP_STOPPED = 4    /* a callback asked to stop (or out of memory) */
+};
+
+typedef struct sp_result {
+    int status;
+    uint64_t offset;   /* where reading stopped */
+    uint64_t good_end; /* end of the last whole chunk (or of the header) */
+    uint64_t events;   /* records delivered */
+    int saw_end;       /* an END chunk was read */
+    char msg[160];     /* why, for SP_TRUNCATED / SP_CORRUPT / SP_IOERR */
+} sp_result;
+
+/* Read a file (path "-" is stdin) or a buffer. */
+int sp_read_file(const char *path, const sp_callbacks *cb, sp_result *res);
+int sp_read_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res);
+
+/* Tables of the file being read, valid during callbacks. */
+const sp_site *sp_reader_site(const sp_reader *r, uint32_t id); /* NULL if undefined */
+const sp_header *sp_reader_header(const sp_reader *r);
+uint32_t sp_reader_nthreads(const sp_reader *r);
+const sp_thread *sp_reader_thread(const sp_reader *r, uint32_t slot);
+
+/* One line for stderr: "FILE: truncated at byte N (last whole chunk ends at M)"
+ * or "FILE: offset N: what". Empty for SP_OK. */
+void sp_result_message(const sp_result *res, const char *file, char *buf, size_t n);
+
+#endif

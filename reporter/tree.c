@@ -1,0 +1,93 @@
+/* tree.c -- see tree.h. */
+#include "tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sp_tree_init(sp_tree *tr, sp_tree_fn fn, void *ctx) {
+    memset(tr, 0, sizeof *tr);
+    tr->fn = fn;
+    tr->ctx = ctx;
+    tr->limit = 1u << 22; /* 4M events, about 200 MB */
+}
+
+static int grow(uint32_t **v, uint32_t *cap, uint32_t n) {
+    if (n <= *cap) return 0;
+    uint32_t c = *cap ? *cap : 1024;
+    while (c < n) c = c > UINT32_MAX / 2 ? n : c * 2;
+    uint32_t *p = realloc(*v, (size_t)c * sizeof *p);
+    if (!p) return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+/* Resolve parents and hand the buffered events of thread `i` over. Walking
+ * backwards (from the last closed, the root) visits every scope before its
+ * descendants, and between a scope and the next one at its depth, only its
+ * own descendants: anc[d] is then the innermost open candidate at depth d. */
+static int flush(sp_tree *tr, uint32_t i) {
+    sp_tree_thread *t = &tr->t[i];
+    uint32_t n = t->n, maxd = 0;
+    if (!n) return 0;
+    for (uint32_t k = 0; k < n; k++)
+        if (t->ev[k].depth > maxd) maxd = t->ev[k].depth;
+    if (grow(&tr->parent, &tr->parent_cap, n) || grow(&tr->anc, &tr->anc_cap, maxd + 1)) return -1;
+    for (uint32_t d = 0; d <= maxd; d++) tr->anc[d] = SP_NO_PARENT;
+    for (uint32_t k = n; k-- > 0;) {
+        const sp_event *e = &t->ev[k];
+        /* A scope at depth d, or a memory record made with d scopes open,
+         * lies in the scope at depth d-1. */
+        uint32_t p = e->depth ? tr->anc[e->depth - 1] : SP_NO_PARENT;
+        /* Mismatched BEGIN/END ranges can break the depth rule: only a
+         * scope that really contains the event counts as its parent. */
+        if (p != SP_NO_PARENT && (t->ev[p].start > e->start || t->ev[p].end < e->end)) p = SP_NO_PARENT;
+        tr->parent[k] = p;
+        if (e->kind == SP_SCOPE) tr->anc[e->depth] = k;
+    }
+    t->n = 0;
+    return tr->fn(tr->ctx, i, t->ev, tr->parent, n);
+}
+
+int sp_tree_add(sp_tree *tr, uint32_t thread, const sp_event *ev, uint32_t n) {
+    if (thread >= tr->nt) {
+        uint32_t c = thread + 1 > tr->nt * 2 ? thread + 1 : tr->nt * 2;
+        sp_tree_thread *v = realloc(tr->t, (size_t)c * sizeof *v);
+        if (!v) return -1;
+        memset(v + tr->nt, 0, (size_t)(c - tr->nt) * sizeof *v);
+        tr->t = v;
+        tr->nt = c;
+    }
+    sp_tree_thread *t = &tr->t[thread];
+    for (uint32_t k = 0; k < n; k++) {
+        if (t->n == t->cap) {
+            uint32_t c = t->cap ? t->cap * 2 : 256;
+            sp_event *v = realloc(t->ev, (size_t)c * sizeof *v);
+            if (!v) return -1;
+            t->ev = v;
+            t->cap = c;
+        }
+        t->ev[t->n++] = ev[k];
+        if ((ev[k].kind == SP_SCOPE && ev[k].depth == 0) || t->n >= tr->limit) {
+            int rc = flush(tr, thread);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
+int sp_tree_flush_all(sp_tree *tr) {
+    for (uint32_t i = 0; i < tr->nt; i++) {
+        int rc = flush(tr, i);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+void sp_tree_free(sp_tree *tr) {
+    for (uint32_t i = 0; i < tr->nt; i++) free(tr->t[i].ev);
+    free(tr->t);
+    free(tr->parent);
+    free(tr->anc);
+    memset(tr, 0, sizeof *tr);
+}

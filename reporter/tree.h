@@ -1,0 +1,49 @@
+/* tree.h -- per-thread buffering of whole top-level subtrees.
+ *
+ * Events arrive in the order their thread closed them: children before their
+ * parent. Whoever needs the ancestors of an event (stack grouping, folded
+ * stacks) or the events in start order (the trace JSON) must wait for the
+ * parent: a thread's events are buffered until a scope at depth 0 closes,
+ * and the finished subtree is handed over at once, with each event's parent.
+ * Memory is therefore proportional to the largest top-level subtree, not to
+ * the file. A thread whose outermost scope never closed (still open when the
+ * file was written) is handed over at the end; a subtree larger than `limit`
+ * events is handed over early, its events then lack the ancestors that had
+ * not closed yet. */
+#ifndef SP_TREE_H
+#define SP_TREE_H
+
+#include "read.h"
+
+#define SP_NO_PARENT UINT32_MAX
+
+/* ev: n events of one thread in close order; parent[i]: index in ev of the
+ * scope that directly encloses ev[i] (a scope, or for SP_MEM records the
+ * scope they were made in), or SP_NO_PARENT. */
+typedef int (*sp_tree_fn)(void *ctx, uint32_t thread, const sp_event *ev, const uint32_t *parent,
+                          uint32_t n);
+
+typedef struct sp_tree_thread {
+    sp_event *ev;
+    uint32_t n, cap;
+} sp_tree_thread;
+
+typedef struct sp_tree {
+    sp_tree_fn fn;
+    void *ctx;
+    uint32_t limit; /* events buffered per thread before an early hand-over */
+    sp_tree_thread *t;
+    uint32_t nt;
+    uint32_t *parent, *anc; /* scratch */
+    uint32_t parent_cap, anc_cap;
+} sp_tree;
+
+void sp_tree_init(sp_tree *tr, sp_tree_fn fn, void *ctx);
+/* Add events of thread `thread` (a caller-chosen small integer). Returns the
+ * callback's non-zero result, or -1 when out of memory, else 0. */
+int sp_tree_add(sp_tree *tr, uint32_t thread, const sp_event *ev, uint32_t n);
+/* Hand over everything still buffered (at the end of a file). */
+int sp_tree_flush_all(sp_tree *tr);
+void sp_tree_free(sp_tree *tr);
+
+#endif

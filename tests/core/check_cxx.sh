@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The header compiles as C++ with g++ and clang++ (-Wall -Wextra -Werror):
+# enabled, disabled and aggregation-only; the enabled build also runs and
+# prints its table. Run through the wrapper rules.mk writes, which passes a
+# scratch directory.
+set -u
+dir=$1
+mkdir -p "$dir"
+src=$dir/use.cpp
+cat >"$src" <<'CPP'
+#include "scopeprof.h"
+#include <cstdio>
+static int fib(int n) {
+    PROFILE_FUNCTION();
+    return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+int main() {
+    PROFILE_THREAD_NAME("main");
+    { PROFILE_SCOPE("outer"); std::printf("%d\n", fib(10)); }
+    PROFILE_BEGIN("range");
+    PROFILE_SCOPE_DYN("dyn");
+    PROFILE_END();
+    PROFILE_FLUSH();
+    return 0;
+}
+CPP
+fail=0
+for cxx in g++ clang++; do
+  if ! command -v "$cxx" >/dev/null; then echo "FAILED: $cxx not installed"; fail=1; continue; fi
+  for mode in "-DPROFILE_ENABLE" "" "-DPROFILE_ENABLE=0" "-DSCOPEPROF_AGGREGATION"; do
+    if "$cxx" -std=c++17 -Wall -Wextra -Werror -O2 -Iinclude $mode "$src" -o "$dir/use" -lpthread; then
+      echo "ok: $cxx $mode"
+    else
+      echo "FAILED: $cxx $mode"; fail=1; continue
+    fi
+    if [ "$mode" = -DPROFILE_ENABLE ]; then
+      err=$(SCOPEPROF_OUTPUT=none "$dir/use" 2>&1 >/dev/null)
+      if grep -q "Self CPU time total" <<<"$err" && grep -q " fib " <<<"$err"; then
+        echo "ok: $cxx build runs and prints its table"
+      else
+        echo "FAILED: $cxx build's table:"; echo "$err"; fail=1
+      fi
+    fi
+  done
+done
+exit $fail

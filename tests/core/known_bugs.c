@@ -1,0 +1,111 @@
+/* Tests of header bugs found while writing the suite. They FAIL on the
+ * current header, so rules.mk builds this binary but leaves it out of
+ * TEST_CMDS; run it by hand ($(BUILD)/tests/core/known_bugs) and move each
+ * test into test_record.c once its fix is in. The report lists each bug and
+ * the proposed fix. */
+#define SCOPEPROF_AGGREGATION
+#include "scopeprof.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "child.h"
+#include "tracefile.h"
+
+int empty_define_enables(void);
+
+/* Bug 0: EVENTS chunks must have type 3 (docs/FORMAT.md). The config
+ * macro SCOPEPROF_CHUNK_EVENTS (events per chunk, 4096) has the same name as
+ * the enum constant SCOPEPROF_CHUNK_EVENTS (chunk type 3) and, defined after
+ * the enum, replaces it in every later use: the writer stamps EVENTS chunks
+ * with 4096. (Defining SCOPEPROF_CHUNK_EVENTS before including the header,
+ * as documented, does not even compile: the enum line becomes "4096 = 3".) */
+static void test_events_chunk_type(void **state) {
+    (void)state;
+    child c;
+    child_run(&c, "prog_basic", NULL);
+    tracefile t;
+    assert_true(tf_read(c.trace, &t));
+    uint32_t wrong = t.events_type_4096;
+    uint64_t events = t.events;
+    tf_free(&t);
+    child_free(&c);
+    assert_int_equal(events, 41);
+    assert_int_equal(wrong, 0);
+}
+
+/* Bug 1: the test "PROFILE_ENABLE + 0 != 0 || ~PROFILE_ENABLE + 1 == 1"
+ * is meant to catch an empty definition, but with an empty one the second
+ * half reads "~ + 1 == 1", i.e. -2 == 1: "#define PROFILE_ENABLE" compiles
+ * profiling out. */
+static void test_empty_define_enables(void **state) {
+    (void)state;
+    assert_int_equal(empty_define_enables(), 1);
+}
+
+/* Bug 2: a thread's name is read when it records its first scope, and at
+ * exit only if still empty; a new thread inherits the process name, so it is
+ * never empty and a pthread_setname_np after the first scope is lost. */
+static void test_thread_named_after_first_scope(void **state) {
+    (void)state;
+    child c;
+    child_run(&c, "prog_threads", NULL);
+    assert_int_equal(c.status, 0);
+    tracefile t;
+    assert_true(tf_read(c.trace, &t));
+    int found = 0;
+    for (uint32_t i = 0; i < t.nthreads; i++) found += strcmp(t.thread_name[i], "setname-late") == 0;
+    tf_free(&t);
+    child_free(&c);
+    assert_int_equal(found, 1);
+}
+
+/* Bug 3: a PROFILE_BEGIN left open by the main thread when the program
+ * exits is neither reported nor recorded (only other threads' exits close
+ * ranges). */
+static void test_main_range_open_at_exit(void **state) {
+    (void)state;
+    child c;
+    child_run(&c, "prog_mismatch", NULL);
+    assert_int_equal(c.status, 0);
+    int reported = count_lines_with(c.err, "\"main_open\"");
+    child_free(&c);
+    assert_int_equal(reported, 1);
+}
+
+/* Bug 4: the module that creates the registry supplies the pthread key's
+ * destructor and counts as a module; when it is a dlopen'd library that is
+ * then dlclose'd, (a) the profile is finalized at dlclose (the summary comes
+ * early, later scopes are dropped) and (b) any thread that exits afterwards
+ * calls the destructor in unmapped code. */
+static void test_dlclose_first_recorder(void **state) {
+    (void)state;
+    child c;
+    child_run(&c, "prog_dlclose", NULL);
+    int status = c.status;
+    trow rows[16];
+    int n = parse_table(c.err, rows, 16);
+    const trow *after = find_row(rows, n, "after_dlclose"), *thr = find_row(rows, n, "thread_after");
+    int tables = count_lines_with(c.err, "Self CPU time total");
+    if (status != 0 || tables != 1 || !after || after->calls != 3 || !thr || thr->calls != 1)
+        fprintf(stderr, "exit %d, %d table(s); stderr:\n%s", status, tables, c.err);
+    child_free(&c);
+    assert_int_equal(status, 0);
+    assert_int_equal(tables, 1);
+    assert_non_null(after);
+    assert_non_null(thr);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_events_chunk_type),
+        cmocka_unit_test(test_empty_define_enables),
+        cmocka_unit_test(test_thread_named_after_first_scope),
+        cmocka_unit_test(test_main_range_open_at_exit),
+        cmocka_unit_test(test_dlclose_first_recorder),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

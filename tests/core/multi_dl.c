@@ -1,0 +1,5 @@
+/* libsp_dl.so: a plugin multi_main (and dlclose_prog) opens with dlopen. */
+#include "scopeprof.h"
+
+void dl_func(void);
+void dl_func(void) { PROFILE_SCOPE("dl_lib_scope"); }

@@ -1,0 +1,5 @@
+/* libsp_linked.so: a shared library linked into multi_main at build time. */
+#include "scopeprof.h"
+
+void linked_func(void);
+void linked_func(void) { PROFILE_SCOPE("linked_lib_scope"); }

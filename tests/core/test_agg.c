@@ -1,0 +1,537 @@
+/* Aggregation arithmetic and the key_averages table, on events with known
+ * timestamps fed straight to scopeprof_agg_row / scopeprof_agg_event. Built
+ * with SCOPEPROF_AGGREGATION only: no recording, no exit hooks. The expected
+ * tables were worked out from ../shared/spec/key_averages.md, not from the
+ * code's output. */
+#define SCOPEPROF_AGGREGATION
+#include "scopeprof.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+/* The row called `name` (key = name, as the exit summary groups). */
+static uint32_t row(scopeprof_agg *a, const char *name) {
+    uint32_t r = scopeprof_agg_row(a, name, name, NULL);
+    assert_int_not_equal(r, UINT32_MAX);
+    return r;
+}
+
+/* One finished scope: thread, name, [start, end) in ns, depth when it opened. */
+static void ev(scopeprof_agg *a, uint32_t thread, const char *name, uint64_t start,
+               uint64_t end, uint32_t depth) {
+    assert_int_equal(scopeprof_agg_event(a, thread, row(a, name), start, end, depth), 0);
+}
+
+static const scopeprof_row *get(scopeprof_agg *a, const char *name) {
+    uint32_t r = row(a, name); /* may move a->rows: index first */
+    return &a->rows[r];
+}
+
+/* The table as a string (open_memstream: the exact bytes printed). */
+static char *table(const scopeprof_agg *a, scopeprof_sort key, int limit) {
+    /* static: gcc 12's -Wdangling-pointer mistakes the result for &buf */
+    static char *buf;
+    static size_t n;
+    buf = NULL;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    scopeprof_table_print(f, a, key, limit);
+    fclose(f);
+    return buf;
+}
+
+/* Where `needle` starts in `s`, or -1. */
+static long offset(const char *s, const char *needle) {
+    const char *p = strstr(s, needle);
+    return p ? (long)(p - s) : -1;
+}
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* ---- arithmetic ------------------------------------------------------------- */
+
+/* p [0,100) holds c [10,20), c [30,45), c [48,60) and the last c holds g
+ * [50,55). Events come in close order, as the trace file stores them. */
+static void test_nesting_self_time(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    ev(&a, 0, "c", 10, 20, 1);
+    ev(&a, 0, "c", 30, 45, 1);
+    ev(&a, 0, "g", 50, 55, 2);
+    ev(&a, 0, "c", 48, 60, 1);
+    ev(&a, 0, "p", 0, 100, 0);
+    const scopeprof_row *p = get(&a, "p"), *c = get(&a, "c"), *g = get(&a, "g");
+    assert_int_equal(p->count, 1);
+    assert_int_equal(p->total_ns, 100);
+    assert_int_equal(p->self_ns, 100 - (10 + 15 + 12)); /* direct children only */
+    assert_int_equal(c->count, 3);
+    assert_int_equal(c->total_ns, 10 + 15 + 12);
+    assert_int_equal(c->self_ns, 10 + 15 + (12 - 5));
+    assert_int_equal(g->self_ns, 5);
+    assert_int_equal(g->total_ns, 5);
+    assert_int_equal(a.events, 5);
+    /* Self times add up to the outermost scope's inclusive time. */
+    assert_int_equal(scopeprof_agg_self_total(&a), 100);
+    /* Rows appear in first-seen order. */
+    assert_string_equal(a.rows[0].name, "c");
+    assert_string_equal(a.rows[1].name, "g");
+    assert_string_equal(a.rows[2].name, "p");
+    scopeprof_agg_free(&a);
+}
+
+/* f calls itself twice: f [0,100) > f [10,60) > f [20,30). As in PyTorch, the
+ * total counts every nested call again; self time is not double counted. */
+static void test_recursion(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    ev(&a, 0, "f", 20, 30, 2);
+    ev(&a, 0, "f", 10, 60, 1);
+    ev(&a, 0, "f", 0, 100, 0);
+    const scopeprof_row *f = get(&a, "f");
+    assert_int_equal(f->count, 3);
+    assert_int_equal(f->total_ns, 100 + 50 + 10);
+    assert_int_equal(f->self_ns, 10 + (50 - 10) + (100 - 50));
+    scopeprof_agg_free(&a);
+}
+
+/* Two threads whose events arrive interleaved: each thread's children are
+ * subtracted from that thread's parent only. Mixing them up would give
+ * thread 0's parent a negative (clamped to 0) self time. */
+static void test_threads_interleaved(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    ev(&a, 0, "child", 10, 20, 1);
+    ev(&a, 7, "child", 5, 50, 1); /* thread slots need not be dense */
+    ev(&a, 0, "parent", 0, 30, 0);
+    ev(&a, 7, "child", 60, 70, 1);
+    ev(&a, 7, "parent", 0, 100, 0);
+    const scopeprof_row *p = get(&a, "parent"), *c = get(&a, "child");
+    assert_int_equal(p->count, 2);
+    assert_int_equal(p->total_ns, 30 + 100);
+    assert_int_equal(p->self_ns, (30 - 10) + (100 - 45 - 10));
+    assert_int_equal(c->self_ns, 10 + 45 + 10);
+    scopeprof_agg_free(&a);
+}
+
+/* A "child" that does not lie inside its parent (it started before it: what
+ * a mismatched BEGIN/END produces) is not subtracted from the parent. */
+static void test_non_contained_child(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    ev(&a, 0, "early", 5, 15, 1);
+    ev(&a, 0, "parent", 10, 30, 0);
+    assert_int_equal(get(&a, "parent")->self_ns, 20);
+    assert_int_equal(get(&a, "early")->self_ns, 10);
+    /* A later, well nested pair is not affected by the stray one. */
+    ev(&a, 0, "inside", 40, 45, 1);
+    ev(&a, 0, "parent", 35, 50, 0);
+    assert_int_equal(get(&a, "parent")->self_ns, 20 + 10);
+    assert_int_equal(get(&a, "parent")->total_ns, 20 + 15);
+    scopeprof_agg_free(&a);
+}
+
+/* Siblings at depth 0 never subtract from each other, and a scope with no
+ * children keeps its whole duration. */
+static void test_siblings_and_leaves(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    ev(&a, 0, "a", 0, 10, 0);
+    ev(&a, 0, "b", 10, 30, 0);
+    ev(&a, 0, "x", 35, 36, 1);
+    ev(&a, 0, "a", 30, 40, 0); /* parent of x */
+    assert_int_equal(get(&a, "a")->self_ns, 10 + 9);
+    assert_int_equal(get(&a, "b")->self_ns, 20);
+    /* Average (the "CPU time avg" column) is total / count, checked in the
+     * table tests; here: the key is the row identity, not the name. */
+    uint32_t r1 = scopeprof_agg_row(&a, "a@file.c:3", "a", "file.c:3");
+    uint32_t r2 = scopeprof_agg_row(&a, "a@file.c:9", "a", "file.c:9");
+    assert_int_not_equal(r1, r2);
+    assert_int_equal(scopeprof_agg_row(&a, "a@file.c:3", "ignored", NULL), r1);
+    assert_string_equal(a.rows[r1].extra, "file.c:3");
+    scopeprof_agg_free(&a);
+}
+
+/* Many rows force the row array and hash table to grow; lookups must still
+ * find every row. */
+static void test_many_rows(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "row%d", i);
+        ev(&a, 0, name, (uint64_t)i * 10, (uint64_t)i * 10 + (uint64_t)i, 0);
+    }
+    assert_int_equal(a.nrows, 1000);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "row%d", i);
+        assert_int_equal(row(&a, name), i);
+        assert_int_equal(a.rows[i].total_ns, i);
+    }
+    scopeprof_agg_free(&a);
+}
+
+/* ---- sorting ---------------------------------------------------------------- */
+
+static void test_sort_parse(void **state) {
+    (void)state;
+    static const struct { const char *s; scopeprof_sort k; } ok[] = {
+        {"cpu_time_total", SCOPEPROF_SORT_CPU_TIME_TOTAL},
+        {"self_cpu_time_total", SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL},
+        {"cpu_time", SCOPEPROF_SORT_CPU_TIME},
+        {"count", SCOPEPROF_SORT_COUNT},
+        {"gpu_time_total", SCOPEPROF_SORT_GPU_TIME_TOTAL},
+        {"self_gpu_time_total", SCOPEPROF_SORT_SELF_GPU_TIME_TOTAL},
+        {"gpu_time", SCOPEPROF_SORT_GPU_TIME},
+        {"cpu_memory_usage", SCOPEPROF_SORT_CPU_MEMORY_USAGE},
+        {"self_cpu_memory_usage", SCOPEPROF_SORT_SELF_CPU_MEMORY_USAGE},
+        {"gpu_memory_usage", SCOPEPROF_SORT_GPU_MEMORY_USAGE},
+        {"self_gpu_memory_usage", SCOPEPROF_SORT_SELF_GPU_MEMORY_USAGE},
+        /* PyTorch's spellings */
+        {"cuda_time_total", SCOPEPROF_SORT_GPU_TIME_TOTAL},
+        {"self_cuda_time_total", SCOPEPROF_SORT_SELF_GPU_TIME_TOTAL},
+        {"cuda_time", SCOPEPROF_SORT_GPU_TIME},
+        {"cuda_memory_usage", SCOPEPROF_SORT_GPU_MEMORY_USAGE},
+        {"self_cuda_memory_usage", SCOPEPROF_SORT_SELF_GPU_MEMORY_USAGE},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        scopeprof_sort k = (scopeprof_sort)-1;
+        assert_int_equal(scopeprof_sort_parse(ok[i].s, &k), 0);
+        assert_int_equal(k, ok[i].k);
+    }
+    static const char *const bad[] = {"", "bogus", "cpu_time_totalx", "CPU_TIME_TOTAL",
+                                      "cuda_", "self_cuda_", "cuda_cpu_time", "cpu_time_total "};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        scopeprof_sort k = SCOPEPROF_SORT_COUNT;
+        assert_int_equal(scopeprof_sort_parse(bad[i], &k), -1);
+        assert_int_equal(k, SCOPEPROF_SORT_COUNT); /* untouched on error */
+    }
+    assert_int_equal(scopeprof_sort_parse(NULL, NULL), -1);
+    assert_non_null(strstr(scopeprof_sort_keys(), "self_cpu_time_total"));
+}
+
+/* Rows whose every attribute is chosen so that each sort key gives a
+ * different order; equal values must keep first-seen order. */
+static void test_sort_orders(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    /*           name  count total self gpu_t gpu_s  mem  smem gmem sgmem */
+    static const struct { const char *n; uint64_t c; int64_t v[8]; } R[] = {
+        {"A", 1, {50, 10, 5, 1, 300, 7, -5, 2}},
+        {"B", 4, {80, 30, 5, 9, -10, 7, 40, 2}},
+        {"C", 2, {80, 20, 60, 3, 100, 9, 40, 8}},
+        {"D", 4, {10, 10, 1, 1, 300, 1, 0, 1}},
+    };
+    for (int i = 0; i < 4; i++) {
+        uint32_t ri = row(&a, R[i].n); /* may move a.rows: index first */
+        scopeprof_row *r = &a.rows[ri];
+        r->count = R[i].c;
+        r->total_ns = R[i].v[0];
+        r->self_ns = R[i].v[1];
+        r->gpu_total_ns = R[i].v[2];
+        r->gpu_self_ns = R[i].v[3];
+        r->cpu_mem = R[i].v[4];
+        r->self_cpu_mem = R[i].v[5];
+        r->gpu_mem = R[i].v[6];
+        r->self_gpu_mem = R[i].v[7];
+    }
+    static const struct { const char *key, *order; } want[] = {
+        {"cpu_time_total", "BCAD"},      /* B, C tie at 80: B seen first */
+        {"self_cpu_time_total", "BCAD"}, /* A, D tie at 10 */
+        {"cpu_time", "ACBD"},            /* avg: 50, 20, 40, 2.5 */
+        {"count", "BDCA"},
+        {"gpu_time_total", "CABD"},      /* A, B tie at 5 */
+        {"cuda_time_total", "CABD"},
+        {"self_gpu_time_total", "BCAD"}, /* A, D tie at 1 */
+        {"self_cuda_time_total", "BCAD"},
+        {"gpu_time", "CABD"},            /* avg: 5, 1.25, 30, 0.25 */
+        {"cpu_memory_usage", "ADCB"},    /* A, D tie at 300; B negative */
+        {"self_cpu_memory_usage", "CABD"},
+        {"gpu_memory_usage", "BCDA"},
+        {"cuda_memory_usage", "BCDA"},
+        {"self_gpu_memory_usage", "CABD"},
+        {"self_cuda_memory_usage", "CABD"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        scopeprof_sort k;
+        assert_int_equal(scopeprof_sort_parse(want[i].key, &k), 0);
+        uint32_t *idx = scopeprof_agg_sorted(&a, k);
+        assert_non_null(idx);
+        char got[5];
+        for (int j = 0; j < 4; j++) got[j] = a.rows[idx[j]].name[0];
+        got[4] = 0;
+        free(idx);
+        if (strcmp(got, want[i].order) != 0)
+            fail_msg("sort by %s: got %s, want %s", want[i].key, got, want[i].order);
+    }
+    scopeprof_agg_free(&a);
+}
+
+/* A stable sort must keep first-seen order for long runs of ties too (a
+ * merge sort over more than one pass). */
+static void test_sort_ties_many(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    char name[16];
+    for (int i = 0; i < 37; i++) {
+        snprintf(name, sizeof name, "r%02d", i);
+        uint32_t ri = row(&a, name);
+        a.rows[ri].count = (uint64_t)(i % 3); /* 0 1 2 0 1 2 ... */
+    }
+    uint32_t *idx = scopeprof_agg_sorted(&a, SCOPEPROF_SORT_COUNT);
+    assert_non_null(idx);
+    uint32_t prev = 0;
+    for (int j = 0; j < 37; j++) {
+        const scopeprof_row *r = &a.rows[idx[j]];
+        if (j > 0) {
+            const scopeprof_row *p = &a.rows[prev];
+            assert_true(p->count >= r->count);
+            if (p->count == r->count) assert_true(prev < idx[j]); /* first seen first */
+        }
+        prev = idx[j];
+    }
+    free(idx);
+    scopeprof_agg_free(&a);
+}
+
+/* ---- formatting ------------------------------------------------------------- */
+
+static void test_format_time(void **state) {
+    (void)state;
+    char b[64];
+    assert_string_equal(scopeprof_format_time(b, sizeof b, 0), "0.000us");
+    assert_string_equal(scopeprof_format_time(b, sizeof b, 422), "422.000us");
+    assert_string_equal(scopeprof_format_time(b, sizeof b, 999.5), "999.500us");
+    assert_string_equal(scopeprof_format_time(b, sizeof b, 1000), "1.000ms");
+    assert_string_equal(scopeprof_format_time(b, sizeof b, 26179), "26.179ms");
+    assert_string_equal(scopeprof_format_time(b, sizeof b, 999999), "999.999ms");
+    assert_string_equal(scopeprof_format_time(b, sizeof b, 1e6), "1.000s");
+    assert_string_equal(scopeprof_format_time(b, sizeof b, 1081000), "1.081s");
+    assert_string_equal(scopeprof_format_time(b, sizeof b, 3600e6), "3600.000s");
+}
+
+static void test_format_mem(void **state) {
+    (void)state;
+    char b[64];
+    assert_string_equal(scopeprof_format_mem(b, sizeof b, 0), "0 b");
+    assert_string_equal(scopeprof_format_mem(b, sizeof b, 144), "144 b");
+    assert_string_equal(scopeprof_format_mem(b, sizeof b, 1023), "1023 b");
+    assert_string_equal(scopeprof_format_mem(b, sizeof b, -100), "-100 b");
+    assert_string_equal(scopeprof_format_mem(b, sizeof b, 1024), "1.00 Kb");
+    assert_string_equal(scopeprof_format_mem(b, sizeof b, -391219), "-382.05 Kb");
+    assert_string_equal(scopeprof_format_mem(b, sizeof b, 3 << 20), "3.00 Mb");
+    assert_string_equal(scopeprof_format_mem(b, sizeof b, -(3 << 20)), "-3.00 Mb");
+    assert_string_equal(scopeprof_format_mem(b, sizeof b, (int64_t)3 << 29), "1.50 Gb");
+    assert_string_equal(scopeprof_format_mem(b, sizeof b, -((int64_t)5 << 30)), "-5.00 Gb");
+}
+
+/* The standard check value of CRC-32/IEEE, and that pieces chain. */
+static void test_crc32(void **state) {
+    (void)state;
+    assert_int_equal(scopeprof_crc32(0, "123456789", 9), 0xCBF43926u);
+    assert_int_equal(scopeprof_crc32(scopeprof_crc32(0, "1234", 4), "56789", 5), 0xCBF43926u);
+    assert_int_equal(scopeprof_crc32(0, "", 0), 0);
+}
+
+/* ---- the table -------------------------------------------------------------- */
+
+#define LONG_NAME "this_is_a_deliberately_long_scope_name_to_test_truncation" /* 57 chars */
+
+/* outer [0, 2 s) holds four 250 ms inner scopes; leaf runs twice for 1.5 us;
+ * a 57-character name runs once for 0.5 us. */
+static void build_known(scopeprof_agg *a) {
+    scopeprof_agg_init(a);
+    for (uint64_t i = 0; i < 4; i++)
+        ev(a, 0, "inner", 100000000 + i * 400000000, 350000000 + i * 400000000, 1);
+    ev(a, 0, "outer", 0, 2000000000, 0);
+    ev(a, 0, "leaf", 2000000000, 2000001500, 0);
+    ev(a, 0, "leaf", 2000002000, 2000003500, 0);
+    ev(a, 1, LONG_NAME, 0, 500, 0);
+}
+
+static const char known_table[] =
+    "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+    "                                                   Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n"
+    "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+    "                                                  outer        50.00%        1.000s       100.00%        2.000s        2.000s             1  \n"
+    "                                                  inner        50.00%        1.000s        50.00%        1.000s     250.000ms             4  \n"
+    "                                                   leaf         0.00%       3.000us         0.00%       3.000us       1.500us             2  \n"
+    "this_is_a_deliberately_long_scope_name_to_test_trunc...         0.00%       0.500us         0.00%       0.500us       0.500us             1  \n"
+    "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+    "Self CPU time total: 2.000s\n";
+
+static void test_table_golden(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    build_known(&a);
+    char *t = table(&a, SCOPEPROF_SORT_CPU_TIME_TOTAL, 0);
+    assert_string_equal(t, known_table);
+    free(t);
+    /* row_limit -1 also means every row */
+    t = table(&a, SCOPEPROF_SORT_CPU_TIME_TOTAL, -1);
+    assert_string_equal(t, known_table);
+    free(t);
+    scopeprof_agg_free(&a);
+}
+
+/* Another sort key through the table: by count, ties in first-seen order. */
+static void test_table_sort_by_count(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    build_known(&a);
+    char *t = table(&a, SCOPEPROF_SORT_COUNT, 0);
+    /* Order by count: inner (4), leaf (2), outer (1), long (1, seen after outer). */
+    long pi = offset(t, " inner "), pl = offset(t, " leaf "), po = offset(t, " outer "),
+         pn = offset(t, "trunc...");
+    assert_true(pi >= 0 && pl >= 0 && po >= 0 && pn >= 0);
+    assert_true(pi < pl && pl < po && po < pn);
+    free(t);
+    scopeprof_agg_free(&a);
+}
+
+static void test_table_row_limit(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    build_known(&a);
+    char *t = table(&a, SCOPEPROF_SORT_CPU_TIME_TOTAL, 2);
+    /* 3 separators + header + 2 rows + total line */
+    assert_int_equal(count_lines(t), 7);
+    assert_non_null(strstr(t, " outer "));
+    assert_non_null(strstr(t, " inner "));
+    assert_null(strstr(t, " leaf "));
+    /* Percentages and the total still use every row, not only those shown. */
+    assert_non_null(strstr(t, "Self CPU time total: 2.000s\n"));
+    free(t);
+    /* By self time outer and inner tie at 1 s: inner was seen first. */
+    t = table(&a, SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL, 1);
+    assert_int_equal(count_lines(t), 6);
+    assert_non_null(strstr(t, " inner "));
+    assert_null(strstr(t, " outer "));
+    free(t);
+    scopeprof_agg_free(&a);
+}
+
+/* All durations zero: percentages divide by zero and print NaN. */
+static void test_table_nan(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    ev(&a, 0, "a", 5, 5, 0);
+    ev(&a, 0, "a", 9, 9, 0);
+    char *t = table(&a, SCOPEPROF_SORT_CPU_TIME_TOTAL, 0);
+    assert_string_equal(t,
+        "-----  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        " Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n"
+        "-----  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "    a           NaN       0.000us           NaN       0.000us       0.000us             2  \n"
+        "-----  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "Self CPU time total: 0.000us\n");
+    free(t);
+    scopeprof_agg_free(&a);
+}
+
+/* Memory columns come after the time columns and before "# of Calls". */
+static void test_table_memory_columns(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    ev(&a, 0, "alloc", 0, 1000, 0);
+    ev(&a, 0, "alloc", 1000, 2000, 0);
+    ev(&a, 0, "free", 2000, 5000, 0);
+    ev(&a, 0, "alloc", 5000, 6000, 0);
+    /* Times and memory set directly (the recorder does not measure memory
+     * yet): alloc self 2 us of 5 us total, over 3 calls. */
+    scopeprof_row *al = &a.rows[0], *fr = &a.rows[1];
+    al->self_ns = 2000;
+    al->total_ns = 5000;
+    al->cpu_mem = (int64_t)3 << 29;
+    al->self_cpu_mem = -391219;
+    fr->cpu_mem = -(3 << 20);
+    fr->self_cpu_mem = 144;
+    a.has_mem = 1;
+    char *t = table(&a, SCOPEPROF_SORT_CPU_TIME_TOTAL, 0);
+    assert_string_equal(t,
+        "---------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "     Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg       CPU Mem  Self CPU Mem    # of Calls  \n"
+        "---------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "    alloc        40.00%       2.000us       100.00%       5.000us       1.667us       1.50 Gb    -382.05 Kb             3  \n"
+        "     free        60.00%       3.000us        60.00%       3.000us       3.000us      -3.00 Mb         144 b             1  \n"
+        "---------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "Self CPU time total: 5.000us\n");
+    free(t);
+    scopeprof_agg_free(&a);
+}
+
+/* GPU columns, when any GPU time exists: Self GPU, Self GPU %, GPU total,
+ * GPU time avg, after the CPU ones, and a "Self GPU time total" line. */
+static void test_table_gpu_columns(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    ev(&a, 0, "k", 0, 4000, 0);
+    scopeprof_row *k = &a.rows[0];
+    k->gpu_self_ns = 3000;
+    k->gpu_total_ns = 3000;
+    a.has_gpu = 1;
+    char *t = table(&a, SCOPEPROF_SORT_CPU_TIME_TOTAL, 0);
+    assert_non_null(strstr(t, "CPU time avg      Self GPU    Self GPU %     GPU total  GPU time avg    # of Calls  \n"));
+    assert_non_null(strstr(t, "4.000us       3.000us       100.00%       3.000us       3.000us             1  \n"));
+    assert_non_null(strstr(t, "\nSelf CPU time total: 4.000us\nSelf GPU time total: 3.000us\n"));
+    free(t);
+    scopeprof_agg_free(&a);
+}
+
+/* An empty aggregation still prints a well-formed (empty) table. */
+static void test_table_empty(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    char *t = table(&a, SCOPEPROF_SORT_CPU_TIME_TOTAL, 0);
+    assert_int_equal(count_lines(t), 5);
+    assert_non_null(strstr(t, "Self CPU time total: 0.000us\n"));
+    free(t);
+    scopeprof_agg_free(&a);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nesting_self_time),
+        cmocka_unit_test(test_recursion),
+        cmocka_unit_test(test_threads_interleaved),
+        cmocka_unit_test(test_non_contained_child),
+        cmocka_unit_test(test_siblings_and_leaves),
+        cmocka_unit_test(test_many_rows),
+        cmocka_unit_test(test_sort_parse),
+        cmocka_unit_test(test_sort_orders),
+        cmocka_unit_test(test_sort_ties_many),
+        cmocka_unit_test(test_format_time),
+        cmocka_unit_test(test_format_mem),
+        cmocka_unit_test(test_crc32),
+        cmocka_unit_test(test_table_golden),
+        cmocka_unit_test(test_table_sort_by_count),
+        cmocka_unit_test(test_table_row_limit),
+        cmocka_unit_test(test_table_nan),
+        cmocka_unit_test(test_table_memory_columns),
+        cmocka_unit_test(test_table_gpu_columns),
+        cmocka_unit_test(test_table_empty),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,232 @@
+/* gpu_prog.c -- profiled programs for the GPU tests, one per mode (argv[1]).
+ * Built with -DPROFILE_ENABLE -DPROFILE_HIP and linked with the HIP double
+ * (hip_double.c). The profile is written when the process exits, so
+ * test_gpu.c runs each mode as a child with SCOPEPROF_OUTPUT and DOUBLE_LOG
+ * set and reads the trace, the double's log, stdout and stderr.
+ *
+ * Kernel lengths are whole milliseconds: the double's elapsed times are then
+ * exact in float, and so are the GPU durations the profiler derives. */
+#include "scopeprof.h"
+
+#include "hip_double.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MS 1000u /* double_enqueue_us takes microseconds */
+
+/* For the double: how many profiler scopes the calling thread has open. */
+static int scope_depth(void) { return scopeprof__tls ? (int)scopeprof__tls->depth : 0; }
+
+/* Counters the tests compare at points inside the run (the double's exit log
+ * only has the final values). */
+static void print_counters(const char *when) {
+    printf("%s: creates=%ld user_events=%ld anchors=%ld queries=%ld user_syncs=%ld "
+           "in_scope=%ld\n",
+           when, double_calls(D_EventCreateWithFlags), double_counter(DC_USER_EVENTS),
+           double_counter(DC_ANCHOR_RECORDS), double_calls(D_EventQuery),
+           double_counter(DC_USER_SYNCS), double_counter(DC_USER_SYNCS_IN_SCOPE));
+    fflush(stdout);
+}
+
+/* Nesting: per step, outer_gpu (5 ms on stream 1) holds inner_gpu (3 ms),
+ * other_gpu is 4 ms on stream 2, cpu_only has no GPU side. Device 1 of 2. */
+static void mode_nest(void) {
+    double_set_devices(2, 1);
+    hipStream_t a = double_stream(1), b = double_stream(2);
+    for (int i = 0; i < 3; i++) {
+        PROFILE_SCOPE("step");
+        {
+            PROFILE_GPU_SCOPE("outer_gpu", a);
+            double_enqueue_us(a, 1 * MS);
+            {
+                PROFILE_GPU_SCOPE("inner_gpu", a);
+                double_enqueue_us(a, 3 * MS);
+            }
+            double_enqueue_us(a, 1 * MS);
+        }
+        {
+            PROFILE_GPU_SCOPE("other_gpu", b);
+            double_enqueue_us(b, 4 * MS);
+        }
+        { PROFILE_SCOPE("cpu_only"); }
+    }
+}
+
+/* Threads: worker k (k = 0..2) runs 20 scopes of (k + 1) ms on stream k + 1.
+ * The main thread alternates two streams (2 ms on 4, 7 ms on 5). */
+static void *worker(void *arg) {
+    int k = (int)(intptr_t)arg;
+    char name[16];
+    snprintf(name, sizeof name, "worker%d", k);
+    PROFILE_THREAD_NAME(name);
+    hipStream_t s = double_stream(k + 1);
+    for (int i = 0; i < 20; i++) {
+        PROFILE_GPU_SCOPE("worker_gpu", s);
+        double_enqueue_us(s, (uint64_t)(k + 1) * MS);
+    }
+    return NULL;
+}
+
+static void mode_threads(void) {
+    pthread_t th[3];
+    for (int k = 0; k < 3; k++)
+        if (pthread_create(&th[k], NULL, worker, (void *)(intptr_t)k) != 0) abort();
+    hipStream_t s4 = double_stream(4), s5 = double_stream(5);
+    for (int i = 0; i < 5; i++) {
+        {
+            PROFILE_GPU_SCOPE("main_s4", s4);
+            double_enqueue_us(s4, 2 * MS);
+        }
+        {
+            PROFILE_GPU_SCOPE("main_s5", s5);
+            double_enqueue_us(s5, 7 * MS);
+        }
+    }
+    for (int k = 0; k < 3; k++) pthread_join(th[k], NULL);
+}
+
+/* Clock alignment: stream 1 starts 50 ms (simulated) after each launch, as
+ * an idle GPU with a long launch latency; scope i runs (i + 1) ms. The
+ * double logs every record so the test can redo the arithmetic. */
+static void mode_align(void) {
+    double_log(1);
+    hipStream_t s = double_stream(1);
+    double_set_latency_us(s, 50 * MS);
+    for (int i = 0; i < 10; i++) {
+        double_idle(s);
+        PROFILE_GPU_SCOPE("aligned", s);
+        double_enqueue_us(s, (uint64_t)(i + 1) * MS);
+    }
+}
+
+/* Pool reuse: after 100 scopes, 1000 more create no event. */
+static void mode_pool(void) {
+    hipStream_t s = double_stream(1);
+    for (int i = 0; i < 100; i++) {
+        PROFILE_GPU_SCOPE("warm", s);
+        double_enqueue_us(s, 1 * MS);
+    }
+    print_counters("warm");
+    for (int i = 0; i < 1000; i++) {
+        PROFILE_GPU_SCOPE("steady", s);
+        double_enqueue_us(s, 1 * MS);
+    }
+    print_counters("steady");
+}
+
+/* Lazy resolution: the GPU lags until told otherwise. 200 scopes, a flush
+ * (which must wait for them, outside any scope), 100 more, the GPU catches
+ * up, 64 more (the poll at every 64th close then finds them ready). */
+static void mode_lazy(void) {
+    double_scope_depth = scope_depth;
+    double_hold(1);
+    hipStream_t s = double_stream(1);
+    for (int i = 0; i < 200; i++) {
+        PROFILE_GPU_SCOPE("lazy_a", s);
+        double_enqueue_us(s, 1 * MS);
+    }
+    print_counters("before_flush");
+    PROFILE_FLUSH();
+    print_counters("after_flush");
+    for (int i = 0; i < 100; i++) {
+        PROFILE_GPU_SCOPE("lazy_b", s);
+        double_enqueue_us(s, 2 * MS);
+    }
+    double_progress();
+    for (int i = 0; i < 64; i++) {
+        PROFILE_GPU_SCOPE("lazy_c", s);
+        double_enqueue_us(s, 3 * MS);
+    }
+    print_counters("end");
+}
+
+/* Streaming (run with SCOPEPROF_BUFFER_MB=1): 60000 top-level GPU scopes
+ * exceed the budget, so full buffers are written while the program runs and
+ * the GPU (held back) must be waited for then. With `nested`, every 10 GPU
+ * scopes sit inside a CPU scope "step", so the writes happen inside it. */
+static void mode_stream(int nested) {
+    double_scope_depth = scope_depth;
+    double_hold(1);
+    hipStream_t s = double_stream(1);
+    for (int i = 0; i < 6000; i++) {
+        if (nested) {
+            PROFILE_SCOPE("step");
+            for (int j = 0; j < 10; j++) {
+                PROFILE_GPU_SCOPE("streamed", s);
+                double_enqueue_us(s, 1 * MS);
+            }
+        } else {
+            for (int j = 0; j < 10; j++) {
+                PROFILE_GPU_SCOPE("streamed", s);
+                double_enqueue_us(s, 1 * MS);
+            }
+        }
+    }
+    print_counters("end");
+}
+
+/* Error paths. Each runs 10 GPU scopes "k" of 1 ms; the double fails one
+ * call. Calls of hipEventRecord: #1 is the clock anchor, then two per scope
+ * (#2/#3 scope 0, #4/#5 scope 1, #6/#7 scope 2...). */
+static void ten_scopes(void) {
+    hipStream_t s = double_stream(1);
+    for (int i = 0; i < 10; i++) {
+        PROFILE_GPU_SCOPE("k", s);
+        double_enqueue_us(s, 1 * MS);
+        PROFILE_SCOPE("inner_cpu");
+    }
+}
+
+/* hipEventElapsedTime: called twice per scope as scopes are resolved
+ * (anchor->start, start->end). Failing #3 loses scope el1's timing. */
+static void mode_err_elapsed(void) {
+    double_fail(D_EventElapsedTime, 3, hipErrorLaunchFailure);
+    hipStream_t s = double_stream(1);
+    {
+        PROFILE_GPU_SCOPE("el0", s);
+        double_enqueue_us(s, 1 * MS);
+    }
+    {
+        PROFILE_GPU_SCOPE("el1", s);
+        double_enqueue_us(s, 2 * MS);
+    }
+    {
+        PROFILE_GPU_SCOPE("el2", s);
+        double_enqueue_us(s, 3 * MS);
+    }
+    {
+        PROFILE_GPU_SCOPE("el3", s);
+        double_enqueue_us(s, 4 * MS);
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *m = argc > 1 ? argv[1] : "";
+    if (strcmp(m, "nest") == 0) mode_nest();
+    else if (strcmp(m, "threads") == 0) mode_threads();
+    else if (strcmp(m, "align") == 0) mode_align();
+    else if (strcmp(m, "pool") == 0) mode_pool();
+    else if (strcmp(m, "lazy") == 0) mode_lazy();
+    else if (strcmp(m, "stream") == 0) mode_stream(0);
+    else if (strcmp(m, "stream_nested") == 0) mode_stream(1);
+    else if (strcmp(m, "err_count") == 0) {
+        double_fail(D_GetDeviceCount, 1, hipErrorInvalidValue);
+        ten_scopes();
+    } else if (strcmp(m, "err_record") == 0) {
+        double_fail(D_EventRecord, 7, hipErrorIllegalAddress); /* scope 2's end */
+        ten_scopes();
+    } else if (strcmp(m, "err_getdevice") == 0) {
+        double_fail(D_GetDevice, 3, hipErrorInvalidDevice); /* scope 2's open */
+        ten_scopes();
+    } else if (strcmp(m, "err_elapsed") == 0) {
+        mode_err_elapsed();
+    } else {
+        fprintf(stderr, "usage: %s nest|threads|align|pool|lazy|stream|stream_nested|"
+                        "err_count|err_record|err_getdevice|err_elapsed\n", argv[0]);
+        return 2;
+    }
+    return 0;
+}

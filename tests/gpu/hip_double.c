@@ -1,0 +1,367 @@
+/* hip_double.c -- the HIP runtime test double (see hip_double.h). */
+#include "hip_double.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct ihipStream_t {
+    int index;          /* double_stream index; -1 for hipStreamCreate */
+    int busy;           /* 0: the next record catches up with the CPU */
+    uint64_t t;         /* simulated clock, ns */
+    uint64_t latency;   /* ns */
+};
+
+struct ihipEvent_t {
+    long id;
+    int recorded, destroyed, user;
+    uint64_t t;
+};
+
+#define MAX_USER_STREAMS 64
+#define MAX_FAILS 16
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ihipStream_t user_streams[MAX_USER_STREAMS];
+static struct ihipStream_t *private_streams[64];
+static int nprivate;
+/* Every event ever created stays here (destroyed ones marked), so that a use
+ * after hipEventDestroy is caught rather than being undefined behaviour. */
+static struct ihipEvent_t **events;
+static long nevents, events_cap;
+static long calls[D_NFN];
+static long counters[DC_NCOUNTERS];
+static long misuse; /* calls on destroyed or never-recorded events */
+static int hold;
+static uint64_t progress;
+static int device_count = 1, device_current;
+static struct { enum double_fn fn; long n; hipError_t code; } fails[MAX_FAILS];
+static int nfails;
+static int logging;
+static double_record *log_v;
+static long log_n, log_cap;
+
+int (*double_scope_depth)(void);
+
+static const char *const fn_names[D_NFN] = {
+    "EventCreateWithFlags", "EventRecord",      "EventQuery",          "EventSynchronize",
+    "EventElapsedTime",     "EventDestroy",     "GetDeviceCount",      "GetDevice",
+    "GetDeviceProperties",  "StreamCreate",     "GetErrorString"};
+static const char *const counter_names[DC_NCOUNTERS] = {
+    "events_live", "user_events", "anchor_records", "user_syncs", "user_syncs_in_scope"};
+
+const char *double_fn_name(enum double_fn fn) { return fn_names[fn]; }
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Count a call of fn and return its scripted failure, if any. Lock held. */
+static hipError_t enter(enum double_fn fn) {
+    long n = ++calls[fn];
+    for (int i = 0; i < nfails; i++)
+        if (fails[i].fn == fn && fails[i].n == n) return fails[i].code;
+    return hipSuccess;
+}
+
+static struct ihipStream_t *stream_of(hipStream_t s) {
+    return s ? s : &user_streams[0]; /* the null stream is user stream 0 */
+}
+
+static int complete(const struct ihipEvent_t *e) { return !hold || e->t <= progress; }
+
+/* An event handle is usable: created here and not destroyed. Lock held. */
+static int valid(const struct ihipEvent_t *e) {
+    if (e && !e->destroyed && e->id >= 1 && e->id <= nevents && events[e->id - 1] == e) return 1;
+    misuse++;
+    return 0;
+}
+
+/* ---- The controls -------------------------------------------------------- */
+hipStream_t double_stream(int i) {
+    if (i < 0 || i >= MAX_USER_STREAMS) abort();
+    pthread_mutex_lock(&lock);
+    user_streams[i].index = i;
+    pthread_mutex_unlock(&lock);
+    return i ? &user_streams[i] : (hipStream_t)0;
+}
+
+void double_set_latency_us(hipStream_t s, uint64_t us) {
+    pthread_mutex_lock(&lock);
+    stream_of(s)->latency = us * 1000u;
+    pthread_mutex_unlock(&lock);
+}
+
+void double_enqueue_us(hipStream_t s, uint64_t us) {
+    pthread_mutex_lock(&lock);
+    struct ihipStream_t *st = stream_of(s);
+    if (!st->busy) { /* a kernel on an idle stream starts after its launch */
+        uint64_t start = now_ns() + st->latency;
+        if (start > st->t) st->t = start;
+        st->busy = 1;
+    }
+    st->t += us * 1000u;
+    pthread_mutex_unlock(&lock);
+}
+
+void double_idle(hipStream_t s) {
+    pthread_mutex_lock(&lock);
+    stream_of(s)->busy = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+void double_hold(int on) {
+    pthread_mutex_lock(&lock);
+    hold = on;
+    pthread_mutex_unlock(&lock);
+}
+
+void double_progress(void) {
+    pthread_mutex_lock(&lock);
+    for (long i = 0; i < nevents; i++)
+        if (events[i]->recorded && events[i]->t > progress) progress = events[i]->t;
+    pthread_mutex_unlock(&lock);
+}
+
+void double_fail(enum double_fn fn, long n, hipError_t code) {
+    pthread_mutex_lock(&lock);
+    if (nfails == MAX_FAILS) abort();
+    fails[nfails].fn = fn;
+    fails[nfails].n = n;
+    fails[nfails].code = code;
+    nfails++;
+    pthread_mutex_unlock(&lock);
+}
+
+void double_set_devices(int count, int current) {
+    pthread_mutex_lock(&lock);
+    device_count = count;
+    device_current = current;
+    pthread_mutex_unlock(&lock);
+}
+
+long double_calls(enum double_fn fn) {
+    pthread_mutex_lock(&lock);
+    long n = calls[fn];
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+long double_counter(enum double_counter c) {
+    pthread_mutex_lock(&lock);
+    long n = counters[c];
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void double_log(int on) {
+    pthread_mutex_lock(&lock);
+    logging = on;
+    pthread_mutex_unlock(&lock);
+}
+
+/* ---- The HIP functions ------------------------------------------------------ */
+hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned flags) {
+    (void)flags;
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_EventCreateWithFlags);
+    struct ihipEvent_t *e = NULL;
+    if (err == hipSuccess && nevents == events_cap) {
+        long cap = events_cap ? events_cap * 2 : 256;
+        struct ihipEvent_t **v = realloc(events, (size_t)cap * sizeof *v);
+        if (!v) err = hipErrorOutOfMemory;
+        else events = v, events_cap = cap;
+    }
+    if (err == hipSuccess && !(e = calloc(1, sizeof *e))) err = hipErrorOutOfMemory;
+    if (err == hipSuccess) {
+        events[nevents++] = e;
+        e->id = nevents;
+        counters[DC_EVENTS_LIVE]++;
+        *event = e;
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_EventRecord);
+    if (err == hipSuccess && !valid(event)) err = hipErrorInvalidHandle;
+    if (err == hipSuccess) {
+        struct ihipStream_t *st = stream_of(stream);
+        uint64_t now = now_ns();
+        if (!st->busy || st->index < 0) {
+            if (now + st->latency > st->t) st->t = now + st->latency;
+            st->busy = st->index >= 0; /* hipStreamCreate streams stay idle */
+        }
+        if (st->index >= 0 && !event->user) {
+            event->user = 1;
+            counters[DC_USER_EVENTS]++;
+        }
+        if (st->index < 0) counters[DC_ANCHOR_RECORDS]++;
+        event->recorded = 1;
+        event->t = st->t;
+        if (logging) {
+            if (log_n == log_cap) {
+                long cap = log_cap ? log_cap * 2 : 1024;
+                double_record *v = realloc(log_v, (size_t)cap * sizeof *v);
+                if (!v) abort();
+                log_v = v, log_cap = cap;
+            }
+            double_record r = {event->id, st->index, event->t, now};
+            log_v[log_n++] = r;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipEventQuery(hipEvent_t event) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_EventQuery);
+    if (err == hipSuccess && !valid(event)) err = hipErrorInvalidHandle;
+    /* A never-recorded event counts as complete, as in HIP. */
+    if (err == hipSuccess && event->recorded && !complete(event)) err = hipErrorNotReady;
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipEventSynchronize(hipEvent_t event) {
+    /* Ask the program for its scope depth before taking the lock: the hook
+     * only reads the calling thread's own profiler state. */
+    int depth = double_scope_depth ? double_scope_depth() : 0;
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_EventSynchronize);
+    if (err == hipSuccess && !valid(event)) err = hipErrorInvalidHandle;
+    if (err == hipSuccess && event->user) {
+        counters[DC_USER_SYNCS]++;
+        if (depth > 0) counters[DC_USER_SYNCS_IN_SCOPE]++;
+    }
+    /* The wait: the simulated GPU runs up to this event. */
+    if (err == hipSuccess && event->recorded && event->t > progress) progress = event->t;
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_EventElapsedTime);
+    if (err == hipSuccess && (!valid(start) || !valid(stop))) err = hipErrorInvalidHandle;
+    if (err == hipSuccess && (!start->recorded || !stop->recorded)) {
+        misuse++;
+        err = hipErrorInvalidHandle;
+    }
+    if (err == hipSuccess && (!complete(start) || !complete(stop))) err = hipErrorNotReady;
+    if (err == hipSuccess) *ms = (float)(((double)stop->t - (double)start->t) / 1e6);
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipEventDestroy(hipEvent_t event) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_EventDestroy);
+    if (err == hipSuccess && !valid(event)) err = hipErrorInvalidHandle;
+    if (err == hipSuccess) {
+        event->destroyed = 1;
+        counters[DC_EVENTS_LIVE]--;
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipGetDeviceCount(int *count) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_GetDeviceCount);
+    if (err == hipSuccess) *count = device_count;
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipGetDevice(int *deviceId) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_GetDevice);
+    if (err == hipSuccess) *deviceId = device_current;
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipGetDeviceProperties(hipDeviceProp_t *prop, int deviceId) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_GetDeviceProperties);
+    if (err == hipSuccess && (deviceId < 0 || deviceId >= device_count)) err = hipErrorInvalidDevice;
+    if (err == hipSuccess) {
+        memset(prop, 0, sizeof *prop);
+        snprintf(prop->name, sizeof prop->name, "Double GPU %d", deviceId);
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipStreamCreate(hipStream_t *stream) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_StreamCreate);
+    if (err == hipSuccess && nprivate == 64) err = hipErrorOutOfMemory;
+    if (err == hipSuccess) {
+        struct ihipStream_t *s = calloc(1, sizeof *s);
+        if (!s) {
+            err = hipErrorOutOfMemory;
+        } else {
+            s->index = -1;
+            private_streams[nprivate++] = s;
+            *stream = s;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+const char *hipGetErrorString(hipError_t hipError) {
+    pthread_mutex_lock(&lock);
+    calls[D_GetErrorString]++; /* never fails: it has no error return */
+    pthread_mutex_unlock(&lock);
+    switch (hipError) {
+    case hipSuccess: return "hipSuccess";
+    case hipErrorNotReady: return "hipErrorNotReady";
+    case hipErrorInvalidHandle: return "hipErrorInvalidHandle";
+    case hipErrorNoDevice: return "hipErrorNoDevice";
+    case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
+    case hipErrorLaunchFailure: return "hipErrorLaunchFailure";
+    case hipErrorIllegalAddress: return "hipErrorIllegalAddress";
+    default: return "hipError (double)";
+    }
+}
+
+/* ---- The exit report ---------------------------------------------------------- */
+/* Priority 101 runs after destructors without a priority (the profiler's), so
+ * the counters include what the profiler did while writing at exit. */
+__attribute__((destructor(101))) static void double_report(void) {
+    const char *path = getenv("DOUBLE_LOG");
+    FILE *f = path && *path ? fopen(path, "w") : NULL;
+    if (f) {
+        pthread_mutex_lock(&lock);
+        for (int i = 0; i < D_NFN; i++) fprintf(f, "C %s %ld\n", fn_names[i], calls[i]);
+        for (int i = 0; i < DC_NCOUNTERS; i++) fprintf(f, "C %s %ld\n", counter_names[i], counters[i]);
+        fprintf(f, "C misuse %ld\n", misuse);
+        for (long i = 0; i < log_n; i++)
+            fprintf(f, "R %ld %d %llu %llu\n", log_v[i].event, log_v[i].stream,
+                    (unsigned long long)log_v[i].sim_ns, (unsigned long long)log_v[i].cpu_ns);
+        pthread_mutex_unlock(&lock);
+        fclose(f);
+    }
+    /* Free what the double holds, so that LeakSanitizer reports only leaks of
+     * the program under test. Events the program still holds are freed too:
+     * nothing can use them after this point. */
+    for (long i = 0; i < nevents; i++) free(events[i]);
+    free(events);
+    events = NULL;
+    nevents = events_cap = 0;
+    for (int i = 0; i < nprivate; i++) free(private_streams[i]);
+    nprivate = 0;
+    free(log_v);
+    log_v = NULL;
+    log_n = log_cap = 0;
+}
