@@ -71,7 +71,7 @@
  *
  *   PROFILE_ENABLE            turn profiling on (unset or 0: compiled out).
  *   PROFILE_HIP, PROFILE_CUDA GPU backend for PROFILE_GPU_SCOPE.
- *   SCOPEPROF_CHUNK_EVENTS    events per buffer chunk (default 4096).
+ *   SCOPEPROF_EVENTS_PER_CHUNK  events per buffer chunk (default 4096).
  *   SCOPEPROF_AGGREGATION     compile only the aggregation and table code
  *                             (used by the reporter; no recording, no hooks).
  * ---------------------------------------------------------------------------
@@ -79,8 +79,9 @@
 #ifndef SCOPEPROF_H
 #define SCOPEPROF_H
 
-#if defined(PROFILE_ENABLE) && (PROFILE_ENABLE + 0 != 0 || ~PROFILE_ENABLE + 1 == 1)
-/* PROFILE_ENABLE defined empty (plain -DPROFILE_ENABLE gives 1) or non-zero. */
+#if defined(PROFILE_ENABLE) && (PROFILE_ENABLE + 0 != 0 || (1 - PROFILE_ENABLE - 1) == 2)
+/* PROFILE_ENABLE non-zero, or defined empty (then the second test reads
+ * 1 - - 1 == 2). Plain -DPROFILE_ENABLE gives 1. */
 #define SCOPEPROF__ON 1
 #else
 #define SCOPEPROF__ON 0
@@ -321,6 +322,7 @@ typedef struct scopeprof__thread {
     scopeprof__range *ranges; /* open PROFILE_BEGIN ranges */
     uint32_t nranges, rcap;
     int warned_end; /* an unmatched PROFILE_END was reported */
+    int explicit_name; /* set by PROFILE_THREAD_NAME: never re-read */
     void *gpu;      /* the GPU backend's per-thread state, if any */
 } scopeprof__thread;
 
@@ -924,6 +926,7 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
 /* ---- Recording implementation (enabled build only) ------------------------ */
 #if SCOPEPROF__ON && !defined(SCOPEPROF__REC_DONE)
 #define SCOPEPROF__REC_DONE
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -932,8 +935,8 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef SCOPEPROF_CHUNK_EVENTS
-#define SCOPEPROF_CHUNK_EVENTS 4096
+#ifndef SCOPEPROF_EVENTS_PER_CHUNK
+#define SCOPEPROF_EVENTS_PER_CHUNK 4096
 #endif
 
 #ifdef __cplusplus
@@ -945,7 +948,7 @@ struct scopeprof__chunk {
     scopeprof__thread *thread;
     uint32_t count; /* events, once the chunk is queued */
     uint32_t first; /* events before this one were already written */
-    scopeprof_event ev[SCOPEPROF_CHUNK_EVENTS];
+    scopeprof_event ev[SCOPEPROF_EVENTS_PER_CHUNK];
 };
 
 typedef struct scopeprof__siterec {
@@ -968,7 +971,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
  * that includes this header reaches the same instance (see scopeprof__state).
  * `magic`/`layout` guard against modules built from different versions. */
 #define SCOPEPROF__STATE_MAGIC 0x53505253u /* "SRPS" */
-#define SCOPEPROF__LAYOUT (1000u + (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_CHUNK_EVENTS)
+#define SCOPEPROF__LAYOUT (1000u + (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
 typedef struct scopeprof__state {
     uint32_t magic, layout;
     pthread_mutex_t lock; /* slow paths only */
@@ -1202,6 +1205,7 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p);
 SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__pin_module(void);
 
 /* The anchor names this process image: pid plus the 16 random bytes the
  * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
@@ -1221,6 +1225,27 @@ SCOPEPROF__INTERNAL void scopeprof__anchor_set(scopeprof__state *g) {
     scopeprof__anchor_tag(tag, sizeof tag);
     snprintf(anchor, sizeof anchor, "%s:%p", tag, (void *)g);
     setenv(SCOPEPROF__ANCHOR_ENV, anchor, 1);
+}
+
+/* The module that creates the registry owns code the process keeps calling
+ * (the thread-exit destructor, the fork and signal handlers): if it is a
+ * library loaded with dlopen, it must never be unloaded. dladdr names its
+ * file, and dlopen(RTLD_NOLOAD | RTLD_NODELETE) pins it; for the main program
+ * this is a harmless no-op. dladdr is declared here under a private name
+ * (bound to the real symbol) because <dlfcn.h> only declares it under
+ * _GNU_SOURCE. */
+typedef struct scopeprof__dlinfo {
+    const char *fname;
+    void *fbase;
+    const char *sname;
+    void *saddr;
+} scopeprof__dlinfo;
+extern int scopeprof__dladdr(const void *addr, scopeprof__dlinfo *info) __asm__("dladdr");
+
+SCOPEPROF__INTERNAL void scopeprof__pin_module(void) {
+    scopeprof__dlinfo info;
+    if (scopeprof__dladdr((const void *)&scopeprof__pin_module, &info) && info.fname && info.fname[0])
+        dlopen(info.fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
 /* Find or create the process's one registry. Modules that share symbols
@@ -1284,6 +1309,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         scopeprof__anchor_set(g);
         pthread_atfork(scopeprof__atfork_prepare, scopeprof__atfork_parent, scopeprof__atfork_child);
         scopeprof__install_signals(g);
+        scopeprof__pin_module();
     }
     scopeprof__use_tsc = g->use_tsc;
     if (!scopeprof__module_attached) {
@@ -1454,7 +1480,7 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
         abort();
     }
     t->cur = t->chunk->ev;
-    t->lim = t->chunk->ev + SCOPEPROF_CHUNK_EVENTS;
+    t->lim = t->chunk->ev + SCOPEPROF_EVENTS_PER_CHUNK;
     pthread_setspecific(g->key, t);
     return scopeprof__tls = t;
 }
@@ -1499,7 +1525,7 @@ SCOPEPROF__API scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t) {
         pthread_mutex_unlock(&g->lock);
         return t->chunk->ev;
     }
-    scopeprof__queue(g, t, t->chunk, SCOPEPROF_CHUNK_EVENTS);
+    scopeprof__queue(g, t, t->chunk, SCOPEPROF_EVENTS_PER_CHUNK);
     scopeprof__chunk *c = scopeprof__chunk_alloc(g);
     if (!c) {
         /* Out of memory: write what is queued, then reuse its memory. */
@@ -1512,7 +1538,7 @@ SCOPEPROF__API scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t) {
         abort();
     }
     t->chunk = c;
-    t->lim = c->ev + SCOPEPROF_CHUNK_EVENTS;
+    t->lim = c->ev + SCOPEPROF_EVENTS_PER_CHUNK;
     return c->ev;
 }
 
@@ -1568,6 +1594,7 @@ SCOPEPROF__API void scopeprof__thread_name(const char *name) {
     scopeprof__state *g = scopeprof__state_get();
     pthread_mutex_lock(&g->lock);
     snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+    t->explicit_name = 1;
     pthread_mutex_unlock(&g->lock);
 }
 
@@ -1829,20 +1856,33 @@ SCOPEPROF__API void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int de
 
 /* Thread exit (pthread key destructor): close ranges left open, queue the
  * thread's partial chunk. The state stays in the registry for the output. */
+/* Report and close the thread's PROFILE_BEGIN ranges still open when `when`
+ * happened. Takes the lock to report (the site table may be growing in
+ * another thread) and releases it to close them (closing may need a new
+ * chunk, which takes the lock). */
+SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof__state *g, scopeprof__thread *t,
+                                                      const char *when) {
+    if (!t || !t->nranges) return;
+    pthread_mutex_lock(&g->lock);
+    for (uint32_t i = t->nranges; i-- > 0;) {
+        const scopeprof__range *r = &t->ranges[i];
+        const scopeprof__siterec *sr = r->site && r->site <= g->nsites ? &g->sites[r->site - 1] : NULL;
+        scopeprof__warn("scopeprof: PROFILE_BEGIN(\"%s\") at %s:%u was still open when %s; "
+                        "closed there", sr ? sr->name : "?", sr ? sr->file : "?",
+                        sr ? sr->line : 0, when);
+    }
+    pthread_mutex_unlock(&g->lock);
+    while (t->nranges) scopeprof__range_pop(t, scopeprof__ticks());
+}
+
 SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     scopeprof__thread *t = (scopeprof__thread *)p;
     scopeprof__state *g = scopeprof__g;
     if (!t || !g) return;
-    while (t->nranges) {
-        scopeprof__range *r = &t->ranges[t->nranges - 1];
-        const scopeprof__siterec *sr = r->site ? &g->sites[r->site - 1] : NULL;
-        scopeprof__warn("scopeprof: PROFILE_BEGIN(\"%s\") at %s:%u was still open when its thread "
-                        "exited; closed there", sr ? sr->name : "?", sr ? sr->file : "?",
-                        sr ? sr->line : 0);
-        scopeprof__range_pop(t, scopeprof__ticks());
-    }
+    scopeprof__tls = t;
+    scopeprof__close_open_ranges(g, t, "its thread exited");
     pthread_mutex_lock(&g->lock);
-    if (!t->name[0]) scopeprof__self_name(t->name);
+    if (!t->explicit_name) scopeprof__self_name(t->name); /* may have been set since */
     t->alive = 0;
     if (!g->finalized) {
         uint32_t n = (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - t->chunk->ev);
@@ -1985,8 +2025,25 @@ SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g) {
     g->sites_written = upto;
 }
 
+/* The current name of a live thread (pthread_setname_np may have changed it
+ * after its first scope), from /proc with open/read: no allocation. */
+SCOPEPROF__INTERNAL void scopeprof__refresh_name(scopeprof__thread *t) {
+    char path[64], buf[64];
+    if (t->explicit_name || !t->alive) return;
+    snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)t->tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return;
+    buf[n] = 0;
+    buf[strcspn(buf, "\n")] = 0;
+    memcpy(t->name, buf, (size_t)n + 1);
+}
+
 SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, const scopeprof__thread *t) {
     unsigned char b[16 + 64];
+    scopeprof__refresh_name((scopeprof__thread *)t);
     uint32_t n = (uint32_t)strnlen(t->name, sizeof t->name);
     scopeprof__put32(b, t->index);
     scopeprof__put32(b + 4, n);
@@ -2218,7 +2275,10 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
         self->index = g->nthreads++;
         self->tid = scopeprof__gettid();
         g->threads = self;
-        if (self->chunk) self->cur = self->chunk->ev;
+        if (self->chunk) {
+            self->cur = self->chunk->ev; /* the parent's events are not ours */
+            self->chunk->first = 0;
+        }
     }
     scopeprof_agg_free(&g->agg);
     scopeprof_agg_init(&g->agg);
@@ -2343,6 +2403,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
 }
 
 SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
+    if (!g->finalized) scopeprof__close_open_ranges(g, scopeprof__tls, "the program exited");
     pthread_mutex_lock(&g->lock);
     if (g->finalized) {
         pthread_mutex_unlock(&g->lock);

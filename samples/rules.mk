@@ -1,11 +1,16 @@
 # Samples: each is built with profiling on. `make demo` runs one and shows the
 # table it prints at exit, then the reporter's view of its trace file.
-SAMPLES := $(BUILD)/samples/train_cpu
+SAMPLES := $(BUILD)/samples/train_cpu $(BUILD)/samples/gpu_masking
 all: $(SAMPLES)
 
 $(BUILD)/samples/%: samples/%.c $(HEADER)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS) -lm
+
+# GPU sample: HIP runtime (runs without a GPU: one fallback line, CPU table).
+$(BUILD)/samples/gpu_masking: samples/gpu_masking.c $(HEADER)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE -DPROFILE_HIP -D__HIP_PLATFORM_AMD__ $< -o $@ -lamdhip64 $(LDLIBS)
 
 DEMO_TRACE := $(BUILD)/demo.sprof
 demo: $(BUILD)/samples/train_cpu $(BUILD)/scopeprof

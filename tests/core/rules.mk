@@ -5,8 +5,7 @@
 #                              exit summary and trace file
 #   check_disabled, check_cxx  scripts (one test each): disabled build leaves
 #                              nothing; the header compiles as C++
-#   known_bugs[...]            tests of header bugs, built but NOT run: they
-#                              fail until the header is fixed (see the file)
+#   regressions[...]           one test per header bug found (see the file)
 # Variants: "" plain ($(ALL_CFLAGS)), _asan (+ASan/UBSan), _tsan (+TSan).
 CORE    := $(BUILD)/tests/core
 CORE_H  := $(HEADER) tests/core/child.h tests/core/tracefile.h
@@ -42,10 +41,11 @@ $(CORE)/multi_main$(core_sfx_$(1)): tests/core/multi_main.c tests/core/multi_b.c
 $(CORE)/test_record$(core_sfx_$(1)): tests/core/test_record.c $(CORE_H) $(foreach p,$(CORE_PROGS) multi_main,$(CORE)/$(p)$(core_sfx_$(1)))
 	$$(CC) $$(ALL_CFLAGS) $(core_flags_$(1)) -DVARIANT='"$(core_sfx_$(1))"' $$< -o $$@ -lcmocka
 
-$(CORE)/known_bugs$(core_sfx_$(1)): tests/core/known_bugs.c tests/core/enable_empty.c $(CORE_H) $(CORE)/test_record$(core_sfx_$(1))
-	$$(CC) $$(ALL_CFLAGS) $(core_flags_$(1)) -DVARIANT='"$(core_sfx_$(1))"' tests/core/known_bugs.c tests/core/enable_empty.c -o $$@ -lcmocka $$(LDLIBS)
+$(CORE)/regressions$(core_sfx_$(1)): tests/core/regressions.c tests/core/enable_empty.c $(CORE_H) $(CORE)/test_record$(core_sfx_$(1))
+	$$(CC) $$(ALL_CFLAGS) $(core_flags_$(1)) -DVARIANT='"$(core_sfx_$(1))"' tests/core/regressions.c tests/core/enable_empty.c -o $$@ -lcmocka $$(LDLIBS)
 
-TEST_BINS += $(CORE)/test_record$(core_sfx_$(1)) $(CORE)/known_bugs$(core_sfx_$(1))
+TEST_BINS += $(CORE)/test_record$(core_sfx_$(1)) $(CORE)/regressions$(core_sfx_$(1))
+TEST_CMDS += $(CORE)/regressions$(core_sfx_$(1))
 TEST_CMDS += $(CORE)/test_record$(core_sfx_$(1))
 endef
 $(foreach v,$(CORE_VARIANTS),$(eval $(call core_variant,$(v))))

@@ -346,9 +346,14 @@ static void test_mismatch(void **state) {
     assert_int_equal(count_lines_with(c.err, site), 1);
     /* The range left open at thread exit: reported with its name and site. */
     snprintf(site, sizeof site, "prog_mismatch.c:%d", open_line);
-    assert_int_equal(count_lines_with(c.err, "still open"), 1);
+    /* Two ranges are left open: one by a thread at its exit, one by the
+     * main thread at program exit; each reported once, with its site. */
+    assert_int_equal(count_lines_with(c.err, "still open"), 2);
     assert_int_equal(count_lines_with(c.err, site), 1);
     assert_int_equal(count_lines_with(c.err, "\"left_open\""), 1);
+    assert_int_equal(count_lines_with(c.err, "when its thread exited"), 1);
+    assert_int_equal(count_lines_with(c.err, "\"main_open\""), 1);
+    assert_int_equal(count_lines_with(c.err, "when the program exited"), 1);
 
     /* The rest of the profile is intact. */
     trow rows[MAXROWS];

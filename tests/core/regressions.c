@@ -1,8 +1,6 @@
-/* Tests of header bugs found while writing the suite. They FAIL on the
- * current header, so rules.mk builds this binary but leaves it out of
- * TEST_CMDS; run it by hand ($(BUILD)/tests/core/known_bugs) and move each
- * test into test_record.c once its fix is in. The report lists each bug and
- * the proposed fix. */
+/* Regression tests: one per header bug found while writing the suite. Each
+ * failed on the header of its day and passes since the fix; the comment above
+ * each says what was wrong. */
 #define SCOPEPROF_AGGREGATION
 #include "scopeprof.h"
 
@@ -18,11 +16,10 @@
 int empty_define_enables(void);
 
 /* Bug 0: EVENTS chunks must have type 3 (docs/FORMAT.md). The config
- * macro SCOPEPROF_CHUNK_EVENTS (events per chunk, 4096) has the same name as
- * the enum constant SCOPEPROF_CHUNK_EVENTS (chunk type 3) and, defined after
- * the enum, replaces it in every later use: the writer stamps EVENTS chunks
- * with 4096. (Defining SCOPEPROF_CHUNK_EVENTS before including the header,
- * as documented, does not even compile: the enum line becomes "4096 = 3".) */
+ * macro for events per chunk (4096) once had the same name as the enum
+ * constant SCOPEPROF_CHUNK_EVENTS (chunk type 3) and, defined after the enum,
+ * replaced it in every later use: the writer stamped EVENTS chunks with 4096.
+ * The config macro is now SCOPEPROF_EVENTS_PER_CHUNK. */
 static void test_events_chunk_type(void **state) {
     (void)state;
     child c;

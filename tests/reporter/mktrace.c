@@ -1,0 +1,192 @@
+/* mktrace.c -- writes the hand-made trace files of the reporter tests.
+ *
+ *   mktrace known OUT [PID]   the known event set (tw.h)
+ *   mktrace nasty OUT         names that need JSON escaping, two threads,
+ *                             equal starts, zero durations
+ *   mktrace corpus DIR        the bad-file corpus (tests/reporter/corpus/,
+ *                             regenerate with tests/reporter/make_corpus.sh)
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tw.h"
+
+static void nasty(tw *w) {
+    /* Parent and first child start at the same ns; a zero-length scope; a
+     * second thread whose events interleave in time with the first. */
+    static const tw_ev t0[] = {{100, 100, 3, 2},  {100, 600, 2, 1},   {700, 900, 4, 1},
+                               {100, 1000, 1, 0}, {2000, 2500, 2, 0}};
+    static const tw_ev t1[] = {{300, 400, 4, 1}, {250, 950, 5, 0}};
+    tw_header(w, 4242, "nasty \"prog\"");
+    tw_site(w, 1, 1, "quote\" back\\slash", "dir\\file.c", "f");
+    tw_site(w, 2, 2, "ctl\x01\x1f\ttab\nnl", "a.c", "g");
+    tw_site(w, 3, 3, "utf8 \xc3\xa9 \xf0\x9f\x98\x80", "b.c", "h");
+    tw_site(w, 4, 4, "bad \xff\xc3 utf8 \xed\xa0\x80", "c.c", "i");
+    tw_site(w, 5, 5, "semi;colon", "d.c", "j");
+    tw_thread(w, 0, 4242, "main");
+    tw_thread(w, 1, 4243, "worker \"1\"");
+    tw_events(w, 0, t0, 3);
+    tw_events(w, 1, t1, 2);
+    tw_events(w, 0, t0 + 3, 2);
+    tw_end(w, 7);
+}
+
+static int save(const tw *w, const char *dir, const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (tw_save(w, path) != 0) {
+        perror(path);
+        return 1;
+    }
+    return 0;
+}
+
+static void put32_at(tw *w, size_t at, uint32_t v) {
+    for (int i = 0; i < 4; i++) w->b[at + (size_t)i] = (unsigned char)(v >> (8 * i));
+}
+
+static int corpus(const char *dir) {
+    int bad = 0;
+    tw w = {0, 0, 0};
+    static const tw_ev one[] = {{10, 20, 1, 0}};
+#define RESET() (w.n = 0)
+    bad |= save(&w, dir, "empty");
+    tw_put(&w, "NOTATRACEFILE-NOTATRACEFILE-NOTATRACEFILE-NOTATRACE", 52);
+    bad |= save(&w, dir, "bad_magic");
+    RESET();
+    tw_header(&w, 1, "p");
+    bad |= save(&w, dir, "header_only");
+    w.n = 30;
+    bad |= save(&w, dir, "header_cut");
+    RESET();
+    tw_header_v(&w, 1, "p", 2);
+    tw_end(&w, 0);
+    bad |= save(&w, dir, "wrong_version");
+    RESET();
+    tw_known(&w, 7);
+    bad |= save(&w, dir, "known");
+    w.n -= 40; /* into the END chunk's header... */
+    w.n -= 30; /* ...and into the second EVENTS chunk */
+    bad |= save(&w, dir, "truncated_mid_chunk");
+    RESET();
+    tw_header(&w, 1, "p");
+    tw_site(&w, 1, 1, "s", "f.c", "fn");
+    size_t at = tw_events(&w, 0, one, 1);
+    put32_at(&w, at, 0x4B4E4842u);
+    bad |= save(&w, dir, "bad_chunk_magic");
+    put32_at(&w, at, 0x4B4E4843u);
+    w.b[w.n - 1] ^= 0x40; /* payload byte: CRC no longer matches */
+    bad |= save(&w, dir, "bad_crc");
+    w.b[w.n - 1] ^= 0x40;
+    put32_at(&w, at + 8, 0xFFFFFFF0u);
+    bad |= save(&w, dir, "absurd_length");
+    RESET();
+    tw_header(&w, 1, "p");
+    tw_site(&w, 1, 1, "s", "f.c", "fn");
+    tw u = {0, 0, 0};
+    tw_put(&u, "future data", 11);
+    tw_chunk(&w, 99, &u);
+    tw_events(&w, 0, one, 1);
+    tw_end(&w, 1);
+    bad |= save(&w, dir, "unknown_chunk");
+    RESET();
+    tw_header(&w, 1, "p");
+    tw_site(&w, 1, 1, "s", "f.c", "fn");
+    tw_thread(&w, 0, 1, "main");
+    tw_events(&w, 0, one, 0);
+    tw_end(&w, 0);
+    bad |= save(&w, dir, "zero_events");
+    /* EVENTS payload claiming more events than it holds. */
+    RESET();
+    tw_header(&w, 1, "p");
+    u.n = 0;
+    tw_u32(&u, 0);
+    tw_u32(&u, 1000000);
+    tw_u64(&u, 1);
+    tw_u64(&u, 2);
+    tw_u32(&u, 1);
+    tw_u32(&u, 0);
+    tw_chunk(&w, 3, &u);
+    bad |= save(&w, dir, "event_count_overflow");
+    RESET();
+    tw_header(&w, 1, "p");
+    static const tw_ev deep[] = {{10, 20, 1, 0x3FFFFFFF}};
+    tw_events(&w, 0, deep, 1);
+    bad |= save(&w, dir, "absurd_depth");
+    RESET();
+    tw_header(&w, 1, "p");
+    u.n = 0;
+    tw_u32(&u, 1);
+    tw_u32(&u, 1);
+    tw_u32(&u, 1);
+    tw_u32(&u, 0x7FFFFFFF);
+    tw_u32(&u, 0x7FFFFFFF);
+    tw_u32(&u, 4);
+    tw_put(&u, "name", 4);
+    tw_chunk(&w, 1, &u);
+    bad |= save(&w, dir, "site_length_overflow");
+    RESET();
+    tw_header(&w, 1, "p");
+    tw_site(&w, 0, 1, "zero", "f.c", "fn");
+    bad |= save(&w, dir, "site_id_zero");
+    RESET();
+    tw_header(&w, 1, "p");
+    tw_site(&w, 1, 1, "s", "f.c", "fn");
+    static const tw_ev far[] = {{10, 20, 1, 0}, {5, 30, 0xFFFFFFF0u, 0}};
+    tw_thread(&w, 0xFFFFFFFFu, 9, "t");
+    tw_events(&w, 0xFFFFFFFFu, far, 2);
+    tw_end(&w, 2);
+    bad |= save(&w, dir, "huge_ids");
+    /* GPU and memory records: a GPU chunk ahead of its EVENTS chunk. */
+    RESET();
+    tw_header(&w, 1, "p");
+    tw_site(&w, 1, 1, "gpu", "g.c", "fn");
+    tw_site(&w, 2, 2, "outer", "g.c", "fn");
+    u.n = 0;
+    tw_u32(&u, 0);
+    tw_u32(&u, 1);
+    tw_u64(&u, 150); /* start_ns */
+    tw_u64(&u, 250); /* end_ns */
+    tw_u64(&u, 100); /* launch_ns = the scope's start */
+    tw_u64(&u, 7);   /* stream */
+    tw_u32(&u, 1);
+    tw_u32(&u, 0);
+    tw_u32(&u, 0);
+    tw_u32(&u, 0);
+    tw_chunk(&w, 5, &u);
+    static const tw_ev gm[] = {{100, 200, 1, 1u | 0x80000000u},
+                               {120, (uint64_t)-4096, 0, 1u | 0x40000000u},
+                               {0, 300, 2, 0}};
+    tw_events(&w, 0, gm, 3);
+    tw_end(&w, 3);
+    bad |= save(&w, dir, "gpu_mem");
+    RESET();
+    nasty(&w);
+    bad |= save(&w, dir, "nasty");
+    free(w.b);
+    free(u.b);
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: mktrace known OUT [PID] | nasty OUT | corpus DIR\n");
+        return 2;
+    }
+    tw w = {0, 0, 0};
+    int rc = 0;
+    if (strcmp(argv[1], "known") == 0) {
+        tw_known(&w, argc > 3 ? strtoull(argv[3], NULL, 10) : 7);
+        rc = tw_save(&w, argv[2]) != 0;
+    } else if (strcmp(argv[1], "nasty") == 0) {
+        nasty(&w);
+        rc = tw_save(&w, argv[2]) != 0;
+    } else if (strcmp(argv[1], "corpus") == 0) {
+        rc = corpus(argv[2]);
+    } else {
+        fprintf(stderr, "mktrace: unknown kind '%s'\n", argv[1]);
+        rc = 2;
+    }
+    free(w.b);
+    return rc;
+}

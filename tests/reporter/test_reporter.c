@@ -1,0 +1,428 @@
+/* test_reporter.c -- the reporter's commands run in-process (sp_main) on
+ * trace files written byte by byte (tw.h), with known timestamps. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "read.h"
+#include "tw.h"
+
+/* The corpus generator, for the bad files. */
+#define main mktrace_main
+#include "mktrace.c"
+#undef main
+
+static char dir[64];
+
+static const char *path(const char *name) {
+    static char p[8][256];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+    return p[k];
+}
+
+static char *slurp(FILE *f) {
+    fflush(f);
+    long n = ftell(f);
+    char *s = malloc((size_t)n + 1);
+    rewind(f);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Run `scopeprof ARGS...` (NULL-terminated); *out and *err are malloc'd. */
+static int run(char **out, char **err, ...) {
+    char *argv[32] = {"scopeprof"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, err);
+    for (char *a; (a = va_arg(ap, char *)) != NULL && argc < 31;) argv[argc++] = a;
+    va_end(ap);
+    FILE *o = tmpfile(), *e = tmpfile();
+    assert_non_null(o);
+    assert_non_null(e);
+    int rc = sp_main(argc, argv, o, e);
+    *out = slurp(o);
+    *err = slurp(e);
+    return rc;
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/sp_reporter_test.XXXXXX");
+    if (!mkdtemp(dir)) return -1;
+    tw w = {0, 0, 0};
+    tw_known(&w, 7);
+    if (tw_save(&w, path("known.sprof"))) return -1;
+    w.n = 0;
+    tw_known(&w, 8);
+    if (tw_save(&w, path("known8.sprof"))) return -1;
+    free(w.b);
+    return corpus(dir);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char golden[] =
+    "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+    "                                                   Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n"
+    "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+    "                                                   main        50.00%     500.000us       100.00%       1.000ms       1.000ms             1  \n"
+    "                                                      A        30.00%     300.000us        40.00%     400.000us     200.000us             2  \n"
+    "                                                      B        10.00%     100.000us        10.00%     100.000us     100.000us             1  \n"
+    "a_very_long_scope_name_that_is_longer_than_the_colum...        10.00%     100.000us        10.00%     100.000us     100.000us             1  \n"
+    "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+    "Self CPU time total: 1.000ms\n";
+
+static void test_golden_table(void **state) {
+    (void)state;
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", path("known.sprof"), NULL), 0);
+    assert_string_equal(out, golden);
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+}
+
+/* Row order: the names at the start of each data row, in order. */
+static void rows_of(const char *table, char *buf, size_t n) {
+    buf[0] = 0;
+    const char *p = table;
+    for (int line = 0; (p = strchr(p, '\n')) != NULL; line++) {
+        p++;
+        if (line < 2 || *p == '-' || *p == 'S' || !*p) continue;
+        char name[64];
+        if (sscanf(p, "%63s", name) == 1) {
+            strncat(buf, name, n - strlen(buf) - 2);
+            strcat(buf, " ");
+        }
+    }
+}
+
+static void test_sort_and_limit(void **state) {
+    (void)state;
+    char *out, *err, order[256];
+    assert_int_equal(run(&out, &err, "table", "--sort", "count", path("known.sprof"), NULL), 0);
+    rows_of(out, order, sizeof order);
+    /* A (2 calls) first; ties (1 call) in first-seen (close) order: B, C, main. */
+    assert_string_equal(order, "A B a_very_long_scope_name_that_is_longer_than_the_colum... main ");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", path("known.sprof"), "--sort",
+                         "self_cpu_time_total", "--limit", "2", NULL), 0);
+    rows_of(out, order, sizeof order);
+    assert_string_equal(order, "main A ");
+    /* Percentages and the total still cover all rows. */
+    assert_non_null(strstr(out, "50.00%"));
+    assert_non_null(strstr(out, "Self CPU time total: 1.000ms\n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--sort", "cpu_time", path("known.sprof"), NULL), 0);
+    rows_of(out, order, sizeof order);
+    assert_string_equal(order, "main A B a_very_long_scope_name_that_is_longer_than_the_colum... ");
+    free(out);
+    free(err);
+    /* cuda_* are aliases of gpu_*. */
+    assert_int_equal(run(&out, &err, "table", "--sort", "cuda_time_total", path("known.sprof"), NULL), 0);
+    free(out);
+    free(err);
+}
+
+static void test_usage_errors(void **state) {
+    (void)state;
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--sort", "bogus", path("known.sprof"), NULL), 2);
+    assert_non_null(strstr(err, "'bogus'"));
+    assert_non_null(strstr(err, "self_cpu_time_total"));
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+    const char *bad[][3] = {{"--limit", "x"}, {"--group-by", "stack:0"}, {"--format", "xml"}, {"--nope", "1"}};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(run(&out, &err, "table", bad[i][0], bad[i][1], path("known.sprof"), NULL), 2);
+        assert_true(strlen(err) > 0);
+        free(out);
+        free(err);
+    }
+    assert_int_equal(run(&out, &err, "table", NULL), 2);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "frobnicate", NULL), 2);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "--version", NULL), 0);
+    assert_non_null(strstr(out, SCOPEPROF_VERSION_STRING));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "--help", NULL), 0);
+    assert_non_null(strstr(out, "stacks"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--help", NULL), 0);
+    assert_non_null(strstr(out, "--group-by"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "stacks", "--metric", "wall", path("known.sprof"), NULL), 2);
+    free(out);
+    free(err);
+}
+
+static void test_csv_json(void **state) {
+    (void)state;
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("known.sprof"), NULL), 0);
+    assert_string_equal(out,
+                        "name,count,self_cpu_time_total_ns,cpu_time_total_ns,cpu_time_avg_ns,"
+                        "self_cpu_percent,cpu_total_percent\n"
+                        "main,1,500000,1000000,1000000,50.00,100.00\n"
+                        "A,2,300000,400000,200000,30.00,40.00\n"
+                        "B,1,100000,100000,100000,10.00,10.00\n"
+                        TW_LONG_NAME ",1,100000,100000,100000,10.00,10.00\n");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--format", "json", "--limit", "2", path("known.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\"self_cpu_time_total_ns\":1000000,\"rows\":["));
+    assert_non_null(strstr(out, "{\"name\":\"A\",\"count\":2,\"self_cpu_time_total_ns\":300000,"
+                                "\"cpu_time_total_ns\":400000,\"cpu_time_avg_ns\":200000}"));
+    assert_null(strstr(out, "\"B\"")); /* cut by --limit */
+    free(out);
+    free(err);
+}
+
+static void test_group_by(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    static const tw_ev ev[] = {{10, 20, 1, 1}, {30, 50, 2, 1}, {0, 100, 3, 0}};
+    tw_header(&w, 1, "p");
+    tw_site(&w, 1, 11, "same", "x.c", "f");
+    tw_site(&w, 2, 22, "same", "y.c", "g");
+    tw_site(&w, 3, 33, "top", "z.c", "h");
+    tw_events(&w, 0, ev, 3);
+    assert_int_equal(tw_save(&w, path("sites.sprof")), 0);
+    free(w.b);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--group-by", "name", path("sites.sprof"), NULL), 0);
+    assert_non_null(strstr(out, " same "));
+    assert_non_null(strstr(out, "0.030us       0.015us             2  \n")); /* one row, both calls */
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "site", "--format", "csv", path("sites.sprof"), NULL), 0);
+    assert_non_null(strstr(out, ",source_location\n"));
+    assert_non_null(strstr(out, "same,1,20,20,20,20.00,20.00,y.c:22\n"));
+    assert_non_null(strstr(out, "same,1,10,10,10,10.00,10.00,x.c:11\n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "site", path("sites.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "Source Location  \n"));
+    free(out);
+    free(err);
+    /* Stacks: the innermost N enclosing scopes, outermost first. */
+    assert_int_equal(run(&out, &err, "table", "--group-by", "stack:1", "--format", "csv", path("known.sprof"), NULL), 0);
+    assert_non_null(strstr(out, ",stack\n"));
+    assert_non_null(strstr(out, "\nB,1,100000,100000,100000,10.00,10.00,A\n"));
+    assert_non_null(strstr(out, "\nA,2,300000,400000,200000,30.00,40.00,main\n"));
+    assert_non_null(strstr(out, "\nmain,1,500000,1000000,1000000,50.00,100.00,\n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "stack:5", "--format", "csv", path("known.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\nB,1,100000,100000,100000,10.00,10.00,main;A\n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "stack:2", path("known.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "   Stack  \n"));
+    free(out);
+    free(err);
+}
+
+static void test_stacks(void **state) {
+    (void)state;
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "stacks", path("known.sprof"), NULL), 0);
+    assert_string_equal(out, "main;A;B 100000\nmain;A 300000\nmain;" TW_LONG_NAME " 100000\nmain 500000\n");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "stacks", "--metric", "total_cpu", path("known.sprof"), NULL), 0);
+    assert_string_equal(out, "main;A;B 100000\nmain;A 400000\nmain;" TW_LONG_NAME " 100000\nmain 1000000\n");
+    free(out);
+    free(err);
+}
+
+static void test_merge(void **state) {
+    (void)state;
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("known.sprof"), path("known8.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\nA,4,600000,800000,200000,30.00,40.00\n"));
+    assert_non_null(strstr(out, "\nmain,2,1000000,2000000,1000000,50.00,100.00\n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--per-process", path("known.sprof"), path("known8.sprof"), NULL), 0);
+    const char *second = strstr(out, "\n== ");
+    assert_non_null(second);
+    assert_true(strncmp(out, "== ", 3) == 0);
+    assert_non_null(strstr(second, "known8.sprof\n"));
+    /* Each table on its own: A has 2 calls in both. */
+    const char *a1 = strstr(out, "400.000us     200.000us             2  \n");
+    assert_non_null(a1);
+    assert_true(a1 < second);
+    assert_non_null(strstr(second, "400.000us     200.000us             2  \n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--per-process", "--format", "csv", path("known.sprof"), path("known8.sprof"), NULL), 0);
+    assert_true(strncmp(out, "file,name,", 10) == 0);
+    assert_non_null(strstr(out, "known8.sprof,A,2,"));
+    free(out);
+    free(err);
+    /* The stack grouping keeps each file's threads apart. */
+    assert_int_equal(run(&out, &err, "stacks", path("known.sprof"), path("known8.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "main;A;B 200000\n"));
+    free(out);
+    free(err);
+}
+
+static void expect_error(const char *file, int rc_want, const char *msg) {
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", path(file), NULL), rc_want);
+    if (!strstr(err, msg) || !strstr(err, file)) fail_msg("%s: stderr '%s' lacks '%s'", file, err, msg);
+    free(out);
+    free(err);
+}
+
+static void test_bad_inputs(void **state) {
+    (void)state;
+    expect_error("empty", 1, "offset 0: empty file");
+    expect_error("bad_magic", 1, "offset 0: not a scopeprof trace");
+    expect_error("wrong_version", 1, "offset 8: unsupported format version 2.0");
+    expect_error("bad_chunk_magic", 1, "offset 95: bad chunk magic");
+    expect_error("bad_crc", 1, "offset 95: bad chunk CRC");
+    expect_error("absurd_length", 1, "offset 95: absurd chunk length");
+    expect_error("event_count_overflow", 1, "offset 49: EVENTS chunk: 1000000 events run past");
+    expect_error("absurd_depth", 1, "depth 1073741823 (limit 65535)");
+    expect_error("site_length_overflow", 1, "string lengths run past the chunk");
+    expect_error("site_id_zero", 1, "id 0");
+    expect_error("no_such_file", 1, "cannot open");
+    expect_error("header_cut", 0, "truncated at byte 30");
+    /* The trace command reports the same and exits the same. */
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "trace", "-o", path("bad.json"), path("bad_crc"), NULL), 1);
+    assert_non_null(strstr(err, "offset 95: bad chunk CRC"));
+    free(out);
+    free(err);
+}
+
+static void test_truncated(void **state) {
+    (void)state;
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("truncated_mid_chunk"), NULL), 0);
+    assert_non_null(strstr(err, "truncated at byte 470 (last whole chunk ends at 412)"));
+    /* The first EVENTS chunk (B, then A) was read; the second was not. */
+    assert_string_equal(strchr(out, '\n') + 1, "A,1,200000,300000,300000,66.67,100.00\n"
+                                               "B,1,100000,100000,100000,33.33,33.33\n");
+    free(out);
+    free(err);
+    /* At the reader's level: everything up to the last whole chunk. */
+    tw w = {0, 0, 0};
+    tw_known(&w, 7);
+    sp_callbacks cb = {NULL, NULL, NULL, NULL};
+    sp_result res;
+    for (size_t cut = 0; cut < w.n; cut++) {
+        int st = sp_read_mem(w.b, cut, &cb, &res);
+        if (cut >= 48 + 5) {
+            /* Cut between two chunks, the file looks whole but lacks END. */
+            if (st == SP_OK) assert_true(res.good_end == cut && !res.saw_end);
+            else assert_int_equal(st, SP_TRUNCATED);
+            assert_true(res.good_end <= cut);
+            assert_int_equal(res.offset, cut);
+            assert_int_equal(res.events, cut >= 412 ? 2 : 0);
+        }
+    }
+    assert_int_equal(sp_read_mem(w.b, w.n, &cb, &res), SP_OK);
+    assert_int_equal(res.events, 5);
+    assert_true(res.saw_end);
+    free(w.b);
+}
+
+static void test_skips_and_empty(void **state) {
+    (void)state;
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("unknown_chunk"), NULL), 0);
+    assert_string_equal(err, "");
+    assert_non_null(strstr(out, "\ns,1,10,10,10,100.00,100.00\n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", path("zero_events"), NULL), 0);
+    assert_non_null(strstr(out, "Self CPU time total: 0.000us\n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", path("header_only"), NULL), 0);
+    free(out);
+    free(err);
+    /* Site ids and thread indexes far out of range: no giant tables. */
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("huge_ids"), NULL), 0);
+    assert_non_null(strstr(out, "<unknown>,1,"));
+    free(out);
+    free(err);
+    /* GPU interval paired by launch time; a 4 KiB free counted in "outer". */
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("gpu_mem"), NULL), 0);
+    assert_non_null(strstr(out, "\ngpu,1,100,100,100,33.33,33.33,100,100,100,100.00,0,0\n"));
+    assert_non_null(strstr(out, "\nouter,1,200,300,300,66.67,100.00,0,100,100,0.00,-4096,-4096\n"));
+    free(out);
+    free(err);
+}
+
+static void test_trace_json_text(void **state) {
+    (void)state;
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "trace", path("known.sprof"), NULL), 0);
+    assert_true(strncmp(out, "{\"traceEvents\":[", 16) == 0);
+    assert_non_null(strstr(out, "\"displayTimeUnit\":\"ns\""));
+    /* Sub-microsecond precision: B starts at 150000 ns. */
+    assert_non_null(strstr(out, "{\"name\":\"B\",\"cat\":\"scope\",\"ph\":\"X\",\"ts\":150.000,\"dur\":100.000,"
+                                "\"pid\":7,\"tid\":7,\"args\":{\"file\":\"b.c\",\"line\":30,\"func\":\"fb\"}}"));
+    /* Start order: main, A, B, A, C. */
+    const char *m = strstr(out, "\"name\":\"main\",\"cat\""), *a = strstr(out, "\"name\":\"A\""),
+               *b = strstr(out, "\"name\":\"B\"");
+    assert_true(m && a && b && m < a && a < b);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", "-o", path("nasty.json"), path("nasty"), NULL), 0);
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+    FILE *f = fopen(path("nasty.json"), "r");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    char *js = slurp(f);
+    assert_non_null(strstr(js, "\"quote\\\" back\\\\slash\""));
+    assert_non_null(strstr(js, "\"ctl\\u0001\\u001f\\u0009tab\\u000anl\""));
+    assert_non_null(strstr(js, "\"bad \\ufffd\\ufffd utf8 \\ufffd\\ufffd\\ufffd\""));
+    assert_non_null(strstr(js, "\"utf8 \xc3\xa9 \xf0\x9f\x98\x80\""));
+    free(js);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_table), cmocka_unit_test(test_sort_and_limit),
+        cmocka_unit_test(test_usage_errors), cmocka_unit_test(test_csv_json),
+        cmocka_unit_test(test_group_by),     cmocka_unit_test(test_stacks),
+        cmocka_unit_test(test_merge),        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_truncated),    cmocka_unit_test(test_skips_and_empty),
+        cmocka_unit_test(test_trace_json_text),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
