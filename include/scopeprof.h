@@ -301,7 +301,9 @@ extern "C" {
 
 #define SCOPEPROF__CAT2(a, b) a##b
 #define SCOPEPROF__CAT(a, b) SCOPEPROF__CAT2(a, b)
-#define SCOPEPROF__UNIQ(p) SCOPEPROF__CAT(p, __LINE__)
+/* Each macro use gets one __COUNTER__ value for its variables, so two scopes
+ * on one line (or in one macro) do not collide. */
+#define SCOPEPROF__V(p, id) SCOPEPROF__CAT(p, id)
 
 /* The per-thread recording state. The hot path touches `cur`, `lim` and
  * `depth` only; everything else is for the slow path and the flusher. */
@@ -408,18 +410,20 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 #define SCOPEPROF__SITE(var, nm)                                                    \
     static scopeprof_site var = {(nm), __FILE__, __func__, (uint32_t)__LINE__, 0}
 
-#define PROFILE_SCOPE(nm)                                                           \
-    SCOPEPROF__SITE(SCOPEPROF__UNIQ(scopeprof__site_), nm);                         \
-    scopeprof_scope SCOPEPROF__UNIQ(scopeprof__scope_)                              \
+#define PROFILE_SCOPE(nm) SCOPEPROF__SCOPE(nm, __COUNTER__)
+#define SCOPEPROF__SCOPE(nm, id)                                                    \
+    SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), nm);                        \
+    scopeprof_scope SCOPEPROF__V(scopeprof__scope_, id)                             \
         __attribute__((cleanup(scopeprof__scope_end), unused)) =                    \
-            scopeprof__scope_begin(&SCOPEPROF__UNIQ(scopeprof__site_))
+            scopeprof__scope_begin(&SCOPEPROF__V(scopeprof__site_, id))
 
-#define PROFILE_SCOPE_DYN(str)                                                      \
-    SCOPEPROF__SITE(SCOPEPROF__UNIQ(scopeprof__site_), "");                         \
-    scopeprof_scope SCOPEPROF__UNIQ(scopeprof__scope_)                              \
+#define PROFILE_SCOPE_DYN(str) SCOPEPROF__SCOPE_DYN(str, __COUNTER__)
+#define SCOPEPROF__SCOPE_DYN(str, id)                                               \
+    SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), "");                        \
+    scopeprof_scope SCOPEPROF__V(scopeprof__scope_, id)                             \
         __attribute__((cleanup(scopeprof__scope_end), unused)) =                    \
             scopeprof__scope_open(                                                  \
-                scopeprof__site_dyn(&SCOPEPROF__UNIQ(scopeprof__site_), (str)))
+                scopeprof__site_dyn(&SCOPEPROF__V(scopeprof__site_, id), (str)))
 
 #define PROFILE_FUNCTION() PROFILE_SCOPE(__func__)
 
@@ -1017,6 +1021,8 @@ typedef struct scopeprof__state {
      * waiting for the GPU where needed (only ever at a write). */
     uint32_t (*gpu_take)(struct scopeprof__state *g, scopeprof__thread *t,
                          scopeprof_gpu_record *out, uint32_t n);
+    /* 1 if the thread's next n GPU scopes are finished (never waits). */
+    int (*gpu_ready)(struct scopeprof__state *g, scopeprof__thread *t, uint32_t n);
     char gpu_names[16][64];
     uint32_t gpu_named, gpu_names_written; /* bit masks by device */
     /* steps and schedule */
@@ -1077,6 +1083,7 @@ static inline int scopeprof__tsc_invariant(void) {
     __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
     if (a < 0x80000007u) return 0;
     __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
+    (void)b, (void)c;
     return (d >> 8) & 1;
 #else
     return 0;
@@ -1418,7 +1425,7 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
 
 /* The trace writer, defined further down. */
 SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait);
 SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, const scopeprof__thread *t);
@@ -1486,10 +1493,13 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
 }
 
 /* Take a chunk from the free list, or allocate one; past the budget, write
- * the queued full chunks first so their memory can be reused. Lock held. */
+ * the queued full chunks first so their memory can be reused. Inside an open
+ * scope, GPU work is never waited for: chunks whose GPU scopes are not
+ * finished stay queued (the budget is exceeded until the next write outside a
+ * scope, a flush or the exit). Lock held. */
 SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g) {
     if (!g->free_list && g->bytes + sizeof(scopeprof__chunk) > g->budget && g->full_head)
-        scopeprof__write_queued(g);
+        scopeprof__write_queued(g, !(scopeprof__tls && scopeprof__tls->depth > 0));
     scopeprof__chunk *c = g->free_list;
     if (c) {
         g->free_list = c->next;
@@ -1529,7 +1539,7 @@ SCOPEPROF__API scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t) {
     scopeprof__chunk *c = scopeprof__chunk_alloc(g);
     if (!c) {
         /* Out of memory: write what is queued, then reuse its memory. */
-        scopeprof__write_queued(g);
+        scopeprof__write_queued(g, 1);
         c = scopeprof__chunk_alloc(g);
     }
     pthread_mutex_unlock(&g->lock);
@@ -1627,7 +1637,7 @@ SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c) {
 
 /* Write the finished cycle, print its summary, start afresh. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
-    scopeprof__write_queued(g);
+    scopeprof__write_queued(g, 1);
     scopeprof__write_partials(g);
     int had = g->events_written > 0;
     if (g->fd >= 0) {
@@ -2198,10 +2208,16 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopep
         scopeprof__write_all(g, b, (size_t)n * 24);
 }
 
-/* Write and recycle every queued chunk, oldest first (per-thread order). */
-SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g) {
+/* Write and recycle queued chunks, oldest first (per-thread order). Without
+ * may_wait, stop at the first chunk whose GPU scopes are still running. */
+SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait) {
     while (g->full_head) {
         scopeprof__chunk *c = g->full_head;
+        if (!may_wait && g->gpu_ready) {
+            uint32_t k = 0;
+            for (uint32_t i = c->first; i < c->count; i++) k += (c->ev[i].depth & SCOPEPROF_DEPTH_GPU) != 0;
+            if (k && !g->gpu_ready(g, c->thread, k)) break;
+        }
         g->full_head = c->next;
         if (!g->full_head) g->full_tail = NULL;
         scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
@@ -2229,7 +2245,7 @@ SCOPEPROF__API void scopeprof__flush(void) {
     scopeprof__state *g = scopeprof__state_get();
     pthread_mutex_lock(&g->lock);
     if (!g->finalized) {
-        scopeprof__write_queued(g);
+        scopeprof__write_queued(g, 1);
         scopeprof__write_partials(g);
     }
     pthread_mutex_unlock(&g->lock);
@@ -2381,7 +2397,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
 /* Write everything, close the file. Lock held. Safe in a signal handler
  * when g->in_signal is set (no allocation, no stdio). */
 SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
-    scopeprof__write_queued(g);
+    scopeprof__write_queued(g, 1);
     scopeprof__write_partials(g);
     g->finalized = 1;
     /* Scopes that close after this point (other threads, later destructors)
@@ -2576,8 +2592,30 @@ typedef struct scopeprof__gmod { /* this module's backend */
     scopeprof__gstream astream[SCOPEPROF__G_MAX_DEV];
     int astream_ok[SCOPEPROF__G_MAX_DEV];
     int warned_elapsed;
+    char names[SCOPEPROF__G_MAX_DEV][64]; /* device names, until published */
+    uint32_t named, published;
 } scopeprof__gmod;
-__attribute__((weak, visibility("hidden"))) scopeprof__gmod scopeprof__gm = {0, {0}, PTHREAD_MUTEX_INITIALIZER, {0}, {0}, {0}, 0};
+__attribute__((weak, visibility("hidden"))) scopeprof__gmod scopeprof__gm = {
+    0, {0}, PTHREAD_MUTEX_INITIALIZER, {0}, {0}, {0}, 0, {{0}}, 0, 0};
+
+/* Copy device names into the registry. Never called with the module lock
+ * held (lock order: registry lock, then never the module lock). */
+SCOPEPROF__INTERNAL void scopeprof__gpu_publish_names(void) {
+    scopeprof__gmod *m = &scopeprof__gm;
+    pthread_mutex_lock(&m->lock);
+    uint32_t todo = m->named & ~m->published;
+    char names[SCOPEPROF__G_MAX_DEV][64];
+    if (todo) memcpy(names, m->names, sizeof names);
+    m->published |= todo;
+    pthread_mutex_unlock(&m->lock);
+    if (!todo) return;
+    scopeprof__state *g = scopeprof__state_get();
+    pthread_mutex_lock(&g->lock);
+    for (int d = 0; d < SCOPEPROF__G_MAX_DEV; d++)
+        if (todo >> d & 1) memcpy(g->gpu_names[d], names[d], sizeof names[d]);
+    g->gpu_named |= todo;
+    pthread_mutex_unlock(&g->lock);
+}
 
 typedef struct scopeprof_gpu_scope { /* what a PROFILE_GPU_SCOPE variable holds */
     scopeprof_scope cpu;
@@ -2598,6 +2636,9 @@ SCOPEPROF__INTERNAL void scopeprof__gpu_off(const char *what, scopeprof__gerr er
 
 SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_take(scopeprof__state *g, scopeprof__thread *t,
                                                  scopeprof_gpu_record *out, uint32_t n);
+SCOPEPROF__INTERNAL int scopeprof__gpu_ready(scopeprof__state *g, scopeprof__thread *t, uint32_t n);
+SCOPEPROF__INTERNAL void scopeprof__gpu_publish_names(void);
+SCOPEPROF__INTERNAL void scopeprof__gpu_unref(scopeprof__ganchor *a);
 
 /* Find the runtime and a device, once. Returns 1 if GPU timing is on. */
 SCOPEPROF__INTERNAL int scopeprof__gpu_start(void) {
@@ -2642,11 +2683,14 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_start(void) {
                         msg ? msg : "?");
         return 0;
     }
-    pthread_mutex_lock(&g->lock);
-    if (!g->gpu_take) g->gpu_take = scopeprof__gpu_take;
-    pthread_mutex_unlock(&g->lock);
     m->status = 1;
     pthread_mutex_unlock(&m->lock);
+    pthread_mutex_lock(&g->lock); /* not under the module lock: lock order */
+    if (!g->gpu_take) {
+        g->gpu_take = scopeprof__gpu_take;
+        g->gpu_ready = scopeprof__gpu_ready;
+    }
+    pthread_mutex_unlock(&g->lock);
     return 1;
 }
 
@@ -2666,11 +2710,8 @@ SCOPEPROF__INTERNAL scopeprof__ganchor *scopeprof__gpu_anchor(int dev) {
         m->astream_ok[dev] = 1;
         scopeprof__gprop *prop = (scopeprof__gprop *)calloc(1, sizeof *prop);
         if (prop && m->api.GetDeviceProperties(prop, dev) == SCOPEPROF__G_OK) {
-            scopeprof__state *g = scopeprof__state_get();
-            pthread_mutex_lock(&g->lock);
-            snprintf(g->gpu_names[dev], sizeof g->gpu_names[dev], "%.63s", prop->name);
-            g->gpu_named |= 1u << dev;
-            pthread_mutex_unlock(&g->lock);
+            snprintf(m->names[dev], sizeof m->names[dev], "%.63s", prop->name);
+            m->named |= 1u << dev; /* published by gpu_publish_names */
         }
         free(prop);
     }
@@ -2693,22 +2734,19 @@ SCOPEPROF__INTERNAL scopeprof__ganchor *scopeprof__gpu_anchor(int dev) {
     }
     n->ns = t0 + (t1 - t0) / 2;
     n->refs = 1; /* held while current */
-    if (a && --a->refs == 0) {
-        m->api.EventDestroy(a->ev);
-        free(a);
-    }
+    if (a) scopeprof__gpu_unref(a);
     m->anchor[dev] = n;
     return n;
 }
 
+/* Anchors are counted atomically: the writer drops references while holding
+ * the registry's lock, and must not take the module lock under it (a thread
+ * opening a scope holds the module lock and may then need the registry's). */
 SCOPEPROF__INTERNAL void scopeprof__gpu_unref(scopeprof__ganchor *a) {
-    scopeprof__gmod *m = &scopeprof__gm;
-    pthread_mutex_lock(&m->lock);
-    if (--a->refs == 0) {
-        m->api.EventDestroy(a->ev);
+    if (__atomic_sub_fetch(&a->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        scopeprof__gm.api.EventDestroy(a->ev);
         free(a);
     }
-    pthread_mutex_unlock(&m->lock);
 }
 
 /* An event from the thread's pool (created only while the pool warms up). */
@@ -2806,6 +2844,20 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_take(scopeprof__state *g, scopeprof_
     return i;
 }
 
+/* The writer's check (g->lock held): are the thread's next n GPU scopes
+ * finished? Resolves those that are, never waits. */
+SCOPEPROF__INTERNAL int scopeprof__gpu_ready(scopeprof__state *g, scopeprof__thread *t, uint32_t n) {
+    scopeprof__gthread *gt = (scopeprof__gthread *)t->gpu;
+    int ready = 1;
+    (void)g;
+    if (!gt) return 1;
+    pthread_mutex_lock(&gt->lock);
+    for (uint32_t i = 0; i < n && i < gt->n && ready; i++)
+        ready = scopeprof__gpu_resolve(gt, &gt->q[(gt->head + i) % gt->cap], 0);
+    pthread_mutex_unlock(&gt->lock);
+    return ready;
+}
+
 /* Out of line: the GPU half of a scope's open. Returns 1 if it is timed. */
 SCOPEPROF__INTERNAL int scopeprof__gpu_open(scopeprof_gpu_scope *gs) {
     scopeprof__gmod *m = &scopeprof__gm;
@@ -2822,8 +2874,9 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_open(scopeprof_gpu_scope *gs) {
     if (dev < 0 || dev >= SCOPEPROF__G_MAX_DEV) return 0;
     pthread_mutex_lock(&m->lock);
     scopeprof__ganchor *a = scopeprof__gpu_anchor(dev);
-    if (a) a->refs++;
+    if (a) __atomic_add_fetch(&a->refs, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_unlock(&m->lock);
+    scopeprof__gpu_publish_names();
     if (!a) return 0;
     if (!scopeprof__gpu_event(gt, &gs->start)) {
         scopeprof__gpu_unref(a);
@@ -2913,11 +2966,12 @@ static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
     scopeprof__emit(t, gs->cpu.start, end, gs->cpu.site, gs->cpu.depth | flag);
 }
 
-#define PROFILE_GPU_SCOPE(nm, stream)                                               \
-    SCOPEPROF__SITE(SCOPEPROF__UNIQ(scopeprof__site_), nm);                         \
-    scopeprof_gpu_scope SCOPEPROF__UNIQ(scopeprof__gscope_)                         \
+#define PROFILE_GPU_SCOPE(nm, stream) SCOPEPROF__GPU_SCOPE(nm, stream, __COUNTER__)
+#define SCOPEPROF__GPU_SCOPE(nm, stream, id)                                        \
+    SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), nm);                        \
+    scopeprof_gpu_scope SCOPEPROF__V(scopeprof__gscope_, id)                        \
         __attribute__((cleanup(scopeprof__gpu_end), unused)) =                      \
-            scopeprof__gpu_begin(&SCOPEPROF__UNIQ(scopeprof__site_), (stream))
+            scopeprof__gpu_begin(&SCOPEPROF__V(scopeprof__site_, id), (stream))
 
 #ifdef __cplusplus
 }
