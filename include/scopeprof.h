@@ -236,7 +236,7 @@ const char *scopeprof_sort_keys(void);
  * Returns a malloc'd array of a->nrows entries (NULL if out of memory). */
 uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key);
 /* Print the table as PyTorch's key_averages().table() lays it out
- * (docs/TABLE.md). row_limit <= 0 prints every row. */
+ * (shared/spec/key_averages.md, docs/DESIGN.md). row_limit <= 0 prints every row. */
 void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key,
                            int row_limit);
 /* PyTorch's formatting: microseconds -> "1.081s", "26.179ms", "422.000us";
@@ -619,9 +619,19 @@ SCOPEPROF__API uint32_t scopeprof_agg_row(scopeprof_agg *a, const char *key,
     return a->nrows - 1;
 }
 
+/* Sums saturate: a reader feeding crafted input must not overflow them. */
+static inline void scopeprof__add(int64_t *sum, int64_t v) {
+    if (__builtin_add_overflow(*sum, v, sum)) *sum = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* Deeper than this, events are counted without self-time correction: a
+ * bound on the per-thread table (16 MiB at most), whatever the input says. */
+#define SCOPEPROF_AGG_MAX_DEPTH (1u << 20)
+
 SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_levels(scopeprof_agg *a,
                                                                   uint32_t thread,
                                                                   uint32_t depth) {
+    if (depth >= SCOPEPROF_AGG_MAX_DEPTH) return NULL;
     if (thread >= a->nthreads) {
         uint32_t n = thread + 1 > a->nthreads * 2 ? thread + 1 : a->nthreads * 2;
         scopeprof_agg_thread *t = (scopeprof_agg_thread *)realloc(a->threads, n * sizeof *t);
@@ -651,28 +661,28 @@ SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, ui
                                            uint64_t start, uint64_t end, uint32_t depth,
                                            int64_t gpu_ns) {
     scopeprof_row *r = &a->rows[row];
-    int64_t dur = end >= start ? (int64_t)(end - start) : 0;
+    int64_t dur = end < start ? 0 : end - start > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(end - start);
     a->events++;
     r->count++;
-    r->total_ns += dur;
+    scopeprof__add(&r->total_ns, dur);
     if (gpu_ns >= 0) a->has_gpu = 1;
     scopeprof_agg_pending *pend = scopeprof__agg_levels(a, thread, depth);
     if (!pend) {
-        r->self_ns += dur;
-        if (gpu_ns > 0) r->gpu_total_ns += gpu_ns, r->gpu_self_ns += gpu_ns;
+        scopeprof__add(&r->self_ns, dur);
+        if (gpu_ns > 0) scopeprof__add(&r->gpu_total_ns, gpu_ns), scopeprof__add(&r->gpu_self_ns, gpu_ns);
         return -1;
     }
     scopeprof_agg_thread *th = &a->threads[thread];
     scopeprof_agg_pending *kids = &pend[depth + 1];
     int inside = kids->n && kids->min_start >= start;
-    int64_t self = inside ? dur - kids->sum_ns : dur;
+    int64_t self = inside && kids->sum_ns <= dur ? dur - kids->sum_ns : inside ? 0 : dur;
     int64_t kids_gpu = inside ? kids->gpu_ns : 0;
     int64_t gpu_total = gpu_ns >= 0 ? gpu_ns : kids_gpu;
-    int64_t gpu_self = gpu_ns >= 0 ? gpu_ns - kids_gpu : 0;
+    int64_t gpu_self = gpu_ns >= 0 && kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
     int64_t mem_self[2], mem_total[2];
     for (int m = 0; m < 2; m++) {
-        mem_self[m] = kids->mem_direct[m];
-        mem_total[m] = kids->mem_direct[m] + kids->mem_kids[m];
+        mem_self[m] = mem_total[m] = kids->mem_direct[m];
+        scopeprof__add(&mem_total[m], kids->mem_kids[m]);
     }
     /* Our level below is consumed. Deeper levels can only hold scopes that
      * never closed properly: forget them so they cannot leak into an
@@ -681,18 +691,18 @@ SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, ui
     scopeprof_agg_pending *mine = &pend[depth];
     if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
     mine->n++;
-    mine->sum_ns += dur;
-    mine->gpu_ns += gpu_total;
-    mine->mem_kids[0] += mem_total[0];
-    mine->mem_kids[1] += mem_total[1];
+    scopeprof__add(&mine->sum_ns, dur);
+    scopeprof__add(&mine->gpu_ns, gpu_total);
+    scopeprof__add(&mine->mem_kids[0], mem_total[0]);
+    scopeprof__add(&mine->mem_kids[1], mem_total[1]);
     th->hi = depth;
-    r->self_ns += self > 0 ? self : 0;
-    r->gpu_total_ns += gpu_total;
-    r->gpu_self_ns += gpu_self > 0 ? gpu_self : 0;
-    r->cpu_mem += mem_total[0];
-    r->self_cpu_mem += mem_self[0];
-    r->gpu_mem += mem_total[1];
-    r->self_gpu_mem += mem_self[1];
+    scopeprof__add(&r->self_ns, self > 0 ? self : 0);
+    scopeprof__add(&r->gpu_total_ns, gpu_total);
+    scopeprof__add(&r->gpu_self_ns, gpu_self > 0 ? gpu_self : 0);
+    scopeprof__add(&r->cpu_mem, mem_total[0]);
+    scopeprof__add(&r->self_cpu_mem, mem_self[0]);
+    scopeprof__add(&r->gpu_mem, mem_total[1]);
+    scopeprof__add(&r->self_gpu_mem, mem_self[1]);
     return 0;
 }
 
@@ -702,7 +712,7 @@ SCOPEPROF__API int scopeprof_agg_mem(scopeprof_agg *a, uint32_t thread, uint32_t
     else a->has_mem = 1;
     scopeprof_agg_pending *pend = scopeprof__agg_levels(a, thread, depth);
     if (!pend) return -1;
-    pend[depth].mem_direct[device ? 1 : 0] += bytes;
+    scopeprof__add(&pend[depth].mem_direct[device ? 1 : 0], bytes);
     if (depth > a->threads[thread].hi) a->threads[thread].hi = depth;
     return 0;
 }
@@ -714,7 +724,7 @@ SCOPEPROF__API int scopeprof_agg_event(scopeprof_agg *a, uint32_t thread, uint32
 
 SCOPEPROF__API int64_t scopeprof_agg_self_total(const scopeprof_agg *a) {
     int64_t s = 0;
-    for (uint32_t i = 0; i < a->nrows; i++) s += a->rows[i].self_ns;
+    for (uint32_t i = 0; i < a->nrows; i++) scopeprof__add(&s, a->rows[i].self_ns);
     return s;
 }
 
@@ -876,7 +886,7 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     fprintf(out, "\n%s\n", sep);
 
     int64_t self_total = scopeprof_agg_self_total(a), gpu_self_total = 0;
-    for (uint32_t i = 0; i < a->nrows; i++) gpu_self_total += a->rows[i].gpu_self_ns;
+    for (uint32_t i = 0; i < a->nrows; i++) scopeprof__add(&gpu_self_total, a->rows[i].gpu_self_ns);
     for (uint32_t i = 0; i < nshow; i++) {
         const scopeprof_row *r = &a->rows[idx[i]];
         char name[NAME_MAX_W + 1], b[64];

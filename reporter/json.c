@@ -23,6 +23,7 @@ static void out_drain(sp_out *o) {
 }
 
 void sp_out_write(sp_out *o, const void *p, size_t n) {
+    if (!n) return;
     if (o->f && o->n + n > OUT_FLUSH_AT) out_drain(o);
     if (o->n + n > o->cap) {
         size_t c = o->cap ? o->cap : 256;

@@ -319,6 +319,11 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
                 }
             }
         }
+        /* The aggregation sums these in int64: values no program produces
+         * (over 104 days, or 8 PiB) would only make the sums overflow. */
+        if (e->end - e->start > SP_MAX_VALUE || e->gpu_ns > (int64_t)SP_MAX_VALUE ||
+            e->bytes > (int64_t)SP_MAX_VALUE || e->bytes < -(int64_t)SP_MAX_VALUE)
+            return CORRUPT("EVENTS chunk: event %u has an absurd duration or size", i);
         if (e->depth > SP_MAX_DEPTH)
             return CORRUPT("EVENTS chunk: event %u has depth %u (limit %u)", i, e->depth,
                            SP_MAX_DEPTH);
@@ -396,12 +401,7 @@ static int read_all(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
         switch (type) {
         case SCOPEPROF_CHUNK_SITES: rc = read_sites(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_THREAD: rc = read_thread(r, p, len, off, res); break;
-        case SCOPEPROF_CHUNK_EVENTS:
-        case 4096: /* EVENTS as written by headers whose SCOPEPROF_CHUNK_EVENTS
-                    * macro (events per buffer, 4096) shadowed the enum: those
-                    * files exist, and no chunk type will ever be 4096. */
-            rc = read_events(r, p, len, off, cb, res);
-            break;
+        case SCOPEPROF_CHUNK_EVENTS: rc = read_events(r, p, len, off, cb, res); break;
         case SCOPEPROF_CHUNK_GPU: rc = read_gpu(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_END: res->saw_end = 1; break;
         default: break; /* DEVICE, STEPS, MEMORY, and newer types: skipped */

@@ -15,6 +15,7 @@
 #define SP_MAX_DEPTH 65535u       /* nesting depth of one event */
 #define SP_MAX_THREADS 65536u     /* distinct thread indexes in one file */
 #define SP_MAX_SITES (1u << 24)   /* distinct sites in one file */
+#define SP_MAX_VALUE (1ull << 53) /* ns of one event, bytes of one allocation */
 
 typedef struct sp_header {
     uint32_t major, minor, header_len;

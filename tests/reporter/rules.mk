@@ -6,7 +6,7 @@
 #   trace_json.sh         the trace JSON parsed back by python3: nesting,
 #                         ordering, escaping, merged pids
 #   fuzz_short.sh         a short libFuzzer run over the corpus
-#   devtools.sh           Chrome DevTools' trace model loads our JSON
+
 REP_T   := $(BUILD)/tests/reporter
 REP_TSRC := tests/reporter/test_reporter.c tests/reporter/mktrace.c tests/reporter/tw.h
 
@@ -25,4 +25,4 @@ $(REP_T)/mktrace: tests/reporter/mktrace.c tests/reporter/tw.h $(HEADER)
 TEST_BINS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/mktrace \
              $(BUILD)/scopeprof $(BUILD)/fuzz_read
 TEST_CMDS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan tests/reporter/trace_json.sh \
-             tests/reporter/fuzz_short.sh tests/reporter/devtools.sh
+             tests/reporter/fuzz_short.sh

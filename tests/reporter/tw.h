@@ -23,6 +23,7 @@ typedef struct tw_ev {
 } tw_ev;
 
 static inline void tw_put(tw *w, const void *p, size_t n) {
+    if (!n) return;
     if (w->n + n > w->cap) {
         w->cap = (w->n + n) * 2 + 256;
         w->b = (unsigned char *)realloc(w->b, w->cap);
@@ -121,7 +122,7 @@ static inline size_t tw_end(tw *w, uint64_t total) {
 static inline int tw_save(const tw *w, const char *path) {
     FILE *f = fopen(path, "wb");
     if (!f) return -1;
-    size_t ok = fwrite(w->b, 1, w->n, f);
+    size_t ok = w->n ? fwrite(w->b, 1, w->n, f) : 0;
     return fclose(f) == 0 && ok == w->n ? 0 : -1;
 }
 

@@ -1,0 +1,80 @@
+/* chrome.h -- streaming reader of Chrome Trace Event JSON (PyTorch/Kineto
+ * traces, Perfetto/chrome://tracing files) into the native reader's callbacks.
+ * See docs/CHROME.md.
+ *
+ * The callbacks see what the native reader (read.h) gives them: per thread,
+ * the events in the order they closed, each with its nesting depth, so the
+ * header's aggregation computes self/total times as PyTorch does. Memory is the
+ * read buffer, the open ranges of each thread and the distinct names; a thread
+ * whose events arrive out of start order is buffered and sorted at the end
+ * (memory then grows with that thread's events). */
+#ifndef SP_CHROME_H
+#define SP_CHROME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "read.h"
+
+/* Limits: beyond them the input is treated as corrupt, not as a reason to
+ * allocate. */
+#define SP_CJ_MAX_STRING (1u << 20) /* bytes of one decoded JSON string */
+#define SP_CJ_MAX_NEST 1024u        /* nesting of arrays/objects in a value */
+#define SP_CJ_MAX_SHAPE 4096u       /* bytes of one "Input Dims" text */
+
+/* Content detection: 1 if the first non-space byte of `head` is '{' or '['. */
+int sp_is_chrome(const void *head, size_t n);
+
+/* Read a Chrome trace (path "-": standard input) or a buffer. Statuses and
+ * messages as sp_read_file: SP_TRUNCATED for input cut short (everything up to
+ * `good_end`, the end of the last whole event, was used), SP_CORRUPT for bad
+ * JSON at `offset`. */
+int sp_read_chrome_file(const char *path, const sp_callbacks *cb, sp_result *res);
+int sp_read_chrome_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res);
+
+/* Either format, chosen from the content (not the file name). */
+int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res);
+int sp_read_any_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res);
+
+/* The table accessors of read.h for a reader of this file. Every reader
+ * state starts with a pointer to one of these, so read.c's sp_reader_*
+ * functions can dispatch (docs/CHROME.md, "Hook"). */
+typedef struct sp_reader_vtbl {
+    const sp_site *(*site)(const sp_reader *r, uint32_t id);
+    const sp_header *(*header)(const sp_reader *r);
+    uint32_t (*nthreads)(const sp_reader *r);
+    const sp_thread *(*thread)(const sp_reader *r, uint32_t slot);
+} sp_reader_vtbl;
+
+/* The vtable of r if it is a Chrome reader, else NULL. Needs nothing from
+ * read.c: a native reader's first bytes are never this pointer. */
+const sp_reader_vtbl *sp_chrome_vtbl(const sp_reader *r);
+
+/* Accessors for a Chrome reader (valid during callbacks). A site is one
+ * distinct (name, input shapes) pair: name grouping merges sites of one name,
+ * shape grouping keys on sp_chrome_shape too. */
+const sp_site *sp_chrome_site(const sp_reader *r, uint32_t id);
+const sp_header *sp_chrome_header(const sp_reader *r);
+uint32_t sp_chrome_nthreads(const sp_reader *r);
+const sp_thread *sp_chrome_thread(const sp_reader *r, uint32_t slot);
+/* args["Input Dims"] of the site, as PyTorch prints input shapes
+ * ("[[32, 64], [64]]"); "[]" when the event had none. NULL: no such site. */
+const char *sp_chrome_shape(const sp_reader *r, uint32_t id);
+
+/* What was skipped or repaired, for a summary line (valid in finish). */
+typedef struct sp_chrome_stats {
+    uint64_t events;          /* trace events seen (objects in traceEvents) */
+    uint64_t ranges;          /* X and B/E ranges delivered */
+    uint64_t kernels;         /* device events (kernel, memcpy, memset) */
+    uint64_t kernels_linked;  /* of them, attributed to a CPU op */
+    uint64_t memory;          /* [memory] records */
+    uint64_t unknown_phases;  /* events of a phase not read */
+    uint64_t unknown_keys;    /* keys skipped in events */
+    uint64_t skipped;         /* events read but not tabled (counters, flows,
+                                 instants, PyTorch's filtered names...) */
+    uint64_t unmatched;       /* E without B, B without E */
+    uint64_t sorted_threads;  /* threads that fell back to sort-at-end */
+} sp_chrome_stats;
+const sp_chrome_stats *sp_chrome_get_stats(const sp_reader *r);
+
+#endif
