@@ -1458,8 +1458,8 @@ static inline void scopeprof__put64(unsigned char *p, uint64_t v) {
 
 
 static inline uint64_t scopeprof__gettid(void) {
-#ifdef SYS_gettid
-    return (uint64_t)syscall(SYS_gettid);
+#if defined(SYS_gettid) && (defined(__USE_MISC) || !defined(__GLIBC__))
+    return (uint64_t)syscall(SYS_gettid); /* (declared unless strict ISO C mode) */
 #else
     return (uint64_t)(uintptr_t)pthread_self();
 #endif
@@ -1478,11 +1478,15 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     scopeprof__state *g = scopeprof__state_get();
     scopeprof__thread *t = (scopeprof__thread *)pthread_getspecific(g->key);
     if (t) return scopeprof__tls = t;
-    t = (scopeprof__thread *)calloc(1, sizeof *t);
-    if (!t) {
+    /* Cache-line aligned: the hot fields (cur, lim, depth) lead the struct,
+     * so no two threads' hot paths ever write the same cache line. */
+    void *mem = NULL;
+    if (posix_memalign(&mem, 64, sizeof *t) != 0) {
         scopeprof__warn("scopeprof: out of memory for a thread's state");
         abort();
     }
+    t = (scopeprof__thread *)mem;
+    memset(t, 0, sizeof *t);
     t->tid = scopeprof__gettid();
     t->alive = 1;
     scopeprof__self_name(t->name);

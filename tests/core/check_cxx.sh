@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The header compiles as C++ with g++ and clang++ (-Wall -Wextra -Werror):
 # enabled, disabled and aggregation-only; the enabled build also runs and
-# prints its table. Run through the wrapper rules.mk writes, which passes a
+# prints its table. It also compiles as strict ISO C (no GNU dialect), with
+# only the POSIX feature macro, and as C99 with GNU extensions. Run through the wrapper rules.mk writes, which passes a
 # scratch directory.
 set -u
 dir=$1
@@ -40,6 +41,19 @@ for cxx in g++ clang++; do
       else
         echo "FAILED: $cxx build's table:"; echo "$err"; fail=1
       fi
+    fi
+  done
+done
+# Strict C: the same program as C (the C++ headers swapped for C ones).
+csrc=$dir/use.c
+sed -e 's/<cstdio>/<stdio.h>/' -e 's/std::printf/printf/' "$src" >"$csrc"
+for cc in gcc clang; do
+  for std in "-std=c11 -D_POSIX_C_SOURCE=200809L" "-std=gnu99"; do
+    if "$cc" $std -Wall -Wextra -Werror -O2 -Iinclude -DPROFILE_ENABLE "$csrc" -o "$dir/usec" -lpthread &&
+       SCOPEPROF_OUTPUT=none "$dir/usec" 2>&1 >/dev/null | grep -q "Self CPU time total"; then
+      echo "ok: $cc $std builds, runs and prints its table"
+    else
+      echo "FAILED: $cc $std"; fail=1
     fi
   done
 done
