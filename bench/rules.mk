@@ -57,12 +57,27 @@ $(BENCH_DIR)/rusage_run: bench/rusage_run.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 
-.PHONY: bench-build bench-cost bench-disasm bench-stream bench-reporter bench-where
+# The real peer: scope_cost.c built with -DBENCH_LTTNG and linked with an
+# LTTng-UST tracepoint provider (bench/lttng_tp.[ch]). Not in BENCH_BINS:
+# it needs liblttng-ust-dev, which bench/lttng_bench.sh installs if it can.
+LTTNG_LIBS := -llttng-ust -ldl
+$(BENCH_DIR)/scope_cost_lttng.o: bench/scope_cost.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DBENCH_LTTNG -c $< -o $@
+$(BENCH_DIR)/lttng_tp.o: bench/lttng_tp.c bench/lttng_tp.h bench/bench.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Ibench -c $< -o $@
+$(BENCH_DIR)/scope_cost_lttng: $(BENCH_DIR)/scope_cost_lttng.o $(BENCH_DIR)/lttng_tp.o \
+                               $(BENCH_DIR)/loops_enabled.o $(BENCH_DIR)/loops_disabled.o \
+                               $(BENCH_DIR)/loops_nomacro.o
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LTTNG_LIBS) $(LDLIBS)
+
+.PHONY: bench-build bench-cost bench-disasm bench-stream bench-reporter bench-where bench-lttng
 bench-build: $(BENCH_BINS) $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
 
 bench: bench-build
 	@echo "== machine: $$(nproc) CPUs, $$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $$(uname -r)"
-	@$(MAKE) --no-print-directory bench-cost bench-disasm bench-stream bench-reporter bench-where
+	@$(MAKE) --no-print-directory bench-cost bench-lttng bench-disasm bench-stream bench-reporter bench-where
 
 # 1. Cost of a scope against the floor: once with a budget that holds every
 #    event (nothing written), once streaming to a file under the default
@@ -81,6 +96,15 @@ bench-cost: $(BENCH_DIR)/scope_cost $(BENCH_DIR)/scope_cost_pic
 	@echo "== 1c. scope cost, profiled loop in a shared library built with -fPIC (in memory)"
 	SCOPEPROF_BUFFER_MB=1024 SCOPEPROF_OUTPUT=none SCOPEPROF_SUMMARY=0 \
 	  $(BENCH_DIR)/scope_cost_pic -n $(BENCH_N) -r $(BENCH_REPS) --only floor24,scope,scopex2
+
+# 1d. The real peer, LTTng-UST, in the same run as the floor and PROFILE_SCOPE.
+#     Installs the packages if it can (root or sudo -n), else says SKIPPED;
+#     never fails on a missing package or a session it cannot start.
+bench-lttng: $(BENCH_DIR)/loops_enabled.o $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
+	@echo
+	@echo "== 1d. the real peer: LTTng-UST tracepoints, same run as the floor and PROFILE_SCOPE"
+	@BUILD="$(BUILD)" BENCH_TMP="$(BENCH_TMP)" CC="$(CC)" \
+	  bash bench/lttng_bench.sh $(BENCH_N) $(BENCH_REPS)
 
 # 2. The disabled build: same machine code as no macro, with gcc and clang.
 bench-disasm: $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
