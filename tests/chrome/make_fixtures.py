@@ -9,6 +9,7 @@ The test (tests/chrome/compare.py) checks that our reader + aggregation give
 the same names, counts and times as these tables. Needs Debian's python3-torch:
     /usr/bin/python3 tests/chrome/make_fixtures.py
 """
+import json
 import os
 import sys
 
@@ -56,6 +57,29 @@ def nested():
     torch.add(a, a)
 
 
+def kineto_like(prof, path):
+    """Debian's torch 1.13 is built without Kineto: export_chrome_trace writes
+    the legacy layout (bare array, integer us, no args). This writes the same
+    FunctionEvents in Kineto's layout (object form, cat, numeric pid/tid,
+    fractional ts, args "Input Dims" and "External id", M events) so shape
+    grouping and the Kineto paths are checked against the same table."""
+    events = []
+    for i, e in enumerate(prof.profiler.function_events):
+        events.append({"ph": "X", "cat": "cpu_op", "name": e.trace_name or e.name,
+                       "pid": 4242, "tid": 7,
+                       "ts": "%.3f" % (1700000000000000 + e.time_range.start),
+                       "dur": "%.3f" % (e.time_range.end - e.time_range.start),
+                       "args": {"Input Dims": e.input_shapes or [], "External id": i + 1}})
+    with open(path, "w") as f:
+        f.write('{"schemaVersion": 1, "traceEvents": [\n')
+        f.write('{"name": "process_name", "ph": "M", "pid": 4242, "tid": 0, "args": {"name": "python3"}},\n')
+        f.write('{"name": "thread_name", "ph": "M", "pid": 4242, "tid": 7, "args": {"name": "main"}},\n')
+        # ts/dur as JSON numbers with three decimals, as Kineto writes them
+        f.write(",\n".join(json.dumps(ev).replace('"ts": "', '"ts": ').replace('", "dur": "', ', "dur": ')
+                            .replace('", "args"', ', "args"') for ev in events))
+        f.write("\n], \"displayTimeUnit\": \"ms\"}\n")
+
+
 WORKLOADS = {"mlp": mlp, "conv": conv, "nested": nested}
 
 for name, fn in WORKLOADS.items():
@@ -64,6 +88,7 @@ for name, fn in WORKLOADS.items():
                  profile_memory=(name == "mlp")) as prof:
         fn()
     prof.export_chrome_trace(os.path.join(OUT, name + ".json"))
+    kineto_like(prof, os.path.join(OUT, name + ".kineto.json"))
     with open(os.path.join(OUT, name + ".table.txt"), "w") as f:
         f.write(prof.key_averages().table(sort_by="cpu_time_total", row_limit=-1) + "\n")
     with open(os.path.join(OUT, name + ".shape.txt"), "w") as f:

@@ -1,0 +1,1349 @@
+/* chrome.c -- streaming reader of Chrome Trace Event JSON. See chrome.h and
+ * docs/CHROME.md.
+ *
+ * Shape of the code:
+ *   input      a fixed read buffer over a file descriptor (or a memory block)
+ *   tokenizer  strings, numbers, literals, skipping of unwanted values: all
+ *              iterative, so nesting costs a counter, not stack frames
+ *   events     one trace event object at a time, its fields into scratch
+ *              buffers reused for the next event
+ *   threads    per (pid, tid) a stack of open ranges, closed (delivered to
+ *              the callbacks) the way PyTorch nests events: an event that
+ *              starts at or after the top's end, or ends after it, closes it
+ *   GPU        kernels are credited to the CPU op whose "External id" they
+ *              carry; as Kineto writes kernels after the CPU ops, a seekable
+ *              input with device events is read twice (pass 1 collects the
+ *              kernel time per External id, pass 2 delivers). */
+#define SCOPEPROF_AGGREGATION
+#include "chrome.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BUF_SIZE (1u << 20)
+#define OUT_BATCH 512u
+
+/* ---- Growable byte strings (bounded) -------------------------------------- */
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static int sb_put(sbuf *s, const char *d, size_t n) {
+    if (s->n + n + 1 > s->cap) {
+        size_t c = s->cap ? s->cap : 64;
+        while (c < s->n + n + 1) c *= 2;
+        char *p = realloc(s->p, c);
+        if (!p) return -1;
+        s->p = p;
+        s->cap = c;
+    }
+    memcpy(s->p + s->n, d, n);
+    s->n += n;
+    s->p[s->n] = 0;
+    return 0;
+}
+static const char *sb_str(sbuf *s) { return s->p && s->n ? s->p : ""; }
+
+/* ---- Hash maps: string -> index, u64 -> i64 ------------------------------- */
+static uint64_t hash_bytes(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+typedef struct strmap { /* keys are owned by the map */
+    char **keys;
+    uint32_t *vals;
+    uint32_t cap, n;
+} strmap;
+
+static int sm_find(const strmap *m, const char *k, uint32_t *val) {
+    if (!m->cap) return 0;
+    for (uint32_t j = (uint32_t)hash_bytes(k, strlen(k)) & (m->cap - 1); m->keys[j];
+         j = (j + 1) & (m->cap - 1))
+        if (strcmp(m->keys[j], k) == 0) return *val = m->vals[j], 1;
+    return 0;
+}
+
+static int sm_add(strmap *m, const char *k, uint32_t val) { /* k not present */
+    if ((m->n + 1) * 2 > m->cap) {
+        strmap g = {NULL, NULL, m->cap ? m->cap * 2 : 64, 0};
+        g.keys = calloc(g.cap, sizeof *g.keys);
+        g.vals = calloc(g.cap, sizeof *g.vals);
+        if (!g.keys || !g.vals) return free(g.keys), free(g.vals), -1;
+        for (uint32_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) {
+                uint32_t j = (uint32_t)hash_bytes(m->keys[i], strlen(m->keys[i])) & (g.cap - 1);
+                while (g.keys[j]) j = (j + 1) & (g.cap - 1);
+                g.keys[j] = m->keys[i];
+                g.vals[j] = m->vals[i];
+            }
+        g.n = m->n;
+        free(m->keys);
+        free(m->vals);
+        *m = g;
+    }
+    size_t l = strlen(k);
+    char *d = malloc(l + 1);
+    if (!d) return -1;
+    memcpy(d, k, l + 1);
+    uint32_t j = (uint32_t)hash_bytes(k, l) & (m->cap - 1);
+    while (m->keys[j]) j = (j + 1) & (m->cap - 1);
+    m->keys[j] = d;
+    m->vals[j] = val;
+    m->n++;
+    return 0;
+}
+
+static void sm_free(strmap *m) {
+    for (uint32_t i = 0; i < m->cap; i++) free(m->keys[i]);
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+typedef struct i64map { /* External id -> kernel ns; key 0 is never stored */
+    uint64_t *keys;
+    int64_t *vals;
+    uint32_t cap, n;
+} i64map;
+
+static int64_t *im_slot(i64map *m, uint64_t k, int create) {
+    if (create && (m->n + 1) * 2 > m->cap) {
+        i64map g = {NULL, NULL, m->cap ? m->cap * 2 : 256, 0};
+        g.keys = calloc(g.cap, sizeof *g.keys);
+        g.vals = calloc(g.cap, sizeof *g.vals);
+        if (!g.keys || !g.vals) return free(g.keys), free(g.vals), NULL;
+        for (uint32_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) *im_slot(&g, m->keys[i], 1) = m->vals[i];
+        free(m->keys);
+        free(m->vals);
+        *m = g;
+    }
+    if (!m->cap) return NULL;
+    uint32_t j = (uint32_t)(k * 0x9E3779B97F4A7C15ull >> 32) & (m->cap - 1);
+    for (; m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == k) return &m->vals[j];
+    if (!create) return NULL;
+    m->keys[j] = k;
+    m->n++;
+    return &m->vals[j];
+}
+
+/* ---- Reader state ------------------------------------------------------------ */
+typedef struct range { /* an open or buffered range, or a buffered [memory] record */
+    uint64_t start, end;
+    uint64_t ext;      /* "External id" (0: none) */
+    int64_t gpu_kids;  /* GPU time of its closed children */
+    int64_t bytes;     /* SP_MEM */
+    uint64_t order;    /* arrival, for a stable sort */
+    uint32_t site, device;
+    uint8_t kind;      /* SP_SCOPE or SP_MEM */
+    uint8_t open;      /* a B without its E yet */
+    uint8_t takes_gpu; /* a CPU op that owns kernels (not a runtime call) */
+} range;
+
+typedef struct rvec {
+    range *v;
+    uint32_t n, cap;
+} rvec;
+
+static int rv_push(rvec *s, const range *e) {
+    if (s->n == s->cap) {
+        uint32_t c = s->cap ? s->cap * 2 : 16;
+        range *v = realloc(s->v, (size_t)c * sizeof *v);
+        if (!v) return -1;
+        s->v = v;
+        s->cap = c;
+    }
+    s->v[s->n++] = *e;
+    return 0;
+}
+
+typedef struct cthread {
+    sp_thread t;
+    rvec stack;          /* open ranges, outermost first */
+    rvec buf;            /* sorting fallback: every range and record */
+    rvec bopen;          /* sorting fallback: B events waiting for their E */
+    uint64_t last_start; /* to notice out-of-order arrival */
+    int sorting;         /* fell back to buffer + sort at the end */
+} cthread;
+
+typedef struct csite {
+    sp_site s;
+    char *shape;
+} csite;
+
+typedef struct cj {
+    const sp_reader_vtbl *vtbl; /* first: see sp_chrome_vtbl */
+    /* input */
+    int fd;
+    const unsigned char *mem;
+    unsigned char *buf;
+    size_t pos, end; /* valid bytes buf[pos, end) */
+    uint64_t base;   /* input offset of buf[0] */
+    int eof;
+    const char *errctx; /* what was being read, for truncation messages */
+    sp_result *res;
+    const sp_callbacks *cb;
+    int pass; /* 1: collecting kernel time only; 2: delivering */
+    int seekable;
+    /* tables */
+    sp_header hdr;
+    csite *sites;
+    uint32_t nsites, sites_cap;
+    strmap site_ids; /* name \x1f shape -> site index */
+    cthread *threads;
+    uint32_t nthreads, threads_cap;
+    strmap thread_ids; /* pid \x1f tid -> slot */
+    i64map kernel_ns;  /* External id -> GPU ns of its kernels (pass 1) */
+    /* the event being read */
+    sbuf name, ph, cat, pid, tid, shape, argname, key;
+    int has_ts, has_dur, has_shape, has_bytes, dev_type, dev_id;
+    uint64_t ts, dur, ext;
+    int64_t bytes;
+    uint64_t order;
+    /* output batch: events of one thread */
+    sp_event out[OUT_BATCH];
+    uint32_t nout, out_slot;
+    sp_chrome_stats st;
+} cj;
+
+/* ---- Errors ---------------------------------------------------------------- */
+static uint64_t here(const cj *r) { return r->base + r->pos; }
+
+static int fail(cj *r, int status, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(cj *r, int status, uint64_t off, const char *fmt, ...) {
+    if (r->res->status != SP_OK) return -1; /* the first error wins */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->res->msg, sizeof r->res->msg, fmt, ap);
+    va_end(ap);
+    r->res->status = status;
+    r->res->offset = off;
+    return -1;
+}
+#define CORRUPT(...) fail(r, SP_CORRUPT, here(r), __VA_ARGS__)
+#define NOMEM() fail(r, SP_STOPPED, here(r), "out of memory")
+
+/* ---- Input ------------------------------------------------------------------- */
+/* The next byte without consuming it, -1 at the end of the input. */
+static int peekc(cj *r) {
+    if (r->pos < r->end) return r->buf[r->pos];
+    if (r->eof) return -1;
+    r->base += r->end;
+    r->pos = r->end = 0;
+    for (;;) {
+        ssize_t got = read(r->fd, r->buf, BUF_SIZE);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            fail(r, SP_IOERR, here(r), "read error: %s", strerror(errno));
+            r->eof = 1;
+            return -1;
+        }
+        if (got == 0) {
+            r->eof = 1;
+            return -1;
+        }
+        r->end = (size_t)got;
+        return r->buf[0];
+    }
+}
+static void skipc(cj *r) { r->pos++; }
+
+static int truncated(cj *r) {
+    if (r->res->status != SP_OK) return -1; /* a read error already told why */
+    return fail(r, SP_TRUNCATED, here(r), "JSON cut short in %s", r->errctx);
+}
+
+/* Skip white space; the next byte (-1 at the end). */
+static int ws(cj *r) {
+    for (;;) {
+        int c = peekc(r);
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c;
+        skipc(r);
+    }
+}
+
+static int expect(cj *r, int want, const char *what) {
+    int c = ws(r);
+    if (c < 0) return truncated(r);
+    if (c != want) return CORRUPT("expected %s", what);
+    skipc(r);
+    return 0;
+}
+
+/* ---- Tokens ------------------------------------------------------------------ */
+static int hexval(int c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static int read_u4(cj *r, unsigned *v) {
+    *v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = peekc(r);
+        if (c < 0) return truncated(r);
+        int h = hexval(c);
+        if (h < 0) return CORRUPT("invalid \\u escape (not 4 hex digits)");
+        *v = *v << 4 | (unsigned)h;
+        skipc(r);
+    }
+    return 0;
+}
+
+static int put_utf8(cj *r, sbuf *out, unsigned cp) {
+    char b[4];
+    size_t n;
+    if (cp < 0x80) b[0] = (char)cp, n = 1;
+    else if (cp < 0x800) b[0] = (char)(0xC0 | cp >> 6), b[1] = (char)(0x80 | (cp & 63)), n = 2;
+    else if (cp < 0x10000)
+        b[0] = (char)(0xE0 | cp >> 12), b[1] = (char)(0x80 | (cp >> 6 & 63)),
+        b[2] = (char)(0x80 | (cp & 63)), n = 3;
+    else
+        b[0] = (char)(0xF0 | cp >> 18), b[1] = (char)(0x80 | (cp >> 12 & 63)),
+        b[2] = (char)(0x80 | (cp >> 6 & 63)), b[3] = (char)(0x80 | (cp & 63)), n = 4;
+    return sb_put(out, b, n) ? NOMEM() : 0;
+}
+
+/* A JSON string at the read position, decoded into out (out == NULL: skip).
+ * A NUL from \u0000 becomes U+FFFD: names are C strings downstream. */
+static int read_string(cj *r, sbuf *out) {
+    if (out) out->n = 0;
+    if (out && out->p) out->p[0] = 0;
+    uint64_t start = here(r);
+    skipc(r); /* the opening quote */
+    size_t len = 0;
+    for (;;) {
+        /* Copy a run of plain bytes straight from the buffer. */
+        size_t i = r->pos;
+        while (i < r->end && r->buf[i] != '"' && r->buf[i] != '\\' && r->buf[i] >= 0x20) i++;
+        if (i > r->pos) {
+            len += i - r->pos;
+            if (len > SP_CJ_MAX_STRING)
+                return fail(r, SP_CORRUPT, start, "string longer than %u bytes", SP_CJ_MAX_STRING);
+            if (out && sb_put(out, (const char *)r->buf + r->pos, i - r->pos)) return NOMEM();
+            r->pos = i;
+        }
+        int c = peekc(r);
+        if (c < 0) return truncated(r);
+        if (c == '"') {
+            skipc(r);
+            if (out && sb_put(out, "", 0)) return NOMEM();
+            return 0;
+        }
+        if (c < 0x20) return CORRUPT("control character 0x%02x in a string", (unsigned)c);
+        if (c != '\\') continue; /* the run stopped at the buffer's end */
+        skipc(r);
+        c = peekc(r);
+        if (c < 0) return truncated(r);
+        const char *s = NULL;
+        switch (c) {
+        case '"': s = "\""; break;
+        case '\\': s = "\\"; break;
+        case '/': s = "/"; break;
+        case 'b': s = "\b"; break;
+        case 'f': s = "\f"; break;
+        case 'n': s = "\n"; break;
+        case 'r': s = "\r"; break;
+        case 't': s = "\t"; break;
+        case 'u': break;
+        default: return CORRUPT("invalid escape '\\%c' in a string", c >= 0x20 && c < 0x7f ? c : '?');
+        }
+        skipc(r);
+        len++;
+        if (s) {
+            if (out && sb_put(out, s, 1)) return NOMEM();
+            continue;
+        }
+        unsigned cp;
+        if (read_u4(r, &cp)) return -1;
+        if (cp >= 0xD800 && cp < 0xDC00) { /* a high surrogate wants its low half */
+            unsigned lo = 0;
+            if (peekc(r) == '\\') {
+                skipc(r);
+                if (peekc(r) != 'u') return CORRUPT("invalid \\u escape (lone surrogate)");
+                skipc(r);
+                if (read_u4(r, &lo)) return -1;
+            }
+            if (lo < 0xDC00 || lo > 0xDFFF) return CORRUPT("invalid \\u escape (lone surrogate)");
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else if (cp >= 0xDC00 && cp < 0xE000) {
+            return CORRUPT("invalid \\u escape (lone surrogate)");
+        }
+        if (cp == 0) cp = 0xFFFD;
+        if (out && put_utf8(r, out, cp)) return -1;
+    }
+}
+
+/* A number. *ns is the value times 1000, exact for decimal notation (Kineto
+ * writes ts in microseconds with three decimals: nanoseconds past 2^53, which
+ * a double would round); *ok_ns is 0 when it is negative, fractional below
+ * 1 ns or out of range. */
+typedef struct num {
+    double d;
+    uint64_t ns;
+    int ok_ns, is_int;
+    char text[48];
+} num;
+
+static int read_number(cj *r, num *v) {
+    size_t n = 0;
+    for (;;) {
+        int c = peekc(r);
+        if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'))
+            break;
+        if (n + 1 >= sizeof v->text) return CORRUPT("number longer than %zu characters", sizeof v->text - 1);
+        v->text[n++] = (char)c;
+        skipc(r);
+    }
+    v->text[n] = 0;
+    if (peekc(r) < 0 && r->res->status != SP_OK) return -1;
+    /* JSON grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+    const char *p = v->text;
+    if (*p == '-') p++;
+    if (!(*p >= '0' && *p <= '9')) return CORRUPT("invalid number '%s'", v->text);
+    if (*p == '0' && p[1] >= '0' && p[1] <= '9') return CORRUPT("invalid number '%s' (leading zero)", v->text);
+    const char *ip = p;
+    while (*p >= '0' && *p <= '9') p++;
+    size_t il = (size_t)(p - ip);
+    const char *fp = NULL;
+    if (*p == '.') {
+        fp = ++p;
+        if (!(*p >= '0' && *p <= '9')) return CORRUPT("invalid number '%s'", v->text);
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    int has_exp = 0;
+    if (*p == 'e' || *p == 'E') {
+        has_exp = 1;
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) return CORRUPT("invalid number '%s'", v->text);
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p) return CORRUPT("invalid number '%s'", v->text);
+    v->d = strtod(v->text, NULL);
+    v->is_int = !fp && !has_exp;
+    v->ok_ns = 0;
+    v->ns = 0;
+    if (v->text[0] == '-' || !isfinite(v->d)) return 0;
+    if (!has_exp && il <= 16) { /* x * 1000 stays below 2^64 */
+        /* integer part * 1000 + three fraction digits, rounded on the fourth */
+        uint64_t x = 0;
+        for (size_t i = 0; i < il; i++) x = x * 10 + (uint64_t)(ip[i] - '0');
+        uint64_t f = 0;
+        int k = 0;
+        for (; fp && k < 3 && fp[k] >= '0' && fp[k] <= '9'; k++) f = f * 10 + (uint64_t)(fp[k] - '0');
+        int more = fp && k == 3 && fp[3] >= '5' && fp[3] <= '9';
+        for (; k < 3; k++) f *= 10;
+        v->ns = x * 1000 + f + (uint64_t)more;
+        v->ok_ns = 1;
+    } else if (v->d * 1000.0 < 4.0e18) {
+        v->ns = (uint64_t)llround(v->d * 1000.0);
+        v->ok_ns = 1;
+    }
+    return 0;
+}
+
+static int read_literal(cj *r) {
+    static const char *const lits[] = {"true", "false", "null"};
+    int c = peekc(r);
+    for (int i = 0; i < 3; i++)
+        if (c == lits[i][0]) {
+            for (const char *s = lits[i]; *s; s++) {
+                int d = peekc(r);
+                if (d < 0) return truncated(r);
+                if (d != *s) return CORRUPT("invalid literal (expected '%s')", lits[i]);
+                skipc(r);
+            }
+            return 0;
+        }
+    return CORRUPT("expected a JSON value");
+}
+
+/* Skip one value of any type. Iterative: nesting costs a counter, and is
+ * limited so that absurd input is an error rather than a long walk. */
+static int skip_value(cj *r) {
+    /* One bit per level: 1 inside an object (keys expected), 0 in an array. */
+    unsigned char kind[SP_CJ_MAX_NEST / 8 + 1];
+    uint32_t depth = 0;
+    num n;
+    for (;;) {
+        int c = ws(r);
+        if (c < 0) return truncated(r);
+        /* a value */
+        if (c == '{' || c == '[') {
+            if (depth >= SP_CJ_MAX_NEST) return CORRUPT("JSON nested deeper than %u levels", SP_CJ_MAX_NEST);
+            if (c == '{') kind[depth / 8] |= (unsigned char)(1u << depth % 8);
+            else kind[depth / 8] &= (unsigned char)~(1u << depth % 8);
+            depth++;
+            skipc(r);
+            c = ws(r);
+            if (c == (kind[(depth - 1) / 8] >> (depth - 1) % 8 & 1 ? '}' : ']')) {
+                skipc(r);
+                depth--;
+                goto after_value;
+            }
+            if (kind[(depth - 1) / 8] >> (depth - 1) % 8 & 1) goto key;
+            continue;
+        }
+        if (c == '"') {
+            if (read_string(r, NULL)) return -1;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            if (read_number(r, &n)) return -1;
+        } else if (read_literal(r)) {
+            return -1;
+        }
+    after_value:
+        for (;;) {
+            if (depth == 0) return 0;
+            int obj = kind[(depth - 1) / 8] >> (depth - 1) % 8 & 1;
+            c = ws(r);
+            if (c < 0) return truncated(r);
+            if (c == ',') {
+                skipc(r);
+                if (obj) goto key;
+                break; /* next array element */
+            }
+            if (c == (obj ? '}' : ']')) {
+                skipc(r);
+                depth--;
+                continue;
+            }
+            return CORRUPT(obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        }
+        continue;
+    key:
+        c = ws(r);
+        if (c < 0) return truncated(r);
+        if (c != '"') return CORRUPT("expected a string key");
+        if (read_string(r, NULL) || expect(r, ':', "':' after a key")) return -1;
+    }
+}
+
+/* A value rendered as Python prints it (PyTorch shows input shapes as
+ * str(list)): "[[32, 64], [64], []]". Objects inside print as "{...}". */
+static int render_value(cj *r, sbuf *out) {
+    uint32_t depth = 0;
+    num n;
+    out->n = 0;
+    sb_put(out, "", 0);
+    for (;;) {
+        int c = ws(r);
+        if (c < 0) return truncated(r);
+        if (c == '[') {
+            if (depth >= SP_CJ_MAX_NEST) return CORRUPT("JSON nested deeper than %u levels", SP_CJ_MAX_NEST);
+            depth++;
+            skipc(r);
+            if (out->n < SP_CJ_MAX_SHAPE) sb_put(out, "[", 1);
+            if (ws(r) == ']') {
+                skipc(r);
+                depth--;
+                if (out->n < SP_CJ_MAX_SHAPE) sb_put(out, "]", 1);
+                goto after;
+            }
+            continue;
+        }
+        if (c == '{') {
+            if (skip_value(r)) return -1;
+            if (out->n < SP_CJ_MAX_SHAPE) sb_put(out, "{...}", 5);
+        } else if (c == '"') {
+            if (read_string(r, &r->argname)) return -1;
+            if (out->n < SP_CJ_MAX_SHAPE) {
+                sb_put(out, "'", 1);
+                sb_put(out, r->argname.p, r->argname.n);
+                sb_put(out, "'", 1);
+            }
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            if (read_number(r, &n)) return -1;
+            if (out->n < SP_CJ_MAX_SHAPE) sb_put(out, n.text, strlen(n.text));
+        } else {
+            const char *lit = c == 't' ? "True" : c == 'f' ? "False" : "None";
+            if (read_literal(r)) return -1;
+            if (out->n < SP_CJ_MAX_SHAPE) sb_put(out, lit, strlen(lit));
+        }
+    after:
+        for (;;) {
+            if (depth == 0) return out->p ? 0 : NOMEM();
+            c = ws(r);
+            if (c < 0) return truncated(r);
+            skipc(r);
+            if (c == ',') {
+                if (out->n < SP_CJ_MAX_SHAPE) sb_put(out, ", ", 2);
+                break;
+            }
+            if (c != ']') return CORRUPT("expected ',' or ']'");
+            depth--;
+            if (out->n < SP_CJ_MAX_SHAPE) sb_put(out, "]", 1);
+        }
+    }
+}
+
+/* ---- Tables ------------------------------------------------------------------ */
+static int site_of(cj *r, const char *name, const char *shape, uint32_t *id) {
+    r->key.n = 0;
+    if (sb_put(&r->key, name, strlen(name)) || sb_put(&r->key, "\x1f", 1) ||
+        sb_put(&r->key, shape, strlen(shape)))
+        return NOMEM();
+    uint32_t i;
+    if (sm_find(&r->site_ids, r->key.p, &i)) return *id = i + 1, 0;
+    if (r->nsites >= SP_MAX_SITES) return CORRUPT("more than %u distinct names", SP_MAX_SITES);
+    if (r->nsites == r->sites_cap) {
+        uint32_t c = r->sites_cap ? r->sites_cap * 2 : 64;
+        csite *v = realloc(r->sites, (size_t)c * sizeof *v);
+        if (!v) return NOMEM();
+        r->sites = v;
+        r->sites_cap = c;
+    }
+    size_t nl = strlen(name), sl = strlen(shape);
+    char *b = malloc(nl + sl + 2); /* name and shape in one block */
+    if (!b) return NOMEM();
+    memcpy(b, name, nl + 1);
+    memcpy(b + nl + 1, shape, sl + 1);
+    csite *s = &r->sites[r->nsites];
+    memset(s, 0, sizeof *s);
+    s->s.name = b;
+    s->s.file = "";
+    s->s.func = "";
+    s->s.id = r->nsites + 1; /* 0 is reserved, as in the native format */
+    s->shape = b + nl + 1;
+    if (sm_add(&r->site_ids, r->key.p, r->nsites)) return free(b), NOMEM();
+    *id = ++r->nsites;
+    return 0;
+}
+
+static int thread_of(cj *r, uint32_t *slot) {
+    r->key.n = 0;
+    if (sb_put(&r->key, sb_str(&r->pid), r->pid.n) || sb_put(&r->key, "\x1f", 1) ||
+        sb_put(&r->key, sb_str(&r->tid), r->tid.n))
+        return NOMEM();
+    if (sm_find(&r->thread_ids, r->key.p, slot)) return 0;
+    if (r->nthreads >= SP_MAX_THREADS) return CORRUPT("more than %u threads", SP_MAX_THREADS);
+    if (r->nthreads == r->threads_cap) {
+        uint32_t c = r->threads_cap ? r->threads_cap * 2 : 8;
+        cthread *v = realloc(r->threads, (size_t)c * sizeof *v);
+        if (!v) return NOMEM();
+        r->threads = v;
+        r->threads_cap = c;
+    }
+    cthread *t = &r->threads[r->nthreads];
+    memset(t, 0, sizeof *t);
+    t->t.index = t->t.slot = r->nthreads;
+    t->t.tid = strtoull(sb_str(&r->tid), NULL, 10);
+    t->t.name = calloc(1, 1);
+    if (!t->t.name || sm_add(&r->thread_ids, r->key.p, r->nthreads)) return free(t->t.name), NOMEM();
+    *slot = r->nthreads++;
+    return 0;
+}
+
+/* ---- Delivery ---------------------------------------------------------------- */
+static int flush_out(cj *r) {
+    if (!r->nout) return 0;
+    uint32_t n = r->nout;
+    r->nout = 0;
+    r->res->events += n;
+    if (r->cb->events &&
+        r->cb->events(r->cb->ctx, (const sp_reader *)r, &r->threads[r->out_slot].t, r->out, n))
+        return fail(r, SP_STOPPED, here(r), "stopped by the reader's client");
+    return 0;
+}
+
+static int emit(cj *r, uint32_t slot, const sp_event *e) {
+    if (r->nout && (r->out_slot != slot || r->nout == OUT_BATCH) && flush_out(r)) return -1;
+    r->out_slot = slot;
+    r->out[r->nout++] = *e;
+    return 0;
+}
+
+/* Close the top of a thread's stack: deliver it with its depth and GPU time,
+ * and pass its GPU total up to its parent (PyTorch: a CPU op's GPU total is
+ * its own kernels plus its children's GPU totals; its self GPU time is its own
+ * kernels). */
+static int pop(cj *r, uint32_t slot) {
+    rvec *s = &r->threads[slot].stack;
+    range *e = &s->v[s->n - 1];
+    int64_t gpu = e->gpu_kids;
+    if (e->takes_gpu && e->ext) {
+        int64_t *k = im_slot(&r->kernel_ns, e->ext, 0);
+        if (k && *k >= 0) {
+            gpu += *k;
+            *k = -1; /* credited once */
+        }
+    }
+    sp_event ev = {e->start, e->end < e->start ? e->start : e->end, e->site, s->n - 1, SP_SCOPE,
+                   0, 0, gpu > 0 ? gpu : -1, e->start};
+    s->n--;
+    if (s->n) s->v[s->n - 1].gpu_kids += gpu;
+    r->st.ranges++;
+    return emit(r, slot, &ev);
+}
+
+/* PyTorch's nesting rule: the top of the stack cannot be the parent of a range
+ * [start, end] if start >= its end or end > its end. For a [memory] record at
+ * ts the time interval is closed: it belongs to every range with start <= ts
+ * <= end. An open B range stays until its E. */
+static int close_before(cj *r, uint32_t slot, uint64_t start, uint64_t end, int mem) {
+    rvec *s = &r->threads[slot].stack;
+    while (s->n) {
+        range *t = &s->v[s->n - 1];
+        if (t->open) break;
+        if (mem ? t->end >= start : (start < t->end && end <= t->end)) break;
+        if (pop(r, slot)) return -1;
+    }
+    return 0;
+}
+
+/* A range or memory record enters a streaming thread. */
+static int push(cj *r, uint32_t slot, const range *e) {
+    if (close_before(r, slot, e->start, e->end, e->kind == SP_MEM)) return -1;
+    rvec *s = &r->threads[slot].stack;
+    if (e->kind == SP_MEM) {
+        /* Inside the innermost open range; outside all of them PyTorch shows a
+         * "[memory]" row of its own. */
+        sp_event m = {e->start, e->start, 0, s->n ? s->n : 1, SP_MEM, e->device, e->bytes, -1, 0};
+        if (emit(r, slot, &m)) return -1;
+        if (s->n) return 0;
+        sp_event row = {e->start, e->start, e->site, 0, SP_SCOPE, 0, 0, -1, e->start};
+        return emit(r, slot, &row);
+    }
+    if (s->n >= SP_MAX_DEPTH) return CORRUPT("ranges nested deeper than %u", SP_MAX_DEPTH);
+    return rv_push(s, e) ? NOMEM() : 0;
+}
+
+/* Out of start order: from now on this thread is buffered and sorted at the
+ * end. What is on the stack moves into the buffer (open B ranges wait for
+ * their E in bopen). */
+static int start_sorting(cj *r, cthread *t) {
+    t->sorting = 1;
+    r->st.sorted_threads++;
+    for (uint32_t i = 0; i < t->stack.n; i++)
+        if (rv_push(t->stack.v[i].open ? &t->bopen : &t->buf, &t->stack.v[i])) return NOMEM();
+    t->stack.n = 0;
+    return 0;
+}
+
+static int cmp_range(const void *a, const void *b) {
+    const range *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->kind != y->kind) return x->kind == SP_SCOPE ? -1 : 1; /* ranges first: a record at
+                                                                     their start is inside */
+    if (x->end != y->end) return x->end > y->end ? -1 : 1;      /* longer first: the parent */
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* A thread at the end of the input: close what is open, or sort and replay a
+ * buffered thread. */
+static int finish_thread(cj *r, uint32_t slot) {
+    cthread *t = &r->threads[slot];
+    if (t->sorting) {
+        r->st.unmatched += t->bopen.n;
+        if (t->buf.n) qsort(t->buf.v, t->buf.n, sizeof *t->buf.v, cmp_range);
+        for (uint32_t i = 0; i < t->buf.n; i++)
+            if (push(r, slot, &t->buf.v[i])) return -1;
+    }
+    rvec *s = &t->stack;
+    while (s->n) {
+        if (s->v[s->n - 1].open) { /* B without E: dropped, as chrome://tracing shows it unfinished */
+            r->st.unmatched++;
+            s->n--;
+            continue;
+        }
+        if (pop(r, slot)) return -1;
+    }
+    return 0;
+}
+
+/* ---- Events ------------------------------------------------------------------ */
+static int cat_is(const cj *r, const char *c) { return strcasecmp(sb_str((sbuf *)&r->cat), c) == 0; }
+
+static int is_device_event(const cj *r) {
+    return cat_is(r, "kernel") || cat_is(r, "gpu_memcpy") || cat_is(r, "gpu_memset") ||
+           cat_is(r, "memcpy") || cat_is(r, "memset");
+}
+
+/* Names PyTorch leaves out of key_averages (profiler utility ops). */
+static int pytorch_filtered(const char *n) {
+    static const char *const names[] = {
+        "profiler::_record_function_enter", "profiler::_record_function_enter_new",
+        "profiler::_record_function_exit", "aten::is_leaf", "aten::output_nr", "aten::_version",
+        "[OutOfMemory]"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(n, names[i]) == 0) return 1;
+    return 0;
+}
+
+static int handle_event(cj *r) {
+    const char *ph = sb_str(&r->ph), *name = sb_str(&r->name);
+    r->st.events++;
+    if (r->pass == 1) { /* kernel time per External id, nothing else */
+        if (strcmp(ph, "X") == 0 && is_device_event(r) && r->ext && r->has_dur) {
+            int64_t *k = im_slot(&r->kernel_ns, r->ext, 1);
+            if (!k) return NOMEM();
+            *k += (int64_t)r->dur;
+        }
+        return 0;
+    }
+    char p = ph[0] && !ph[1] ? ph[0] : '?';
+    if (p == 'M') {
+        if (strcmp(name, "thread_name") == 0 && r->argname.p) {
+            uint32_t slot;
+            if (thread_of(r, &slot)) return -1;
+            char *d = strdup(r->argname.p);
+            if (!d) return NOMEM();
+            free(r->threads[slot].t.name);
+            r->threads[slot].t.name = d;
+        } else if (strcmp(name, "process_name") == 0 && r->argname.p && !r->hdr.prog[0]) {
+            snprintf(r->hdr.prog, sizeof r->hdr.prog, "%s", r->argname.p);
+        }
+        r->st.skipped += strcmp(name, "thread_name") != 0;
+        return 0;
+    }
+    if (p == 'C' || p == 's' || p == 't' || p == 'f' || p == 'n' || p == 'R') {
+        r->st.skipped++; /* counters, flows (ac2g: kernels carry the External id
+                            that the flow would give), async instants, marks */
+        return 0;
+    }
+    int is_mem = (p == 'i' || p == 'I') && strcmp(name, "[memory]") == 0;
+    if ((p == 'i' || p == 'I') && !is_mem) {
+        r->st.skipped++;
+        return 0;
+    }
+    if (p != 'X' && p != 'B' && p != 'E' && !is_mem) {
+        r->st.unknown_phases++;
+        return 0;
+    }
+    if (p != 'E' && !r->has_ts) return CORRUPT("event \"%.40s\" (ph %s) has no \"ts\"", name, ph);
+    if (p == 'X' && cat_is(r, "Trace")) { /* Kineto's whole-profile range: not an op */
+        r->st.skipped++;
+        return 0;
+    }
+    if ((p == 'X' || p == 'B') && (cat_is(r, "python_function") || cat_is(r, "gpu_user_annotation") ||
+                                   pytorch_filtered(name))) {
+        r->st.skipped++; /* not in PyTorch's key_averages */
+        return 0;
+    }
+    uint32_t slot;
+    if (thread_of(r, &slot)) return -1;
+    cthread *t = &r->threads[slot];
+    range e;
+    memset(&e, 0, sizeof e);
+    e.start = r->ts;
+    e.order = r->order++;
+    if (p == 'E') {
+        rvec *open = t->sorting ? &t->bopen : &t->stack;
+        uint32_t i = open->n;
+        while (i > 0 && !open->v[i - 1].open) i--;
+        if (i == 0) {
+            r->st.unmatched++;
+            return 0;
+        }
+        if (!r->has_ts) return CORRUPT("E event has no \"ts\"");
+        if (t->sorting) { /* complete it into the buffer */
+            range b = open->v[i - 1];
+            memmove(&open->v[i - 1], &open->v[i], (open->n - i) * sizeof *open->v);
+            open->n--;
+            b.open = 0;
+            b.end = r->ts < b.start ? b.start : r->ts;
+            return rv_push(&t->buf, &b) ? NOMEM() : 0;
+        }
+        /* Ranges opened inside the B close with it. */
+        while (open->n > i)
+            if (pop(r, slot)) return -1;
+        open->v[i - 1].open = 0;
+        open->v[i - 1].end = r->ts < open->v[i - 1].start ? open->v[i - 1].start : r->ts;
+        return 0;
+    }
+    const char *shape = r->has_shape ? sb_str(&r->shape) : "[]";
+    if (p == 'X' && is_device_event(r)) {
+        /* A device event: a row of its own (no CPU time), on its stream's
+         * thread; its time also counts to the CPU op that launched it (pass 1). */
+        uint32_t site;
+        if (site_of(r, name, "[]", &site)) return -1;
+        r->st.kernels++;
+        if (r->ext && im_slot(&r->kernel_ns, r->ext, 0)) r->st.kernels_linked++;
+        sp_event k = {r->ts, r->ts, site, 0, SP_SCOPE, 0, 0, (int64_t)r->dur, r->ts};
+        r->st.ranges++;
+        return emit(r, slot, &k);
+    }
+    const char *rowname = strncmp(name, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : name;
+    if (site_of(r, rowname, is_mem ? "[]" : shape, &e.site)) return -1;
+    if (is_mem) {
+        r->st.memory++;
+        e.kind = SP_MEM;
+        e.end = e.start;
+        e.bytes = r->bytes;
+        /* c10 DeviceType: 0 CPU, 2 MKLDNN, 5 IDEEP count as CPU memory; 1 CUDA,
+         * 6 HIP as GPU memory of "Device Id"; other devices are not tabled. */
+        int dt = r->dev_type;
+        if (dt < 0) dt = r->dev_id >= 0 ? 1 : 0;
+        if (dt == 1 || dt == 6) e.device = r->dev_id >= 0 && r->dev_id < 62 ? (uint32_t)r->dev_id + 1 : 63;
+        else if (dt != 0 && dt != 2 && dt != 5) return 0;
+        if (!r->has_bytes) return 0;
+    } else {
+        e.kind = SP_SCOPE;
+        e.open = p == 'B';
+        e.end = p == 'B' ? UINT64_MAX : r->ts + r->dur;
+        e.ext = r->ext;
+        e.takes_gpu = !cat_is(r, "cuda_runtime") && !cat_is(r, "cuda_driver") && !cat_is(r, "Runtime");
+    }
+    if (!t->sorting && e.start < t->last_start && start_sorting(r, t)) return -1;
+    if (e.start > t->last_start) t->last_start = e.start;
+    if (t->sorting) return rv_push(e.open ? &t->bopen : &t->buf, &e) ? NOMEM() : 0;
+    return push(r, slot, &e);
+}
+
+static int key_is(const cj *r, const char *k) { return strcmp(sb_str((sbuf *)&r->key), k) == 0; }
+
+/* A string field; wrong type is an error (the offset points at the value). */
+static int want_string(cj *r, sbuf *out, const char *field) {
+    if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("\"%s\" must be a string", field);
+    return read_string(r, out);
+}
+
+static int want_number(cj *r, num *v, const char *field) {
+    int c = ws(r);
+    if (c < 0) return truncated(r);
+    if (c != '-' && !(c >= '0' && c <= '9')) return CORRUPT("\"%s\" must be a number", field);
+    return read_number(r, v);
+}
+
+/* pid/tid: a number or a string; kept as text with a type mark. */
+static int want_id(cj *r, sbuf *out, const char *field) {
+    int c = ws(r);
+    out->n = 0;
+    if (c == '"') {
+        if (read_string(r, &r->key)) return -1; /* the key was used already */
+        return sb_put(out, "s", 1) || sb_put(out, sb_str(&r->key), r->key.n) ? NOMEM() : 0;
+    }
+    num v;
+    if (want_number(r, &v, field)) return -1;
+    return sb_put(out, v.text, strlen(v.text)) ? NOMEM() : 0;
+}
+
+static int read_args(cj *r) {
+    if (expect(r, '{', "'{' (\"args\" must be an object)")) return -1;
+    if (ws(r) == '}') return skipc(r), 0;
+    for (;;) {
+        if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
+        if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
+        num v;
+        int c = ws(r), isnum = c == '-' || (c >= '0' && c <= '9');
+        if (key_is(r, "Input Dims")) {
+            if (render_value(r, &r->shape)) return -1;
+            r->has_shape = 1;
+        } else if (key_is(r, "name") && c == '"') {
+            if (read_string(r, &r->argname)) return -1;
+        } else if (isnum && (key_is(r, "External id") || key_is(r, "Bytes") ||
+                             key_is(r, "Device Type") || key_is(r, "Device Id"))) {
+            if (read_number(r, &v)) return -1;
+            if (key_is(r, "External id")) r->ext = v.d > 0 && v.d < 1.8e19 ? (uint64_t)v.d : 0;
+            else if (key_is(r, "Bytes")) {
+                if (!(fabs(v.d) <= (double)SP_MAX_VALUE)) return CORRUPT("absurd \"Bytes\" %s", v.text);
+                r->bytes = (int64_t)v.d;
+                r->has_bytes = 1;
+            } else {
+                int iv = v.d >= -1 && v.d < 1e6 ? (int)v.d : 999999;
+                if (key_is(r, "Device Type")) r->dev_type = iv;
+                else r->dev_id = iv;
+            }
+        } else if (skip_value(r)) {
+            return -1;
+        }
+        c = ws(r);
+        if (c < 0) return truncated(r);
+        skipc(r);
+        if (c == '}') return 0;
+        if (c != ',') return r->pos--, CORRUPT("expected ',' or '}' in \"args\"");
+    }
+}
+
+static int read_event(cj *r) {
+    r->name.n = r->ph.n = r->cat.n = r->pid.n = r->tid.n = r->argname.n = 0;
+    if (r->argname.p) r->argname.p[0] = 0;
+    if (r->cat.p) r->cat.p[0] = 0;
+    if (r->ph.p) r->ph.p[0] = 0;
+    if (r->name.p) r->name.p[0] = 0;
+    if (r->pid.p) r->pid.p[0] = 0;
+    if (r->tid.p) r->tid.p[0] = 0;
+    r->has_ts = r->has_dur = r->has_shape = r->has_bytes = 0;
+    r->ts = r->dur = r->ext = 0;
+    r->bytes = 0;
+    r->dev_type = r->dev_id = -1;
+    uint64_t at = here(r);
+    skipc(r); /* '{' */
+    if (ws(r) == '}') return skipc(r), handle_event(r);
+    for (;;) {
+        if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
+        if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
+        num v;
+        if (key_is(r, "name")) {
+            if (want_string(r, &r->name, "name")) return -1;
+        } else if (key_is(r, "ph")) {
+            if (want_string(r, &r->ph, "ph")) return -1;
+        } else if (key_is(r, "cat")) {
+            if (want_string(r, &r->cat, "cat")) return -1;
+        } else if (key_is(r, "pid")) {
+            if (want_id(r, &r->pid, "pid")) return -1;
+        } else if (key_is(r, "tid")) {
+            if (want_id(r, &r->tid, "tid")) return -1;
+        } else if (key_is(r, "ts") || key_is(r, "dur")) {
+            int ts = key_is(r, "ts");
+            if (want_number(r, &v, ts ? "ts" : "dur")) return -1;
+            /* Negative or huge times are corruption for the aggregation,
+             * which sums nanoseconds in int64. */
+            if (!v.ok_ns || v.ns > (ts ? (1ull << 62) : SP_MAX_VALUE))
+                return fail(r, SP_CORRUPT, here(r) - strlen(v.text), "\"%s\" out of range: %s",
+                            ts ? "ts" : "dur", v.text);
+            if (ts) r->ts = v.ns, r->has_ts = 1;
+            else r->dur = v.ns, r->has_dur = 1;
+        } else if (key_is(r, "args")) {
+            if (read_args(r)) return -1;
+        } else {
+            static const char *const known[] = {"id", "id2", "bp", "s", "tts", "tdur", "sf",
+                                                "esf", "stack", "estack", "cname", "scope", "bind_id",
+                                                "flow_in", "flow_out", "use_async_tid"};
+            int k = 0;
+            for (size_t i = 0; i < sizeof known / sizeof *known && !k; i++) k = key_is(r, known[i]);
+            r->st.unknown_keys += !k;
+            if (skip_value(r)) return -1;
+        }
+        int c = ws(r);
+        if (c < 0) return truncated(r);
+        if (c == '}') {
+            skipc(r);
+            break;
+        }
+        if (c != ',') return CORRUPT("expected ',' or '}' after a value in the event at offset %llu",
+                                     (unsigned long long)at);
+        skipc(r);
+    }
+    return handle_event(r);
+}
+
+/* The traceEvents array (or the whole bare-array file). */
+static int read_events(cj *r, int bare) {
+    skipc(r); /* '[' */
+    r->errctx = "the event list";
+    int c = ws(r);
+    if (c == ']') return skipc(r), 0;
+    for (;;) {
+        c = ws(r);
+        if (c < 0) {
+            /* A bare array may end without ']' (chrome://tracing accepts it:
+             * tracers write events until they are killed). */
+            if (bare) return fail(r, SP_TRUNCATED, here(r), "JSON cut short: the event list has no ']'");
+            return truncated(r);
+        }
+        if (c == ']' && bare) return skipc(r), 0; /* trailing comma */
+        if (c != '{') return CORRUPT("expected an event object");
+        r->errctx = "an event";
+        if (read_event(r)) return -1;
+        r->res->good_end = here(r);
+        r->errctx = "the event list";
+        c = ws(r);
+        if (c < 0) return bare ? fail(r, SP_TRUNCATED, here(r), "JSON cut short: the event list has no ']'")
+                               : truncated(r);
+        skipc(r);
+        if (c == ']') return 0;
+        if (c != ',') return r->pos--, CORRUPT("expected ',' or ']' after an event");
+    }
+}
+
+static int read_top(cj *r) {
+    r->errctx = "the top-level value";
+    int c = ws(r);
+    if (c < 0) return r->res->status != SP_OK ? -1 : CORRUPT("empty input, not a Chrome trace");
+    if (c == '[') {
+        if (read_events(r, 1)) return -1;
+    } else if (c == '{') {
+        skipc(r);
+        int seen = 0;
+        if (ws(r) == '}') skipc(r);
+        else
+            for (;;) {
+                r->errctx = "the top-level object";
+                if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
+                if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
+                if (key_is(r, "traceEvents") && ws(r) == '[') {
+                    if (read_events(r, 0)) return -1;
+                    seen = 1;
+                } else if (skip_value(r)) {
+                    return -1;
+                }
+                r->errctx = "the top-level object";
+                c = ws(r);
+                if (c < 0) return truncated(r);
+                skipc(r);
+                if (c == '}') break;
+                if (c != ',') return r->pos--, CORRUPT("expected ',' or '}' in the top-level object");
+            }
+        (void)seen; /* an object without traceEvents: an empty table */
+    } else {
+        return CORRUPT("not a Chrome trace: expected '{' or '['");
+    }
+    if (ws(r) >= 0) return CORRUPT("unexpected data after the JSON value");
+    return r->res->status != SP_OK ? -1 : 0;
+}
+
+/* ---- Passes ------------------------------------------------------------------ */
+static void reset_input(cj *r) {
+    if (!r->seekable) return; /* a pipe: one pass from where it is */
+    if (r->mem) {
+        r->pos = 0;
+    } else {
+        lseek(r->fd, 0, SEEK_SET);
+        r->pos = r->end = 0;
+        r->eof = 0;
+    }
+    r->base = 0;
+}
+
+/* Whether the input may hold device events: a case-insensitive look for
+ * "kernel", "memcpy" or "memset" anywhere (their categories). Much cheaper
+ * than parsing; it only decides whether pass 1 is worth running. A "\u"
+ * escape could spell them in disguise, so it counts too. */
+static int may_have_device_events(cj *r) {
+    int hit = 0;
+    for (;;) {
+        if (r->pos >= r->end && peekc(r) < 0) break;
+        const unsigned char *p = r->buf + r->pos, *e = r->buf + r->end;
+        for (; p < e && !hit; p++) {
+            unsigned c = *p | 0x20;
+            if (c != 'k' && c != 'm' && *p != '\\') continue;
+            if (*p == '\\' && p + 1 < e && p[1] == 'u') hit = 1;
+            size_t left = (size_t)(e - p);
+            if (left < 6) continue; /* a word split across reads: see below */
+            char w[7];
+            for (int i = 0; i < 6; i++) w[i] = (char)(p[i] | 0x20);
+            w[6] = 0;
+            hit = strcmp(w, "kernel") == 0 || strcmp(w, "memcpy") == 0 || strcmp(w, "memset") == 0;
+        }
+        if (hit) break;
+        /* Keep the last 5 bytes so a word across the boundary is still seen. */
+        if (r->mem) break;
+        size_t keep = r->end - r->pos < 5 ? r->end - r->pos : 5;
+        if (r->eof) break;
+        memmove(r->buf, r->buf + r->end - keep, keep);
+        r->base += r->end - keep;
+        r->pos = 0;
+        r->end = keep;
+        ssize_t got;
+        do got = read(r->fd, r->buf + keep, BUF_SIZE - keep);
+        while (got < 0 && errno == EINTR);
+        if (got <= 0) {
+            r->eof = 1;
+            break;
+        }
+        r->end += (size_t)got;
+        r->pos = 0;
+        if (r->end < 6) continue;
+    }
+    return hit;
+}
+
+static const sp_reader_vtbl chrome_vtbl = {sp_chrome_site, sp_chrome_header, sp_chrome_nthreads,
+                                           sp_chrome_thread};
+
+static void cj_free(cj *r) {
+    for (uint32_t i = 0; i < r->nsites; i++) free((char *)r->sites[i].s.name);
+    for (uint32_t i = 0; i < r->nthreads; i++) {
+        free(r->threads[i].t.name);
+        free(r->threads[i].stack.v);
+        free(r->threads[i].buf.v);
+        free(r->threads[i].bopen.v);
+    }
+    free(r->sites);
+    free(r->threads);
+    sm_free(&r->site_ids);
+    sm_free(&r->thread_ids);
+    free(r->kernel_ns.keys);
+    free(r->kernel_ns.vals);
+    sbuf *bufs[] = {&r->name, &r->ph, &r->cat, &r->pid, &r->tid, &r->shape, &r->argname, &r->key};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->p);
+    if (!r->mem) free(r->buf);
+}
+
+static int run(cj *r, const sp_callbacks *cb, sp_result *res, int seekable) {
+    static const sp_callbacks none = {NULL, NULL, NULL, NULL};
+    r->vtbl = &chrome_vtbl;
+    r->cb = cb ? cb : &none;
+    r->res = res;
+    r->hdr.rank = 0xFFFFFFFFu;
+    r->seekable = seekable;
+    /* Pass 1 only when kernels may be in a re-readable input. */
+    if (seekable && may_have_device_events(r)) {
+        reset_input(r);
+        r->pass = 1;
+        int rc = read_top(r);
+        (void)rc; /* an error shows again in pass 2, after what precedes it is delivered */
+        memset(res, 0, sizeof *res);
+        memset(&r->st, 0, sizeof r->st);
+    }
+    reset_input(r);
+    r->pass = 2;
+    if (r->cb->header && r->cb->header(r->cb->ctx, (const sp_reader *)r, &r->hdr))
+        fail(r, SP_STOPPED, 0, "stopped by the reader's client");
+    else
+        read_top(r);
+    /* What was read before an error is used, as the native reader does. */
+    int stopped = res->status == SP_STOPPED;
+    for (uint32_t i = 0; i < r->nthreads && !stopped; i++) {
+        if (finish_thread(r, i)) break;
+    }
+    if (!stopped && res->status != SP_STOPPED) flush_out(r);
+    if (res->status == SP_OK) res->offset = here(r), res->good_end = here(r);
+    if (r->cb->finish && r->cb->finish(r->cb->ctx, (const sp_reader *)r) && res->status == SP_OK)
+        fail(r, SP_STOPPED, here(r), "stopped by the reader's client");
+    cj_free(r);
+    return res->status;
+}
+
+int sp_read_chrome_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res) {
+    memset(res, 0, sizeof *res);
+    cj *r = calloc(1, sizeof *r);
+    if (!r) return res->status = SP_STOPPED, snprintf(res->msg, sizeof res->msg, "out of memory"), SP_STOPPED;
+    r->fd = -1;
+    r->mem = data ? data : (const unsigned char *)"";
+    r->buf = (unsigned char *)r->mem; /* read only: the reader never writes buf in memory mode */
+    r->end = n;
+    r->eof = 1;
+    int st = run(r, cb, res, 1);
+    free(r);
+    return st;
+}
+
+/* Read from fd; `pre` holds bytes already taken from it (a pipe's head). */
+static int read_fd(int fd, const unsigned char *pre, size_t npre, const sp_callbacks *cb,
+                   sp_result *res) {
+    memset(res, 0, sizeof *res);
+    cj *r = calloc(1, sizeof *r);
+    if (r) r->buf = malloc(BUF_SIZE);
+    if (!r || !r->buf) {
+        free(r);
+        snprintf(res->msg, sizeof res->msg, "out of memory");
+        return res->status = SP_IOERR;
+    }
+    r->fd = fd;
+    struct stat sb;
+    int seekable = npre == 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && lseek(fd, 0, SEEK_SET) == 0;
+    if (npre) memcpy(r->buf, pre, npre);
+    r->end = npre;
+    int st = run(r, cb, res, seekable);
+    free(r);
+    return st;
+}
+
+int sp_read_chrome_file(const char *path, const sp_callbacks *cb, sp_result *res) {
+    memset(res, 0, sizeof *res);
+    int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(res->msg, sizeof res->msg, "cannot open: %s", strerror(errno));
+        return res->status = SP_IOERR;
+    }
+    int st = read_fd(fd, NULL, 0, cb, res);
+    if (fd > 0) close(fd);
+    return st;
+}
+
+int sp_is_chrome(const void *head, size_t n) {
+    const unsigned char *p = head;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t') continue;
+        return p[i] == '{' || p[i] == '[';
+    }
+    return 0;
+}
+
+int sp_read_any_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res) {
+    return sp_is_chrome(data, n < 4096 ? n : 4096) ? sp_read_chrome_mem(data, n, cb, res)
+                                                   : sp_read_mem(data, n, cb, res);
+}
+
+int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res) {
+    int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return sp_read_file(path, cb, res); /* its message */
+    unsigned char head[4096];
+    ssize_t got;
+    size_t n = 0;
+    struct stat sb;
+    int regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    /* Enough of the head to see the first non-space byte. */
+    while (n < sizeof head) {
+        do got = read(fd, head + n, sizeof head - n);
+        while (got < 0 && errno == EINTR);
+        if (got <= 0) break;
+        size_t i = n;
+        n += (size_t)got;
+        while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
+        if (i < n) break;
+    }
+    int chrome = sp_is_chrome(head, n), st;
+    if (regular) {
+        if (fd > 0) close(fd);
+        return chrome ? sp_read_chrome_file(path, cb, res) : sp_read_file(path, cb, res);
+    }
+    if (chrome) {
+        st = read_fd(fd, head, n, cb, res);
+    } else {
+        /* A native trace from a pipe: its reader cannot take the head back,
+         * so the whole input goes to it in memory. */
+        size_t cap = n > 65536 ? n : 65536;
+        unsigned char *all = malloc(cap);
+        if (all) memcpy(all, head, n);
+        while (all) {
+            if (n == cap) {
+                unsigned char *b = realloc(all, cap * 2);
+                if (!b) break;
+                all = b;
+                cap *= 2;
+            }
+            do got = read(fd, all + n, cap - n);
+            while (got < 0 && errno == EINTR);
+            if (got <= 0) break;
+            n += (size_t)got;
+        }
+        if (all) st = sp_read_mem(all, n, cb, res);
+        else {
+            memset(res, 0, sizeof *res);
+            snprintf(res->msg, sizeof res->msg, "out of memory");
+            st = res->status = SP_IOERR;
+        }
+        free(all);
+    }
+    if (fd > 0) close(fd);
+    return st;
+}
+
+/* ---- Accessors ----------------------------------------------------------------- */
+const sp_reader_vtbl *sp_chrome_vtbl(const sp_reader *r) {
+    /* A pointer to a struct points to its first member: for a Chrome reader
+     * that is the vtable pointer. (A native reader starts with an int fd, so
+     * callers must know which reader they hold, or read.c must add the same
+     * first member: see docs/CHROME.md.) */
+    return *(const sp_reader_vtbl *const *)(const void *)r;
+}
+const sp_site *sp_chrome_site(const sp_reader *r, uint32_t id) {
+    const cj *c = (const cj *)(const void *)r;
+    return id >= 1 && id <= c->nsites ? &c->sites[id - 1].s : NULL;
+}
+const char *sp_chrome_shape(const sp_reader *r, uint32_t id) {
+    const cj *c = (const cj *)(const void *)r;
+    return id >= 1 && id <= c->nsites ? c->sites[id - 1].shape : NULL;
+}
+const sp_header *sp_chrome_header(const sp_reader *r) { return &((const cj *)(const void *)r)->hdr; }
+uint32_t sp_chrome_nthreads(const sp_reader *r) { return ((const cj *)(const void *)r)->nthreads; }
+const sp_thread *sp_chrome_thread(const sp_reader *r, uint32_t slot) {
+    const cj *c = (const cj *)(const void *)r;
+    return slot < c->nthreads ? &c->threads[slot].t : NULL;
+}
+const sp_chrome_stats *sp_chrome_get_stats(const sp_reader *r) { return &((const cj *)(const void *)r)->st; }

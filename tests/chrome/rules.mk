@@ -1,0 +1,35 @@
+# Chrome trace JSON reader (issue 8). Builds under $(BUILD)/tests/chrome:
+#   test_chrome[_asan]   hand-written traces: PyTorch's GPU rule, B/E, sorting
+#                        fallback, memory, every malformed-input class
+#   chrome_table[_asan]  `table` for one Chrome trace without cli.c (reader +
+#                        header aggregation + scopeprof_table_print)
+#   compare_pytorch.sh   chrome_table on the PyTorch fixtures vs the tables
+#                        PyTorch printed (tests/chrome/compare.py)
+#   fuzz_chrome.sh       a short libFuzzer run of $(BUILD)/fuzz_chrome
+CHR_T    := $(BUILD)/tests/chrome
+CHR_SRCS := reporter/chrome.c reporter/read.c
+CHR_HDRS := reporter/chrome.h reporter/read.h $(HEADER)
+
+$(CHR_T)/%: tests/chrome/%.c $(CHR_SRCS) $(CHR_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Ireporter $< $(CHR_SRCS) -o $@ -lm $(LDLIBS)
+
+$(CHR_T)/%_asan: tests/chrome/%.c $(CHR_SRCS) $(CHR_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -Iinclude -Ireporter $< $(CHR_SRCS) -o $@ -lm $(LDLIBS)
+
+$(BUILD)/fuzz_chrome: reporter/fuzz_chrome.c $(CHR_SRCS) $(CHR_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(CSTD) $(WARN) -O1 -g -Iinclude -Ireporter -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=all reporter/fuzz_chrome.c $(CHR_SRCS) -o $@ -lm $(LDLIBS)
+
+TEST_BINS += $(CHR_T)/test_chrome $(CHR_T)/test_chrome_asan $(CHR_T)/chrome_table \
+             $(CHR_T)/chrome_table_asan $(BUILD)/fuzz_chrome
+TEST_CMDS += $(CHR_T)/test_chrome $(CHR_T)/test_chrome_asan tests/chrome/compare_pytorch.sh \
+             tests/chrome/fuzz_chrome.sh
+
+.PHONY: fuzz-chrome
+fuzz-chrome: $(BUILD)/fuzz_chrome
+	@mkdir -p $(BUILD)/fuzz_chrome_corpus
+	$(BUILD)/fuzz_chrome -max_total_time=$(FUZZ_TIME) -max_len=8192 -rss_limit_mb=2048 \
+	  $(BUILD)/fuzz_chrome_corpus tests/chrome/corpus

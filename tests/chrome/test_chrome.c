@@ -1,0 +1,144 @@
+/* test_chrome.c -- the Chrome reader on hand-written traces: GPU attribution
+ * as PyTorch computes it, B/E matching, out-of-order threads, string ids,
+ * memory records, and every malformed-input class (status + byte offset). */
+#define SCOPEPROF_AGGREGATION
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chrome.h"
+#include "scopeprof.h"
+
+static int failures;
+#define CHECK(c) ((c) ? (void)0 : (void)(failures++, fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #c)))
+
+typedef struct ctx { scopeprof_agg agg; } ctx;
+
+static int on_events(void *p, const sp_reader *r, const sp_thread *t, const sp_event *ev, uint32_t n) {
+    ctx *c = p;
+    for (uint32_t i = 0; i < n; i++) {
+        if (ev[i].kind == SP_MEM) {
+            scopeprof_agg_mem(&c->agg, t->slot, ev[i].depth, ev[i].device, ev[i].bytes);
+            continue;
+        }
+        const sp_site *s = sp_chrome_site(r, ev[i].site);
+        uint32_t row = scopeprof_agg_row(&c->agg, s->name, s->name, NULL);
+        scopeprof_agg_event_gpu(&c->agg, t->slot, row, ev[i].start, ev[i].end, ev[i].depth, ev[i].gpu_ns);
+    }
+    return 0;
+}
+
+static const scopeprof_row *row(ctx *c, const char *name) {
+    for (uint32_t i = 0; i < c->agg.nrows; i++)
+        if (strcmp(c->agg.rows[i].name, name) == 0) return &c->agg.rows[i];
+    return NULL;
+}
+
+static int run(ctx *c, const char *json, sp_result *res) {
+    scopeprof_agg_free(&c->agg);
+    scopeprof_agg_init(&c->agg);
+    sp_callbacks cb = {c, NULL, on_events, NULL};
+    return sp_read_chrome_mem(json, strlen(json), &cb, res);
+}
+
+int main(void) {
+    ctx c;
+    sp_result res;
+    scopeprof_agg_init(&c.agg);
+
+    /* PyTorch's GPU rule: an op's self GPU is its own kernels (matched by
+     * External id), its GPU total adds its children's; kernels come after
+     * the ops in the file, as Kineto writes them; the runtime call is a CPU
+     * row nested in the op. */
+    const char *gpu =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"outer\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":50,\"args\":{\"External id\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":110,\"dur\":20,\"args\":{\"External id\":2,\"Input Dims\":[[2,3],[]]}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":112,\"dur\":5,\"args\":{\"External id\":2,\"correlation\":9}},\n"
+        "{\"ph\":\"s\",\"cat\":\"ac2g\",\"id\":9,\"pid\":1,\"tid\":1,\"ts\":112},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":120,\"dur\":30.5,\"args\":{\"External id\":2,\"correlation\":9}},\n"
+        "{\"ph\":\"f\",\"cat\":\"ac2g\",\"id\":9,\"pid\":0,\"tid\":7,\"ts\":120,\"bp\":\"e\"},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":160,\"dur\":4,\"args\":{\"External id\":1}}\n"
+        "]}";
+    CHECK(run(&c, gpu, &res) == SP_OK);
+    const scopeprof_row *o = row(&c, "outer"), *in = row(&c, "inner"), *k1 = row(&c, "k1"), *rt = row(&c, "cudaLaunchKernel");
+    CHECK(o && in && k1 && rt);
+    if (o && in && k1 && rt) {
+        CHECK(in->gpu_self_ns == 30500 && in->gpu_total_ns == 30500);
+        CHECK(o->gpu_self_ns == 4000 && o->gpu_total_ns == 34500);
+        CHECK(k1->gpu_self_ns == 30500 && k1->total_ns == 0 && k1->count == 1);
+        CHECK(rt->gpu_total_ns == 0 && rt->self_ns == 5000);
+        CHECK(in->self_ns == 15000 && o->self_ns == 30000 && o->total_ns == 50000);
+    }
+
+    /* B/E per thread (E names nothing), string pid/tid, an out-of-order
+     * thread sorted at the end, fractional microseconds, [memory]. */
+    const char *be =
+        "[{\"ph\":\"B\",\"name\":\"a\",\"pid\":\"p\",\"tid\":\"main\",\"ts\":1.5},"
+        "{\"ph\":\"B\",\"name\":\"b\",\"pid\":\"p\",\"tid\":\"main\",\"ts\":2},"
+        "{\"ph\":\"i\",\"name\":\"[memory]\",\"pid\":\"p\",\"tid\":\"main\",\"ts\":2.5,\"args\":{\"Bytes\":100,\"Device Type\":0}},"
+        "{\"ph\":\"E\",\"pid\":\"p\",\"tid\":\"main\",\"ts\":3},"
+        "{\"ph\":\"E\",\"pid\":\"p\",\"tid\":\"main\",\"ts\":10.25},"
+        "{\"ph\":\"X\",\"name\":\"late\",\"pid\":2,\"tid\":2,\"ts\":50,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"early\",\"pid\":2,\"tid\":2,\"ts\":20,\"dur\":40},"
+        "{\"ph\":\"C\",\"name\":\"ctr\",\"pid\":2,\"ts\":1,\"args\":{\"v\":1}},"
+        "{\"ph\":\"Q\",\"name\":\"weird\",\"pid\":2,\"tid\":2,\"ts\":1,\"zz\":[1,{\"a\":null}]},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":2,\"args\":{\"name\":\"worker\"}}]";
+    CHECK(run(&c, be, &res) == SP_OK);
+    const scopeprof_row *a = row(&c, "a"), *b = row(&c, "b"), *late = row(&c, "late"), *early = row(&c, "early");
+    CHECK(a && b && late && early);
+    if (a && b && late && early) {
+        CHECK(a->total_ns == 8750 && a->self_ns == 7750 && b->total_ns == 1000);
+        CHECK(b->cpu_mem == 100 && b->self_cpu_mem == 100 && a->cpu_mem == 100 && a->self_cpu_mem == 0);
+        CHECK(early->self_ns == 39000 && late->self_ns == 1000); /* nested after sorting */
+    }
+    CHECK(row(&c, "ctr") == NULL && row(&c, "weird") == NULL);
+
+    /* Malformed input: status, offset and message. */
+    static const struct { const char *json; int status; long off; const char *msg; } bad[] = {
+        {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1 \"dur\":2}]", SP_CORRUPT, 29, "expected ',' or '}'"},
+        {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"du", SP_TRUNCATED, 32, "cut short"},
+        {"{\"traceEvents\":[{\"ph\":\"X\",\"name\":5}]}", SP_CORRUPT, 33, "\"name\" must be a string"},
+        {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":\"1\"}]", SP_CORRUPT, 27, "\"ts\" must be a number"},
+        {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1e999}]", SP_CORRUPT, 27, "\"ts\" out of range"},
+        {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":123456789012345678901234567890}]", SP_CORRUPT, 35, "\"dur\" out of range"},
+        {"[{\"ts\":1234567890123456789012345678901234567890123456789}]", SP_CORRUPT, 0, "number longer"},
+        {"[{\"ph\":\"X\",\"name\":\"a\\q\",\"ts\":1}]", SP_CORRUPT, 0, "invalid escape"},
+        {"[{\"ph\":\"X\",\"name\":\"\\ud800x\",\"ts\":1}]", SP_CORRUPT, 0, "surrogate"},
+        {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":-1}]", SP_CORRUPT, 0, "out of range"},
+        {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":01}]", SP_CORRUPT, 0, "leading zero"},
+        {"", SP_CORRUPT, 0, "empty input"},
+        {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1}] x", SP_CORRUPT, 31, "after the JSON value"},
+        {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1},", SP_TRUNCATED, 0, "no ']'"},
+        {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1}", SP_TRUNCATED, 0, "no ']'"},
+        {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1},7]", SP_CORRUPT, 30, "expected an event object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int st = run(&c, bad[i].json, &res);
+        int ok = st == bad[i].status && strstr(res.msg, bad[i].msg) &&
+                 (bad[i].off == 0 || res.offset == (uint64_t)bad[i].off);
+        if (!ok) fprintf(stderr, "case %zu: status %d offset %llu msg '%s'\n", i, st, (unsigned long long)res.offset, res.msg);
+        CHECK(ok);
+    }
+    /* Deep nesting: an error, not a stack overflow; a long string: bounded. */
+    size_t n = 200000;
+    char *deep = malloc(n + 64);
+    strcpy(deep, "[{\"ph\":\"X\",\"zz\":");
+    size_t l = strlen(deep);
+    memset(deep + l, '[', n);
+    deep[l + n] = 0;
+    CHECK(run(&c, deep, &res) == SP_CORRUPT && strstr(res.msg, "nested deeper"));
+    memcpy(deep, "[{\"name\":\"", 10);
+    memset(deep + 10, 'x', n);
+    strcpy(deep + 10 + n, "\",\"ph\":\"X\",\"ts\":1}]");
+    CHECK(run(&c, deep, &res) == SP_OK && row(&c, "") == NULL && c.agg.nrows == 1);
+    free(deep);
+
+    /* Content detection. */
+    CHECK(sp_is_chrome(" \n[", 3) == 1 && sp_is_chrome("{", 1) == 1);
+    CHECK(sp_is_chrome("SCOPEPRF", 8) == 0 && sp_is_chrome("   ", 3) == 0);
+
+    scopeprof_agg_free(&c.agg);
+    printf("test_chrome: %s\n", failures ? "FAILED" : "all checks passed");
+    return failures != 0;
+}
