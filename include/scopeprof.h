@@ -56,6 +56,8 @@
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
  *                         working directory; "" or "none" writes no file.
+ *                         A path already in use by another live process (an
+ *                         exec'd program inherits it) becomes NAME.<pid>.sprof.
  *   SCOPEPROF_SUMMARY     0 silences the exit table (default 1).
  *   SCOPEPROF_SORT        sort key of the exit table (default cpu_time_total).
  *   SCOPEPROF_ROW_LIMIT   rows of the exit table; 0 or -1 = all (default 20).
@@ -946,7 +948,9 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
 #include <stdarg.h>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #ifndef SCOPEPROF_EVENTS_PER_CHUNK
@@ -1010,6 +1014,7 @@ typedef struct scopeprof__state {
     int fd; /* -1: not open yet; -2: failed or disabled */
     int no_output; /* SCOPEPROF_OUTPUT="" or none */
     int path_is_default;
+    int claim_fd; /* holds the claim on an explicit path (scopeprof__claim_output) */
     char path[4096];
     uint64_t events_written;
     /* aggregation for the exit summary, fed as chunks are written */
@@ -1169,6 +1174,45 @@ SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const ch
 
 SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v);
 SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank);
+
+/* "run.sprof" -> "run.<pid>.sprof": the name of a second process's trace
+ * when the path it was given belongs to another. */
+SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
+    char buf[sizeof g->path];
+    size_t l = strlen(g->path);
+    int ext = l > 6 && strcmp(g->path + l - 6, ".sprof") == 0;
+    snprintf(buf, sizeof buf, "%.*s.%d%s", (int)(ext ? l - 6 : l), g->path, g->pid,
+             ext ? ".sprof" : "");
+    memcpy(g->path, buf, sizeof buf);
+}
+
+/* An explicit SCOPEPROF_OUTPUT reaches every program this one execs, and
+ * every process a launcher starts with it: each would truncate the others'
+ * trace. So the first process claims the path, by binding an abstract socket
+ * named after it (Linux: no file is made, the name goes when the process
+ * does, and SOCK_CLOEXEC keeps an exec'd program from inheriting it); a
+ * process that finds the path claimed writes "<path>.<pid>.sprof". */
+SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
+    char abs[2 * sizeof g->path];
+    if (g->path[0] == '/' || !getcwd(abs, sizeof g->path)) abs[0] = 0;
+    else strcat(abs, "/");
+    strcat(abs, g->path);
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX; /* sun_path[0] = 0: the abstract namespace */
+    int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "scopeprof/%016llx",
+                       (unsigned long long)scopeprof__hash(abs));
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return; /* cannot tell: write the path as given */
+    if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) == 0) {
+        g->claim_fd = fd;
+        return;
+    }
+    int taken = errno == EADDRINUSE;
+    close(fd);
+    if (taken) scopeprof__pid_path(g);
+}
+
 SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     const char *v;
     int mb = 64;
@@ -1209,6 +1253,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
             scopeprof__default_path(g->path, sizeof g->path, g->rank);
         } else {
             snprintf(g->path, sizeof g->path, "%s", v);
+            scopeprof__claim_output(g);
         }
     } else {
         scopeprof__default_path(g->path, sizeof g->path, g->rank);
@@ -1303,6 +1348,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         pthread_mutex_init(&g->mlock, NULL);
         pthread_key_create(&g->key, scopeprof__thread_exit);
         g->fd = -1;
+        g->claim_fd = -1;
         scopeprof_agg_init(&g->agg);
         scopeprof__read_env(g);
         g->use_tsc = scopeprof__tsc_invariant();
@@ -1495,13 +1541,15 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     t->next = g->threads;
     g->threads = t;
     t->chunk = scopeprof__chunk_alloc(g);
+    if (t->chunk) { /* under the lock, as in chunk_next */
+        t->cur = t->chunk->ev;
+        t->lim = t->chunk->ev + SCOPEPROF_EVENTS_PER_CHUNK;
+    }
     pthread_mutex_unlock(&g->lock);
     if (!t->chunk) {
         scopeprof__warn("scopeprof: out of memory for an event buffer");
         abort();
     }
-    t->cur = t->chunk->ev;
-    t->lim = t->chunk->ev + SCOPEPROF_EVENTS_PER_CHUNK;
     pthread_setspecific(g->key, t);
     return scopeprof__tls = t;
 }
@@ -1556,13 +1604,18 @@ SCOPEPROF__API scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t) {
         scopeprof__write_queued(g, 1);
         c = scopeprof__chunk_alloc(g);
     }
-    pthread_mutex_unlock(&g->lock);
     if (!c) {
+        pthread_mutex_unlock(&g->lock);
         scopeprof__warn("scopeprof: out of memory for an event buffer");
         abort();
     }
+    /* Switch chunk and cursor under the lock: a flusher (which holds it) then
+     * sees either the old chunk with a cursor in it, or the new one with a
+     * cursor at its start, never a cursor that belongs to another chunk. */
     t->chunk = c;
     t->lim = c->ev + SCOPEPROF_EVENTS_PER_CHUNK;
+    __atomic_store_n(&t->cur, &c->ev[0], __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g->lock);
     return c->ev;
 }
 
@@ -2292,12 +2345,19 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
         g->free_list = c;
     }
     g->full_tail = NULL;
-    for (scopeprof__thread *t = g->threads; t; t = t->next)
-        if (t != self && t->chunk) {
+    /* The other threads do not exist in the child: their buffers go to the
+     * free list and their state is freed (their GPU state, if any, is left:
+     * no GPU runtime survives a fork). */
+    for (scopeprof__thread *t = g->threads, *next; t; t = next) {
+        next = t->next;
+        if (t == self) continue;
+        if (t->chunk) {
             t->chunk->next = g->free_list;
             g->free_list = t->chunk;
-            t->chunk = NULL;
         }
+        free(t->ranges);
+        free(t);
+    }
     g->threads = NULL;
     g->nthreads = 0;
     if (self) {
@@ -2323,13 +2383,10 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     if (g->path_is_default) {
         scopeprof__default_path(g->path, sizeof g->path, g->rank);
     } else if (!g->no_output) {
-        /* Explicit SCOPEPROF_OUTPUT: "run.sprof" becomes "run.<pid>.sprof". */
-        char buf[sizeof g->path];
-        size_t l = strlen(g->path);
-        int ext = l > 6 && strcmp(g->path + l - 6, ".sprof") == 0;
-        snprintf(buf, sizeof buf, "%.*s.%d%s", (int)(ext ? l - 6 : l), g->path, g->pid,
-                 ext ? ".sprof" : "");
-        memcpy(g->path, buf, sizeof buf);
+        /* Explicit SCOPEPROF_OUTPUT: the parent keeps the path and its claim. */
+        if (g->claim_fd >= 0) close(g->claim_fd);
+        g->claim_fd = -1;
+        scopeprof__pid_path(g);
     }
     scopeprof__anchor_set(g);
 }

@@ -1,0 +1,434 @@
+/* prog_life.c -- the profiled program of the life-cycle tests (issues 5 and
+ * 6). argv[1] picks what it does; test_life.c runs it as a child process and
+ * checks its exit status, stdout, stderr and trace file(s). Built with
+ * PROFILE_ENABLE in three variants (plain, ASan+UBSan, TSan) and once without
+ * it (prog_life_off) to compare with "the same program, no profiler".
+ *
+ * Scope names are what the tests count, so each mode documents exactly what
+ * it records. */
+#include "scopeprof.h"
+
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef VARIANT
+#define VARIANT ""
+#endif
+
+static char self_exe[PATH_MAX];
+
+/* Keep the optimizer from removing empty loops around scopes. Atomic: many
+ * threads bump it, and TSan must only report the profiler's races. */
+static unsigned sink;
+#define BUMP() __atomic_add_fetch(&sink, 1u, __ATOMIC_RELAXED)
+
+/* ---- memory: known allocations, exact expected values ----------------------
+ * outer: alloc A 1000 b (self), inner { alloc B 300 b, free A } (-700 b),
+ *        alloc C 50 b (self)             -> outer self 1050 b, total 350 b
+ * gpu_part: GPU alloc 2 MiB on device 0, nested gpu_inner: GPU alloc 1 MiB
+ *        then GPU free of the 2 MiB      -> gpu_part self +2 MiB, total +1 MiB;
+ *                                           gpu_inner self/total -1 MiB
+ * free of a pointer never recorded: counted, reported, not fatal.
+ * CPU peak 1300 b (A and B live), final 350 b; GPU 0 peak 3 MiB, final 1 MiB. */
+static int mode_mem(void) {
+    static char a[1000], b[300], c[50], ga[1], gb[1], unknown[1];
+    {
+        PROFILE_SCOPE("outer");
+        PROFILE_ALLOC(a, 1000);
+        {
+            PROFILE_SCOPE("inner");
+            PROFILE_ALLOC(b, 300);
+            PROFILE_FREE(a);
+        }
+        PROFILE_ALLOC(c, 50);
+    }
+    {
+        PROFILE_SCOPE("gpu_part");
+        PROFILE_GPU_ALLOC(ga, 2 << 20, 0);
+        {
+            PROFILE_SCOPE("gpu_inner");
+            PROFILE_GPU_ALLOC(gb, 1 << 20, 0);
+            PROFILE_GPU_FREE(ga, 0);
+        }
+    }
+    {
+        PROFILE_SCOPE("bad_free");
+        PROFILE_FREE(unknown); /* never allocated: line reported below */
+    }
+    printf("mem done\n");
+    return 0;
+}
+
+/* ---- steps: scope "step_<i>" inside step i, "work" nested in it ------------ */
+static void on_cycle(const char *path, int cycle, void *user) {
+    (void)user;
+    printf("cycle %d %s\n", cycle, path ? path : "(null)");
+    fflush(stdout);
+}
+
+static int mode_steps(int argc, char **argv) {
+    int n = argc > 2 ? atoi(argv[2]) : 5;
+    if (argc > 8 && strcmp(argv[3], "sched") == 0)
+        PROFILE_SCHEDULE(atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), atoi(argv[7]), atoi(argv[8]));
+    PROFILE_ON_CYCLE(on_cycle, NULL);
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "step_%d", i);
+        {
+            PROFILE_SCOPE_DYN(name);
+            for (int k = 0; k < 2; k++) {
+                PROFILE_SCOPE("work");
+                BUMP();
+            }
+        }
+        PROFILE_STEP();
+    }
+    return 0;
+}
+
+/* ---- fork ------------------------------------------------------------------
+ * Parent: "parent_thread" x100 in a thread that stays alive (idle) across
+ * the fork, "parent_before" x3, fork, then "parent_after" x2. Child without
+ * exec: "child_work" x5, exit(0). Child with exec: runs this program in mode
+ * "execd": "execd_work" x4. Prints "child <pid>". */
+static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fk_cond = PTHREAD_COND_INITIALIZER;
+static int fk_stage;
+
+static void *fork_thread(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 100; i++) {
+        PROFILE_SCOPE("parent_thread");
+        BUMP();
+    }
+    pthread_mutex_lock(&fk_lock);
+    fk_stage = 1;
+    pthread_cond_broadcast(&fk_cond);
+    while (fk_stage != 2) pthread_cond_wait(&fk_cond, &fk_lock);
+    pthread_mutex_unlock(&fk_lock);
+    return NULL;
+}
+
+static int mode_fork(int with_exec) {
+    pthread_t th;
+    pthread_create(&th, NULL, fork_thread, NULL);
+    pthread_mutex_lock(&fk_lock);
+    while (fk_stage != 1) pthread_cond_wait(&fk_cond, &fk_lock);
+    pthread_mutex_unlock(&fk_lock);
+    for (int i = 0; i < 3; i++) {
+        PROFILE_SCOPE("parent_before");
+        BUMP();
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) return 20;
+    if (pid == 0) {
+        if (with_exec) {
+            execl(self_exe, self_exe, "execd", (char *)NULL);
+            _exit(21);
+        }
+        for (int i = 0; i < 5; i++) {
+            PROFILE_SCOPE("child_work");
+            BUMP();
+        }
+        exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    for (int i = 0; i < 2; i++) {
+        PROFILE_SCOPE("parent_after");
+        BUMP();
+    }
+    pthread_mutex_lock(&fk_lock);
+    fk_stage = 2;
+    pthread_cond_broadcast(&fk_cond);
+    pthread_mutex_unlock(&fk_lock);
+    pthread_join(th, NULL);
+    printf("child %d status %d\n", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return 0;
+}
+
+static int mode_execd(void) {
+    for (int i = 0; i < 4; i++) {
+        PROFILE_SCOPE("execd_work");
+        BUMP();
+    }
+    return 0;
+}
+
+/* ---- rank: one scope "ranked"; "rank set R" calls PROFILE_SET_RANK(R) ----- */
+static int mode_rank(int argc, char **argv) {
+    if (argc > 3 && strcmp(argv[2], "set") == 0) PROFILE_SET_RANK(atoi(argv[3]));
+    PROFILE_SCOPE("ranked");
+    printf("pid %d\n", (int)getpid());
+    return 0;
+}
+
+/* ---- print: the program's own output and exit code (3) --------------------- */
+static int mode_print(void) {
+    for (int i = 0; i < 10; i++) {
+        PROFILE_SCOPE("printing");
+        printf("line %d of the program's own output\n", i);
+    }
+    return 3;
+}
+
+/* ---- signals and crashes ----------------------------------------------------
+ * A thread records "thread_work" x1000 and stays alive (its events are in its
+ * unfinished buffer); main records "main_work" x1000, then inside an open
+ * scope "open_at_signal" raises the fault. Nothing after that is recorded. */
+static pthread_mutex_t sg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sg_cond = PTHREAD_COND_INITIALIZER;
+static int sg_ready;
+
+static void *signal_thread(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 1000; i++) {
+        PROFILE_SCOPE("thread_work");
+        BUMP();
+    }
+    pthread_mutex_lock(&sg_lock);
+    sg_ready = 1;
+    pthread_cond_broadcast(&sg_cond);
+    pthread_mutex_unlock(&sg_lock);
+    for (;;) pause(); /* alive until the process dies */
+    return NULL;
+}
+
+static int mode_fault(const char *what) {
+    pthread_t th;
+    pthread_create(&th, NULL, signal_thread, NULL);
+    for (int i = 0; i < 1000; i++) {
+        PROFILE_SCOPE("main_work");
+        BUMP();
+    }
+    pthread_mutex_lock(&sg_lock);
+    while (!sg_ready) pthread_cond_wait(&sg_cond, &sg_lock);
+    pthread_mutex_unlock(&sg_lock);
+    printf("before the fault\n");
+    fflush(stdout);
+    PROFILE_SCOPE("open_at_signal");
+    if (strcmp(what, "abort") == 0) abort();
+    if (strcmp(what, "segv") == 0) {
+        /* Both volatile: the pointer, so the compiler cannot see it is null,
+         * and the store, so it cannot drop it as dead (gcc -O2 did). */
+        volatile int *volatile p = NULL;
+        *p = 1;
+    }
+    kill(getpid(), atoi(what));
+    for (;;) pause(); /* a signal sent to the process may land on the other thread */
+    return 0;
+}
+
+/* ---- exit() from a non-main thread while others record ----------------------
+ * main and thread A record "main_spin" / "a_spin" without end; thread B waits
+ * until both recorded at least 5000, records "b_work" x500 and calls exit(7). */
+static volatile int spins_main, spins_a;
+
+static void *spin_a(void *arg) {
+    (void)arg;
+    for (;;) {
+        PROFILE_SCOPE("a_spin");
+        __atomic_add_fetch(&spins_a, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static void *exiter_b(void *arg) {
+    (void)arg;
+    while (__atomic_load_n(&spins_main, __ATOMIC_RELAXED) < 5000 ||
+           __atomic_load_n(&spins_a, __ATOMIC_RELAXED) < 5000)
+        sched_yield();
+    for (int i = 0; i < 500; i++) {
+        PROFILE_SCOPE("b_work");
+        BUMP();
+    }
+    exit(7);
+    return NULL;
+}
+
+static int mode_exit_thread(void) {
+    pthread_t a, b;
+    pthread_create(&a, NULL, spin_a, NULL);
+    pthread_create(&b, NULL, exiter_b, NULL);
+    for (;;) {
+        PROFILE_SCOPE("main_spin");
+        __atomic_add_fetch(&spins_main, 1, __ATOMIC_RELAXED);
+    }
+    return 0;
+}
+
+/* ---- _exit: 300000 scopes "quick" then _exit(9), no handlers run ----------- */
+static int mode_underscore_exit(void) {
+    for (int i = 0; i < 300000; i++) {
+        PROFILE_SCOPE("quick");
+        BUMP();
+    }
+    _exit(9);
+}
+
+/* ---- pthread_exit of the main thread ----------------------------------------
+ * main starts 4 threads, records "main_work" x100 and calls pthread_exit; the
+ * threads wait for that (a flag main sets just before), then record
+ * "late_work" x1000 each. The process ends when the last one returns. */
+static volatile int main_gone;
+static void *late_worker(void *arg) {
+    (void)arg;
+    while (!__atomic_load_n(&main_gone, __ATOMIC_ACQUIRE)) sched_yield();
+    for (int i = 0; i < 1000; i++) {
+        PROFILE_SCOPE("late_work");
+        BUMP();
+    }
+    return NULL;
+}
+
+static int mode_pthread_exit(void) {
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, late_worker, NULL);
+    for (int i = 0; i < 100; i++) {
+        PROFILE_SCOPE("main_work");
+        BUMP();
+    }
+    __atomic_store_n(&main_gone, 1, __ATOMIC_RELEASE);
+    pthread_exit(NULL);
+}
+
+/* ---- dlclose ----------------------------------------------------------------
+ * "dlclose lib_first": the library records first (its copy of the code creates
+ * the registry); "dlclose main_first": main records "main_first" before.
+ * The library records "lib_scope" x4 and "lib_dyn_<k>" x1 for k < 3; after
+ * dlclose main records "after_close" x3. */
+static int mode_dlclose(int main_first) {
+    if (main_first) {
+        PROFILE_SCOPE("main_first");
+        BUMP();
+    }
+    char lib[PATH_MAX + 64], dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", self_exe);
+    snprintf(lib, sizeof lib, "%s/liblife_dl%s.so", dirname(dir), VARIANT);
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 30;
+    }
+    void (*work)(int) = (void (*)(int))dlsym(h, "life_lib_work");
+    if (!work) return 31;
+    work(4);
+    if (dlclose(h) != 0) return 32;
+    for (int i = 0; i < 3; i++) {
+        PROFILE_SCOPE("after_close");
+        BUMP();
+    }
+    return 0;
+}
+
+/* ---- 2000 short-lived threads, 8 at a time: each records "short_outer"
+ * with "short_inner" nested, and exits. ----------------------------------- */
+static void *short_thread(void *arg) {
+    (void)arg;
+    PROFILE_SCOPE("short_outer");
+    {
+        PROFILE_SCOPE("short_inner");
+        BUMP();
+    }
+    return NULL;
+}
+
+static int mode_threads(int n) {
+    for (int i = 0; i < n; i += 8) {
+        pthread_t th[8];
+        for (int k = 0; k < 8; k++)
+            if (pthread_create(&th[k], NULL, short_thread, NULL) != 0) return 40;
+        for (int k = 0; k < 8; k++) pthread_join(th[k], NULL);
+    }
+    return 0;
+}
+
+/* ---- recursion 10000 deep: "deep_outer" { rec(10000) }, each level a "rec" */
+static void rec(int n) {
+    PROFILE_SCOPE("rec");
+    for (int i = 0; i < 3; i++) BUMP(); /* some self time at every level */
+    if (n > 1) rec(n - 1);
+}
+
+static int mode_deep(int n) {
+    PROFILE_SCOPE("deep_outer");
+    rec(n);
+    return 0;
+}
+
+/* ---- a 64 KiB scope name: 'N' then letters a..z repeated, x2 calls ---------- */
+static int mode_bigname(void) {
+    size_t n = 64 * 1024;
+    char *name = (char *)malloc(n + 1);
+    if (!name) return 50;
+    for (size_t i = 0; i < n; i++) name[i] = i == 0 ? 'N' : (char)('a' + i % 26);
+    name[n] = 0;
+    for (int i = 0; i < 2; i++) {
+        PROFILE_SCOPE_DYN(name);
+        BUMP();
+    }
+    { PROFILE_SCOPE("small"); }
+    free(name);
+    return 0;
+}
+
+/* ---- PROFILE_FLUSH while threads start, record across chunk boundaries and
+ * exit: 64 threads x "storm" x10000 (more than two 4096-event chunks each),
+ * main flushing all the time. Every event exactly once in the file. ------- */
+static volatile int storm_left;
+static void *storm_thread(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 10000; i++) {
+        PROFILE_SCOPE("storm");
+        BUMP();
+    }
+    __atomic_sub_fetch(&storm_left, 1, __ATOMIC_ACQ_REL);
+    return NULL;
+}
+
+static int mode_flush_storm(void) {
+    enum { N = 64 };
+    pthread_t th[N];
+    storm_left = N;
+    for (int i = 0; i < N; i++) {
+        pthread_create(&th[i], NULL, storm_thread, NULL);
+        PROFILE_FLUSH();
+    }
+    while (__atomic_load_n(&storm_left, __ATOMIC_ACQUIRE) > 0) PROFILE_FLUSH();
+    for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    ssize_t k = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+    if (k < 0) return 2;
+    self_exe[k] = 0;
+    const char *m = argc > 1 ? argv[1] : "";
+    if (strcmp(m, "mem") == 0) return mode_mem();
+    if (strcmp(m, "steps") == 0) return mode_steps(argc, argv);
+    if (strcmp(m, "fork") == 0) return mode_fork(0);
+    if (strcmp(m, "forkexec") == 0) return mode_fork(1);
+    if (strcmp(m, "execd") == 0) return mode_execd();
+    if (strcmp(m, "rank") == 0) return mode_rank(argc, argv);
+    if (strcmp(m, "print") == 0) return mode_print();
+    if (strcmp(m, "fault") == 0 && argc > 2) return mode_fault(argv[2]);
+    if (strcmp(m, "exit_thread") == 0) return mode_exit_thread();
+    if (strcmp(m, "_exit") == 0) return mode_underscore_exit();
+    if (strcmp(m, "pthread_exit") == 0) return mode_pthread_exit();
+    if (strcmp(m, "dlclose") == 0 && argc > 2) return mode_dlclose(strcmp(argv[2], "main_first") == 0);
+    if (strcmp(m, "threads") == 0 && argc > 2) return mode_threads(atoi(argv[2]));
+    if (strcmp(m, "deep") == 0 && argc > 2) return mode_deep(atoi(argv[2]));
+    if (strcmp(m, "bigname") == 0) return mode_bigname();
+    if (strcmp(m, "flush_storm") == 0) return mode_flush_storm();
+    fprintf(stderr, "prog_life: unknown mode '%s'\n", m);
+    return 2;
+}

@@ -1,0 +1,901 @@
+/* test_life.c -- issues 5 and 6 end to end. Each test runs prog_life (or
+ * prog_wrap) of this build variant as a child process with a mode and
+ * environment, then checks its exit status, stdout, stderr (the exit table
+ * and scopeprof's messages) and its trace file(s), read with trace.h.
+ * Timing is never asserted; counts, nesting, byte values and names are. */
+#define SCOPEPROF_AGGREGATION /* scopeprof_crc32 for trace.h */
+#include "scopeprof.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "run.h"
+#include "trace.h"
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define ENV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const int sanitized = sizeof(VARIANT) > 1; /* "_asan" or "_tsan" */
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static void expect_exit(const run *r, int code) {
+    if (r->timed_out) fail_msg("the program hung (killed after %d s); stderr:\n%s", RUN_TIMEOUT_S, r->err);
+    if (!r->exited || r->code != code)
+        fail_msg("exit: exited=%d code=%d signal=%d, want exit code %d; stderr:\n%s", r->exited,
+                 r->code, r->sig, code, r->err);
+}
+
+static void expect_killed(const run *r, int sig) {
+    if (r->timed_out) fail_msg("the program hung (killed after %d s); stderr:\n%s", RUN_TIMEOUT_S, r->err);
+    if (!r->signaled || r->sig != sig)
+        fail_msg("exit: exited=%d code=%d signal=%d, want killed by signal %d; stderr:\n%s",
+                 r->exited, r->code, r->sig, sig, r->err);
+}
+
+/* Read a trace that must be whole: every chunk valid, END present and equal
+ * to the number of events read. */
+static void read_whole(const char *path, trace *t) {
+    if (!tr_read(path, t)) fail_msg("trace %s: %s", path, t->stop);
+    if (!t->has_end) fail_msg("trace %s has no END chunk", path);
+    assert_int_equal(t->end_total, t->nev);
+}
+
+static int summaries(const run *r) { return lines_with(r->err, "Self CPU time total:"); }
+
+/* A cell of row `name` under column `head` of the exit table. */
+static const char *cell(const run *r, const char *name, const char *head) {
+    static char cells[32][64];
+    int col = table_col(r->err, head);
+    if (col < 0) fail_msg("no column '%s' in the table:\n%s", head, r->err);
+    int n = table_row(r->err, name, cells, 32);
+    if (n <= col) fail_msg("no row '%s' (or too short) in the table:\n%s", name, r->err);
+    return cells[col];
+}
+
+static void expect_cell(const run *r, const char *name, const char *head, const char *want) {
+    const char *got = cell(r, name, head);
+    if (strcmp(got, want) != 0)
+        fail_msg("row '%s', column '%s': '%s', want '%s'\n%s", name, head, got, want, r->err);
+}
+
+/* No event recorded twice: on every thread, scopes at depth 0 never overlap,
+ * so in file order (close order) each starts after the previous one ended. */
+static void expect_no_duplicates(const trace *t) {
+    for (uint32_t th = 0; th < t->nthreads; th++) {
+        uint64_t last_end = 0;
+        int have = 0;
+        for (uint64_t i = 0; i < t->nev; i++) {
+            const tr_event *e = &t->ev[i];
+            if (e->thread != th || (e->flags & TR_MEM_FLAG) || (e->flags & 0x3FFFFFFFu) != 0) continue;
+            if (have && e->start < last_end)
+                fail_msg("thread %u: '%s' at %llu starts before the previous ended (%llu): "
+                         "duplicated or out of order", th, tr_name(t, e->site),
+                         (unsigned long long)e->start, (unsigned long long)last_end);
+            last_end = e->end;
+            have = 1;
+        }
+    }
+}
+
+static char *path_in(const run *r, const char *name) {
+    static char p[PATH_MAX + 300];
+    snprintf(p, sizeof p, "%s/%s", r->dir, name);
+    return p;
+}
+
+/* ==== Issue 5: memory ========================================================= */
+
+static void test_mem_table(void **state) {
+    (void)state;
+    run r;
+    run_prog(&r, "prog_life", ARGS("mem"), ENV("SCOPEPROF_ROW_LIMIT=0"));
+    expect_exit(&r, 0);
+    assert_string_equal(r.out, "mem done\n");
+    /* outer: +1000 +50 directly, inner's net -700 below it. */
+    expect_cell(&r, "outer", "CPU Mem", "350 b");
+    expect_cell(&r, "outer", "Self CPU Mem", "1.03 Kb");
+    expect_cell(&r, "inner", "CPU Mem", "-700 b");
+    expect_cell(&r, "inner", "Self CPU Mem", "-700 b");
+    expect_cell(&r, "outer", "GPU Mem", "0 b");
+    expect_cell(&r, "gpu_part", "GPU Mem", "1.00 Mb");
+    expect_cell(&r, "gpu_part", "Self GPU Mem", "2.00 Mb");
+    expect_cell(&r, "gpu_inner", "GPU Mem", "-1.00 Mb");
+    expect_cell(&r, "gpu_inner", "Self GPU Mem", "-1.00 Mb");
+    expect_cell(&r, "gpu_part", "CPU Mem", "0 b");
+    expect_cell(&r, "bad_free", "Self CPU Mem", "0 b");
+    /* Peaks: A+B live = 1300 b; GPU 2 MiB + 1 MiB. */
+    assert_int_equal(lines_with(r.err, "Peak CPU memory: 1.27 Kb"), 1);
+    assert_int_equal(lines_with(r.err, "Peak GPU 0 memory: 3.00 Mb"), 1);
+    /* The unknown free: counted and reported with its place, not fatal. */
+    assert_int_equal(lines_with(r.err, "scopeprof: 1 free(s) of pointers not recorded by PROFILE_ALLOC"), 1);
+    assert_int_equal(lines_with(r.err, "prog_life.c:"), 1);
+    run_free(&r);
+}
+
+static void test_mem_sort_keys(void **state) {
+    (void)state;
+    run r;
+    run_prog(&r, "prog_life", ARGS("mem"),
+             ENV("SCOPEPROF_ROW_LIMIT=0", "SCOPEPROF_SORT=self_cpu_memory_usage"));
+    expect_exit(&r, 0);
+    /* Descending: outer (1050 b) first, inner (-700 b) last of the five rows. */
+    const char *o = strstr(r.err, " outer "), *i = strstr(r.err, " inner "),
+               *g = strstr(r.err, " gpu_part ");
+    assert_non_null(o);
+    assert_non_null(i);
+    assert_non_null(g);
+    assert_true(o < g && g < i);
+    run_free(&r);
+    run_prog(&r, "prog_life", ARGS("mem"),
+             ENV("SCOPEPROF_ROW_LIMIT=1", "SCOPEPROF_SORT=self_gpu_memory_usage"));
+    expect_exit(&r, 0);
+    assert_non_null(strstr(r.err, " gpu_part "));
+    assert_null(strstr(r.err, " outer "));
+    run_free(&r);
+}
+
+static void test_mem_trace(void **state) {
+    (void)state;
+    run r;
+    run_prog(&r, "prog_life", ARGS("mem"), NULL);
+    expect_exit(&r, 0);
+    trace t;
+    read_whole(r.trace, &t);
+    /* The MEM events, in the order they happened: bytes, device, depth. */
+    static const struct { int64_t bytes; uint32_t dev, depth; } want[] = {
+        {1000, 0, 1}, {300, 0, 2}, {-1000, 0, 2}, {50, 0, 1},
+        {2 << 20, 1, 1}, {1 << 20, 1, 2}, {-(2 << 20), 1, 2}};
+    uint32_t k = 0;
+    for (uint64_t i = 0; i < t.nev; i++) {
+        const tr_event *e = &t.ev[i];
+        if (!(e->flags & TR_MEM_FLAG)) continue;
+        if (k >= sizeof want / sizeof *want) fail_msg("more MEM events than allocations and frees");
+        if ((int64_t)e->end != want[k].bytes || ((e->flags >> 24) & 63u) != want[k].dev ||
+            (e->flags & 0xFFFFFFu) != want[k].depth)
+            fail_msg("MEM event %u: %lld bytes, device %u, depth %u; want %lld, %u, %u", k,
+                     (long long)e->end, (e->flags >> 24) & 63u, e->flags & 0xFFFFFFu,
+                     (long long)want[k].bytes, want[k].dev, want[k].depth);
+        k++;
+    }
+    assert_int_equal(k, sizeof want / sizeof *want); /* the unknown free adds none */
+    /* MEMORY chunk: peak and final per device, the unknown free counted. */
+    assert_int_equal(t.memory_chunks, 1);
+    assert_int_equal(t.nmem, 2);
+    assert_int_equal(t.mem[0].device, 0);
+    assert_int_equal(t.mem[0].peak, 1300);
+    assert_int_equal(t.mem[0].final, 350);
+    assert_int_equal(t.mem[0].unknown_frees, 1);
+    assert_int_equal(t.mem[1].device, 1);
+    assert_int_equal(t.mem[1].peak, 3 << 20);
+    assert_int_equal(t.mem[1].final, 1 << 20);
+    assert_int_equal(tr_count(&t, "outer"), 1);
+    tr_free(&t);
+    run_free(&r);
+}
+
+/* The malloc wrappers; in the _asan variant, under ASan+UBSan. */
+static void test_wrap_malloc(void **state) {
+    (void)state;
+    run r;
+    run_prog(&r, "prog_wrap", NULL, ENV("SCOPEPROF_ROW_LIMIT=0"));
+    expect_exit(&r, 0);
+    assert_string_equal(r.out, "wrap done\n");
+    assert_null(strstr(r.err, "Sanitizer"));
+    expect_cell(&r, "wrap_alloc", "Self CPU Mem", "4.00 Kb");
+    expect_cell(&r, "wrap_calloc", "Self CPU Mem", "1000 b");
+    expect_cell(&r, "wrap_realloc", "Self CPU Mem", "4.00 Kb");
+    expect_cell(&r, "wrap_free", "Self CPU Mem", "-8.98 Kb");
+    expect_cell(&r, "wrap_unknown", "Self CPU Mem", "0 b");
+    assert_int_equal(lines_with(r.err, "Peak CPU memory: 8.98 Kb"), 1);
+    assert_int_equal(lines_with(r.err, "scopeprof: 1 free(s) of pointers not recorded"), 1);
+    trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(t.nmem, 1);
+    assert_int_equal(t.mem[0].peak, 9192);
+    assert_int_equal(t.mem[0].final, 0);
+    assert_int_equal(t.mem[0].unknown_frees, 1);
+    tr_free(&t);
+    run_free(&r);
+}
+
+/* ==== Issue 5: steps and schedules ============================================ */
+
+/* A cycle file holds exactly the scopes of `steps` (step_<i> once each, two
+ * "work" per step), and STEPS records for exactly those steps, each scope
+ * inside its step's range. `total` is the number of steps the program ran. */
+static void expect_cycle(const char *path, const int *steps, int n, int total) {
+    trace t;
+    read_whole(path, &t);
+    for (int i = 0; i < total; i++) {
+        char name[32];
+        int in = 0;
+        for (int k = 0; k < n; k++) in |= steps[k] == i;
+        snprintf(name, sizeof name, "step_%d", i);
+        if (tr_count(&t, name) != (uint64_t)in)
+            fail_msg("%s: %llu events of %s, want %d", path, (unsigned long long)tr_count(&t, name), name, in);
+    }
+    assert_int_equal(tr_count(&t, "work"), 2 * n);
+    assert_int_equal(t.nsteps, n);
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(t.steps[k].n, steps[k]);
+        assert_true(t.steps[k].start <= t.steps[k].end);
+        char name[32];
+        snprintf(name, sizeof name, "step_%d", steps[k]);
+        for (uint64_t i = 0; i < t.nev; i++)
+            if (strcmp(tr_name(&t, t.ev[i].site), name) == 0)
+                assert_true(t.ev[i].start >= t.steps[k].start && t.ev[i].end <= t.steps[k].end);
+    }
+    tr_free(&t);
+}
+
+typedef struct sched_case {
+    const char *env;      /* SCOPEPROF_SCHEDULE, or NULL */
+    const char *call[5];  /* PROFILE_SCHEDULE arguments, or {NULL} */
+    int steps;
+    int ncycles;
+    int cycle[4][4];      /* kept steps per cycle, -1 terminated */
+} sched_case;
+
+static void run_sched_case(const sched_case *c) {
+    run r;
+    char nsteps[16], env[128];
+    snprintf(nsteps, sizeof nsteps, "%d", c->steps);
+    snprintf(env, sizeof env, "SCOPEPROF_SCHEDULE=%s", c->env ? c->env : "");
+    const char *argv[10] = {"steps", nsteps};
+    if (c->call[0]) {
+        argv[2] = "sched";
+        for (int i = 0; i < 5; i++) argv[3 + i] = c->call[i];
+    }
+    const char *envv[] = {c->env ? env : "SCOPEPROF_ROW_LIMIT=5", NULL};
+    run_prog(&r, "prog_life", argv, envv);
+    expect_exit(&r, 0);
+    assert_int_equal(lines_with(r.err, "scopeprof: ignoring"), 0);
+    /* The callback: once per cycle, in order, with the cycle file's path. */
+    char want_out[2048] = "";
+    size_t l = 0;
+    for (int k = 0; k < c->ncycles; k++)
+        l += (size_t)snprintf(want_out + l, sizeof want_out - l, "cycle %d %s/trace.cycle%04d.sprof\n",
+                              k + 1, r.dir, k + 1);
+    assert_string_equal(r.out, want_out);
+    char names[16][256];
+    int nf = run_files(&r, ".sprof", names, 16);
+    if (nf != c->ncycles) fail_msg("%d trace files, want %d (one per cycle)", nf, c->ncycles);
+    for (int k = 0; k < c->ncycles; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "trace.cycle%04d.sprof", k + 1);
+        assert_string_equal(names[k], want);
+        int n = 0;
+        while (n < 4 && c->cycle[k][n] >= 0) n++;
+        expect_cycle(path_in(&r, names[k]), c->cycle[k], n, c->steps);
+        char line[64];
+        snprintf(line, sizeof line, "scopeprof: cycle %d (", k + 1);
+        assert_int_equal(lines_with(r.err, line), 1); /* each cycle summarised */
+    }
+    run_free(&r);
+}
+
+static void test_schedule_env_repeat(void **state) {
+    (void)state;
+    /* wait 1, warmup 1, active 2, twice: steps 0 w, 1 wu, 2-3 kept; 4 w, 5 wu,
+     * 6-7 kept; 8-11 after the last cycle, not recorded. */
+    sched_case c = {"wait=1,warmup=1,active=2,repeat=2", {NULL}, 12, 2,
+                    {{2, 3, -1}, {6, 7, -1}}};
+    run_sched_case(&c);
+}
+
+static void test_schedule_skip_first_repeat0(void **state) {
+    (void)state;
+    /* skip 3, then warmup 1 + active 1 until the end: 3 wu, 4; 5 wu, 6; 7 wu,
+     * 8; 9 wu (the program ends before its active step). */
+    sched_case a = {"skip_first=3,warmup=1,active=1", {NULL}, 10, 3, {{4, -1}, {6, -1}, {8, -1}}};
+    run_sched_case(&a);
+    /* repeat=0 spelled out, no warm-up: 0 w, 1-2; 3 w, 4-5; 6 w, 7-8. */
+    sched_case b = {"active=2,wait=1,repeat=0", {NULL}, 9, 3, {{1, 2, -1}, {4, 5, -1}, {7, 8, -1}}};
+    run_sched_case(&b);
+}
+
+static void test_schedule_call(void **state) {
+    (void)state;
+    /* PROFILE_SCHEDULE(1, 1, 0, 1, 3): 0 skipped; 1 w, 2; 3 w, 4; 5 w, 6; done. */
+    sched_case c = {NULL, {"1", "1", "0", "1", "3"}, 10, 3, {{2, -1}, {4, -1}, {6, -1}}};
+    run_sched_case(&c);
+}
+
+/* Without a schedule (or with a bad one): one file, every step in STEPS. */
+static void expect_unscheduled(const run *r, int steps) {
+    expect_exit(r, 0);
+    assert_string_equal(r->out, ""); /* the cycle callback never ran */
+    char names[8][256];
+    assert_int_equal(run_files(r, ".sprof", names, 8), 1);
+    int all[16];
+    for (int i = 0; i < steps; i++) all[i] = i;
+    expect_cycle(r->trace, all, steps, steps);
+    assert_int_equal(summaries(r), 1);
+}
+
+static void test_schedule_bad(void **state) {
+    (void)state;
+    static const char *const bad[] = {"wait=1,active=0", "wait=x", "bogus=2", "active=2;wait=1",
+                                      "warmup=-1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        run r;
+        char env[128], msg[160];
+        snprintf(env, sizeof env, "SCOPEPROF_SCHEDULE=%s", bad[i]);
+        run_prog(&r, "prog_life", ARGS("steps", "5"), ENV(env));
+        snprintf(msg, sizeof msg, "scopeprof: ignoring SCOPEPROF_SCHEDULE='%s'", bad[i]);
+        if (lines_with(r.err, msg) != 1) fail_msg("'%s' not reported:\n%s", bad[i], r.err);
+        expect_unscheduled(&r, 5);
+        run_free(&r);
+    }
+    run r;
+    run_prog(&r, "prog_life", ARGS("steps", "5", "sched", "0", "0", "0", "0", "0"), NULL);
+    assert_int_equal(lines_with(r.err, "PROFILE_SCHEDULE(0, 0, 0, 0, 0) ignored"), 1);
+    expect_unscheduled(&r, 5);
+    run_free(&r);
+}
+
+static void test_steps_chunk(void **state) {
+    (void)state;
+    run r;
+    run_prog(&r, "prog_life", ARGS("steps", "5"), NULL);
+    expect_unscheduled(&r, 5);
+    trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(t.steps_chunks, 1);
+    /* The first step starts when profiling started; steps are contiguous. */
+    assert_int_equal(t.steps[0].start, t.start_ns);
+    for (uint32_t i = 0; i + 1 < t.nsteps; i++) assert_int_equal(t.steps[i].end, t.steps[i + 1].start);
+    tr_free(&t);
+    run_free(&r);
+}
+
+/* ==== Issue 5 and 6: fork ===================================================== */
+
+static int child_pid_of(const run *r) {
+    int pid = 0, st = -1;
+    if (sscanf(r->out, "child %d status %d", &pid, &st) != 2 || st != 0)
+        fail_msg("no 'child <pid> status 0' line: '%s'", r->out);
+    return pid;
+}
+
+/* Parent's file: its own events only; nothing of the child. */
+static void expect_parent_file(const char *path) {
+    trace t;
+    read_whole(path, &t);
+    assert_int_equal(tr_count(&t, "parent_thread"), 100);
+    assert_int_equal(tr_count(&t, "parent_before"), 3);
+    assert_int_equal(tr_count(&t, "parent_after"), 2);
+    assert_int_equal(tr_count(&t, "child_work"), 0);
+    assert_int_equal(tr_count(&t, "execd_work"), 0);
+    assert_int_equal(tr_scopes(&t), 105);
+    tr_free(&t);
+}
+
+/* Child's file: `name` x n and nothing else (no parent events). */
+static void expect_child_file(const char *path, int pid, const char *name, int n) {
+    trace t;
+    read_whole(path, &t);
+    assert_int_equal(t.pid, pid);
+    assert_int_equal(tr_count(&t, name), n);
+    assert_int_equal(tr_scopes(&t), n);
+    assert_int_equal(t.nthreads, 1);
+    tr_free(&t);
+}
+
+static void test_fork_explicit_output(void **state) {
+    (void)state;
+    run r;
+    run_prog(&r, "prog_life", ARGS("fork"), NULL);
+    expect_exit(&r, 0);
+    int pid = child_pid_of(&r);
+    char names[8][256], child_name[64];
+    assert_int_equal(run_files(&r, ".sprof", names, 8), 2);
+    expect_parent_file(r.trace);
+    snprintf(child_name, sizeof child_name, "trace.%d.sprof", pid); /* run.sprof -> run.<pid>.sprof */
+    expect_child_file(path_in(&r, child_name), pid, "child_work", 5);
+    run_free(&r);
+}
+
+/* Default names: <prog>.<pid>.sprof for each process. */
+static void expect_fork_default(const char *mode, const char *child_scope, int n) {
+    run r;
+    run_prog(&r, "prog_life", ARGS(mode), ENV("SCOPEPROF_OUTPUT=-"));
+    expect_exit(&r, 0);
+    int pid = child_pid_of(&r);
+    char names[8][256], want[64];
+    if (run_files(&r, ".sprof", names, 8) != 2) fail_msg("want 2 trace files, stdout %s", r.out);
+    snprintf(want, sizeof want, ".%d.sprof", r.pid);
+    int parent = strstr(names[0], want) ? 0 : 1;
+    assert_non_null(strstr(names[parent], want));
+    assert_int_equal(strncmp(names[parent], "prog_life", 9), 0);
+    expect_parent_file(path_in(&r, names[parent]));
+    snprintf(want, sizeof want, ".%d.sprof", pid);
+    assert_non_null(strstr(names[1 - parent], want));
+    expect_child_file(path_in(&r, names[1 - parent]), pid, child_scope, n);
+    run_free(&r);
+}
+
+static void test_fork_default_output(void **state) {
+    (void)state;
+    expect_fork_default("fork", "child_work", 5);
+}
+
+static void test_fork_exec_default_output(void **state) {
+    (void)state;
+    expect_fork_default("forkexec", "execd_work", 4);
+}
+
+/* ==== Issue 5: ranks ========================================================== */
+
+/* Run "rank" with `env` (output unset): one file named <prog>.rank<R>.<pid>.sprof
+ * with R in its header; the exit table only if `summary`. */
+static void expect_rank(const char *const *argv, const char *const *env, int rank, int summary) {
+    run r;
+    run_prog(&r, "prog_life", argv, env);
+    expect_exit(&r, 0);
+    char names[8][256], want[64];
+    assert_int_equal(run_files(&r, ".sprof", names, 8), 1);
+    if (rank >= 0) snprintf(want, sizeof want, ".rank%d.%d.sprof", rank, r.pid);
+    else snprintf(want, sizeof want, ".%d.sprof", r.pid);
+    if (!strstr(names[0], want) || strncmp(names[0], "prog_life", 9) != 0)
+        fail_msg("trace file '%s', want prog_life*%s", names[0], want);
+    if (rank < 0) assert_null(strstr(names[0], ".rank"));
+    trace t;
+    read_whole(path_in(&r, names[0]), &t);
+    assert_int_equal(t.rank, rank >= 0 ? (uint32_t)rank : 0xFFFFFFFFu);
+    assert_int_equal(tr_count(&t, "ranked"), 1);
+    tr_free(&t);
+    if (summaries(&r) != summary) fail_msg("%d exit tables, want %d:\n%s", summaries(&r), summary, r.err);
+    run_free(&r);
+}
+
+static void test_rank_variables(void **state) {
+    (void)state;
+    expect_rank(ARGS("rank"), ENV("SCOPEPROF_OUTPUT=-", "OMPI_COMM_WORLD_RANK=3"), 3, 0);
+    expect_rank(ARGS("rank"), ENV("SCOPEPROF_OUTPUT=-", "PMI_RANK=4"), 4, 0);
+    expect_rank(ARGS("rank"), ENV("SCOPEPROF_OUTPUT=-", "SLURM_PROCID=5"), 5, 0);
+    expect_rank(ARGS("rank"), ENV("SCOPEPROF_OUTPUT=-", "RANK=6"), 6, 0);
+    /* Rank 0 prints; no rank at all prints and names no rank. */
+    expect_rank(ARGS("rank"), ENV("SCOPEPROF_OUTPUT=-", "RANK=0"), 0, 1);
+    expect_rank(ARGS("rank"), ENV("SCOPEPROF_OUTPUT=-"), -1, 1);
+    /* The launchers' variables in the documented order of precedence. */
+    expect_rank(ARGS("rank"), ENV("SCOPEPROF_OUTPUT=-", "RANK=9", "OMPI_COMM_WORLD_RANK=1"), 1, 0);
+    expect_rank(ARGS("rank"), ENV("SCOPEPROF_OUTPUT=-", "RANK=9", "SLURM_PROCID=2"), 2, 0);
+}
+
+static void test_rank_summary_all_and_call(void **state) {
+    (void)state;
+    expect_rank(ARGS("rank"), ENV("SCOPEPROF_OUTPUT=-", "SLURM_PROCID=2", "SCOPEPROF_SUMMARY=all"), 2, 1);
+    expect_rank(ARGS("rank", "set", "5"), ENV("SCOPEPROF_OUTPUT=-"), 5, 0);
+    /* The call wins over the environment. */
+    expect_rank(ARGS("rank", "set", "0"), ENV("SCOPEPROF_OUTPUT=-", "RANK=7"), 0, 1);
+    /* An explicit output path keeps its name; the header still has the rank. */
+    run r;
+    run_prog(&r, "prog_life", ARGS("rank"), ENV("PMI_RANK=8"));
+    expect_exit(&r, 0);
+    trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(t.rank, 8);
+    tr_free(&t);
+    run_free(&r);
+}
+
+/* ==== Issue 6: output that cannot be written ================================== */
+
+/* prog_life_off's "print": the program's own stdout and exit code. */
+static char *unprofiled_print_out(void) {
+    run r;
+    run_prog_ex(&r, "prog_life_off", 1, ARGS("print"), NULL);
+    expect_exit(&r, 3);
+    assert_string_equal(r.err, "");
+    char *out = strdup(r.out);
+    run_free(&r);
+    return out;
+}
+
+/* Writing to `path` fails with `reason`: exactly one scopeprof line, naming
+ * both; exit code and stdout as without the profiler; the table printed. */
+static void expect_unwritable(const char *path, const char *reason, const char *want_out) {
+    run r;
+    char env[PATH_MAX + 32];
+    snprintf(env, sizeof env, "SCOPEPROF_OUTPUT=%s", path);
+    run_prog(&r, "prog_life", ARGS("print"), ENV(env));
+    expect_exit(&r, 3);
+    assert_string_equal(r.out, want_out);
+    if (lines_with(r.err, "scopeprof:") != 1) fail_msg("want one scopeprof line:\n%s", r.err);
+    const char *l = strstr(r.err, "scopeprof:");
+    const char *nl = strchr(l, '\n');
+    char line[PATH_MAX + 512];
+    snprintf(line, sizeof line, "%.*s", (int)(nl ? nl - l : (long)strlen(l)), l);
+    if (!strstr(line, path) || !strstr(line, reason))
+        fail_msg("the line '%s' does not name '%s' and '%s'", line, path, reason);
+    assert_int_equal(summaries(&r), 1);
+    char cells[16][64];
+    int n = table_row(r.err, "printing", cells, 16);
+    assert_true(n > 1);
+    assert_string_equal(cells[n - 1], "10");
+    run_free(&r);
+}
+
+static void test_full_disk(void **state) {
+    (void)state;
+    char *want = unprofiled_print_out();
+    expect_unwritable("/dev/full", "No space left on device", want);
+    free(want);
+}
+
+static void test_unwritable_paths(void **state) {
+    (void)state;
+    char *want = unprofiled_print_out();
+    char dir[] = "/tmp/scopeprof-life-ro-XXXXXX", p[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/missing/sub/t.sprof", dir);
+    expect_unwritable(p, "No such file or directory", want);
+    snprintf(p, sizeof p, "%s/plain", dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/plain/t.sprof", dir); /* a path through a regular file */
+    expect_unwritable(p, "Not a directory", want);
+    expect_unwritable(dir, "Is a directory", want);
+    if (geteuid() != 0) { /* root writes anywhere: only testable as a user */
+        snprintf(p, sizeof p, "%s/ro", dir);
+        assert_int_equal(mkdir(p, 0555), 0);
+        snprintf(p, sizeof p, "%s/ro/t.sprof", dir);
+        expect_unwritable(p, "Permission denied", want);
+        snprintf(p, sizeof p, "%s/ro", dir);
+        rmdir(p);
+    }
+    snprintf(p, sizeof p, "%s/plain", dir);
+    unlink(p);
+    rmdir(dir);
+    free(want);
+}
+
+/* ==== Issue 6: signals and crashes ============================================ */
+
+/* After the fault: a whole trace with every event closed before it. */
+static void expect_fault_trace(const run *r) {
+    trace t;
+    read_whole(r->trace, &t);
+    assert_int_equal(tr_count(&t, "main_work"), 1000);
+    assert_int_equal(tr_count(&t, "thread_work"), 1000);
+    assert_int_equal(tr_count(&t, "open_at_signal"), 0); /* still open: not a whole scope */
+    assert_int_equal(tr_scopes(&t), 2000);
+    tr_free(&t);
+    assert_string_equal(r->out, "before the fault\n");
+    char msg[PATH_MAX + 64];
+    snprintf(msg, sizeof msg, "trace written to '%s'", r->trace);
+    assert_int_equal(lines_with(r->err, msg), 1);
+}
+
+/* The same fault without the profiler: the status to match. */
+static int unprofiled_signal(const char *what) {
+    run r;
+    run_prog_ex(&r, "prog_life_off", 1, ARGS("fault", what), NULL);
+    assert_false(r.timed_out);
+    assert_true(r.signaled);
+    int sig = r.sig;
+    run_free(&r);
+    return sig;
+}
+
+static void test_sigint_sigterm(void **state) {
+    (void)state;
+    static const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < 2; i++) {
+        char num[8];
+        snprintf(num, sizeof num, "%d", sigs[i]);
+        assert_int_equal(unprofiled_signal(num), sigs[i]);
+        run r;
+        run_prog(&r, "prog_life", ARGS("fault", num), NULL);
+        expect_killed(&r, sigs[i]);
+        expect_fault_trace(&r);
+        run_free(&r);
+        /* Opt-out: no handler, so nothing was written; same status. */
+        run_prog(&r, "prog_life", ARGS("fault", num), ENV("SCOPEPROF_SIGNALS=0"));
+        expect_killed(&r, sigs[i]);
+        assert_int_equal(access(r.trace, F_OK), -1);
+        assert_int_equal(lines_with(r.err, "scopeprof:"), 0);
+        run_free(&r);
+    }
+}
+
+static void test_abort(void **state) {
+    (void)state;
+    assert_int_equal(unprofiled_signal("abort"), SIGABRT);
+    run r;
+    run_prog(&r, "prog_life", ARGS("fault", "abort"), NULL);
+    expect_killed(&r, SIGABRT);
+    expect_fault_trace(&r);
+    run_free(&r);
+}
+
+static void test_segv(void **state) {
+    (void)state;
+    if (sanitized) skip(); /* ASan and TSan own SIGSEGV: the profiler leaves it to them */
+    assert_int_equal(unprofiled_signal("segv"), SIGSEGV);
+    run r;
+    run_prog(&r, "prog_life", ARGS("fault", "segv"), NULL);
+    expect_killed(&r, SIGSEGV);
+    expect_fault_trace(&r);
+    run_free(&r);
+}
+
+/* ==== Issue 6: ways out of a program ========================================== */
+
+static void test_exit_from_thread(void **state) {
+    (void)state;
+    run r;
+    run_prog(&r, "prog_life", ARGS("exit_thread"), ENV("SCOPEPROF_SUMMARY=0"));
+    expect_exit(&r, 7);
+    trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "b_work"), 500);
+    assert_true(tr_count(&t, "a_spin") >= 5000);
+    assert_true(tr_count(&t, "main_spin") >= 5000);
+    assert_int_equal(t.nthreads, 3);
+    expect_no_duplicates(&t);
+    tr_free(&t);
+    run_free(&r);
+}
+
+static void test_underscore_exit(void **state) {
+    (void)state;
+    run r;
+    /* A 1 MiB budget: full buffers were streamed before _exit. */
+    run_prog(&r, "prog_life", ARGS("_exit"), ENV("SCOPEPROF_BUFFER_MB=1"));
+    expect_exit(&r, 9);
+    assert_string_equal(r.err, ""); /* no crash, no table: no exit handler ran */
+    trace t;
+    if (!tr_read(r.trace, &t)) fail_msg("streamed part unreadable: %s", t.stop);
+    assert_false(t.has_end);
+    uint64_t n = tr_count(&t, "quick");
+    assert_true(n > 0 && n < 300000);
+    assert_int_equal(n % 4096, 0); /* whole buffers only */
+    expect_no_duplicates(&t);
+    tr_free(&t);
+    run_free(&r);
+}
+
+static void test_pthread_exit_main(void **state) {
+    (void)state;
+    /* gcc 12's TSan never ends a process whose main thread called pthread_exit
+     * (four lines without the profiler hang the same way): plain and ASan only. */
+    if (strcmp(VARIANT, "_tsan") == 0) skip();
+    run r;
+    run_prog(&r, "prog_life", ARGS("pthread_exit"), NULL);
+    expect_exit(&r, 0);
+    trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "main_work"), 100);
+    assert_int_equal(tr_count(&t, "late_work"), 4000);
+    tr_free(&t);
+    assert_int_equal(summaries(&r), 1);
+    char cells[16][64];
+    int n = table_row(r.err, "late_work", cells, 16);
+    assert_true(n > 1);
+    assert_string_equal(cells[n - 1], "4000");
+    run_free(&r);
+}
+
+static void expect_dlclose(const char *order, int main_first) {
+    run r;
+    run_prog(&r, "prog_life", ARGS("dlclose", order), NULL);
+    expect_exit(&r, 0);
+    trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "lib_scope"), 4);
+    assert_int_equal(tr_count(&t, "lib_dyn_0"), 1);
+    assert_int_equal(tr_count(&t, "lib_dyn_1"), 1);
+    assert_int_equal(tr_count(&t, "lib_dyn_2"), 1);
+    assert_int_equal(tr_count(&t, "after_close"), 3);
+    assert_int_equal(tr_count(&t, "main_first"), main_first);
+    assert_int_equal(tr_scopes(&t), 10 + main_first);
+    tr_free(&t);
+    assert_int_equal(summaries(&r), 1);
+    char cells[16][64];
+    int n = table_row(r.err, "lib_scope", cells, 16);
+    assert_true(n > 1);
+    assert_string_equal(cells[n - 1], "4");
+    assert_true(table_row(r.err, "lib_dyn_2", cells, 16) > 1);
+    run_free(&r);
+}
+
+static void test_dlclose(void **state) {
+    (void)state;
+    expect_dlclose("lib_first", 0);
+    expect_dlclose("main_first", 1);
+}
+
+static void test_2000_threads(void **state) {
+    (void)state;
+    run r;
+    run_prog(&r, "prog_life", ARGS("threads", "2000"), ENV("SCOPEPROF_BUFFER_MB=2"));
+    expect_exit(&r, 0);
+    trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "short_outer"), 2000);
+    assert_int_equal(tr_count(&t, "short_inner"), 2000);
+    assert_int_equal(t.nthreads, 2000);
+    /* On every thread: inner (depth 1) closed first, then outer (depth 0). */
+    uint64_t *seen = (uint64_t *)calloc(2000, sizeof *seen);
+    for (uint64_t i = 0; i < t.nev; i++) {
+        const tr_event *e = &t.ev[i];
+        assert_true(e->thread < 2000);
+        int outer = strcmp(tr_name(&t, e->site), "short_outer") == 0;
+        assert_int_equal(e->flags, outer ? 0 : 1);
+        assert_int_equal(seen[e->thread]++, outer ? 1 : 0);
+    }
+    free(seen);
+    tr_free(&t);
+    /* Bounded memory: 2000 thread buffers of ~96 KiB would be ~190 MiB; with a
+     * 2 MiB budget they are recycled. Sanitizers change RSS: plain only. */
+    if (!sanitized && r.maxrss_kb > 48 * 1024)
+        fail_msg("peak RSS %ld KiB with a 2 MiB buffer budget", r.maxrss_kb);
+    run_free(&r);
+}
+
+/* ==== Issue 6: extremes ======================================================= */
+
+static int by_depth(const void *a, const void *b) {
+    uint32_t x = ((const tr_event *)a)->flags, y = ((const tr_event *)b)->flags;
+    return x < y ? -1 : x > y;
+}
+
+/* Printed times have 3 decimals in their unit. */
+static void expect_time_near(const char *printed, double want_us, const char *what) {
+    double us = time_us(printed);
+    double tol = want_us * 1.5e-3 + 1e-3 + (want_us >= 1e6 ? 1e3 : want_us >= 1e3 ? 1.0 : 1e-3);
+    if (us < 0 || us - want_us > tol || want_us - us > tol)
+        fail_msg("%s: printed %s, the trace says %.3fus", what, printed, want_us);
+}
+
+static void test_deep_recursion(void **state) {
+    (void)state;
+    enum { DEPTH = 10000 };
+    run r;
+    run_prog(&r, "prog_life", ARGS("deep", "10000"), NULL);
+    expect_exit(&r, 0);
+    trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "rec"), DEPTH);
+    assert_int_equal(tr_count(&t, "deep_outer"), 1);
+    /* Level d (depth d, 0 = deep_outer) holds level d+1; self = total - child. */
+    tr_event *lv = (tr_event *)malloc(t.nev * sizeof *lv);
+    memcpy(lv, t.ev, t.nev * sizeof *lv);
+    qsort(lv, t.nev, sizeof *lv, by_depth);
+    double rec_total = 0, rec_self = 0;
+    for (uint32_t d = 0; d <= DEPTH; d++) {
+        assert_int_equal(lv[d].flags, d);
+        uint64_t dur = lv[d].end - lv[d].start, child = 0;
+        if (d < DEPTH) {
+            assert_true(lv[d + 1].start >= lv[d].start && lv[d + 1].end <= lv[d].end);
+            child = lv[d + 1].end - lv[d + 1].start;
+        }
+        if (d > 0) {
+            rec_total += (double)dur / 1e3;
+            rec_self += (double)(dur - child) / 1e3;
+        }
+    }
+    double outer_self = (double)((lv[0].end - lv[0].start) - (lv[1].end - lv[1].start)) / 1e3;
+    free(lv);
+    tr_free(&t);
+    /* The table: one row "rec", 10000 calls, sums of the per-level values. */
+    char cells[16][64];
+    int n = table_row(r.err, "rec", cells, 16);
+    assert_true(n > 1);
+    assert_string_equal(cells[n - 1], "10000");
+    expect_time_near(cell(&r, "rec", "Self CPU"), rec_self, "rec self");
+    expect_time_near(cell(&r, "rec", "CPU total"), rec_total, "rec total");
+    expect_time_near(cell(&r, "deep_outer", "Self CPU"), outer_self, "deep_outer self");
+    run_free(&r);
+}
+
+static void test_64k_name(void **state) {
+    (void)state;
+    enum { LEN = 64 * 1024 };
+    run r;
+    run_prog(&r, "prog_life", ARGS("bigname"), NULL);
+    expect_exit(&r, 0);
+    assert_int_equal(lines_with(r.err, "scopeprof:"), 0);
+    char *name = (char *)malloc(LEN + 1);
+    for (int i = 0; i < LEN; i++) name[i] = i == 0 ? 'N' : (char)('a' + i % 26);
+    name[LEN] = 0;
+    /* In the file: the whole name. */
+    trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, name), 2);
+    assert_int_equal(tr_count(&t, "small"), 1);
+    tr_free(&t);
+    /* In the table: cut with "...", the row intact, no line of 64 KiB. */
+    char cut[64];
+    snprintf(cut, sizeof cut, "%.52s...", name);
+    assert_int_equal(lines_with(r.err, cut), 1);
+    char cells[16][64];
+    int n = table_row(r.err, cut, cells, 16);
+    assert_true(n > 1);
+    assert_string_equal(cells[n - 1], "2");
+    for (const char *s = r.err; *s;) {
+        const char *nl = strchr(s, '\n');
+        size_t len = nl ? (size_t)(nl - s) : strlen(s);
+        assert_true(len < 400);
+        s += len + (nl ? 1 : 0);
+    }
+    free(name);
+    run_free(&r);
+}
+
+/* ==== Issue 6: two processes, one SCOPEPROF_OUTPUT; flushing while recording == */
+
+/* fork + exec with an explicit SCOPEPROF_OUTPUT: the exec'd child reads the
+ * same SCOPEPROF_OUTPUT as its parent, finds the path claimed by the parent
+ * and writes trace.<pid>.sprof (as for fork without exec); the parent's file
+ * is intact. Before the claim, the child truncated the parent's file. */
+static void test_fork_exec_explicit_output(void **state) {
+    (void)state;
+    run r;
+    run_prog(&r, "prog_life", ARGS("forkexec"), NULL);
+    expect_exit(&r, 0);
+    int pid = child_pid_of(&r);
+    expect_parent_file(r.trace);
+    char child_name[64];
+    snprintf(child_name, sizeof child_name, "trace.%d.sprof", pid);
+    expect_child_file(path_in(&r, child_name), pid, "execd_work", 4);
+    run_free(&r);
+}
+
+/* PROFILE_FLUSH while threads start and cross chunk boundaries: every event
+ * exactly once. */
+static void test_flush_while_recording(void **state) {
+    (void)state;
+    run r;
+    run_prog(&r, "prog_life", ARGS("flush_storm"), ENV("SCOPEPROF_SUMMARY=0"));
+    expect_exit(&r, 0);
+    assert_null(strstr(r.err, "ThreadSanitizer"));
+    trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "storm"), 64 * 10000);
+    expect_no_duplicates(&t);
+    tr_free(&t);
+    run_free(&r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mem_table),
+        cmocka_unit_test(test_mem_sort_keys),
+        cmocka_unit_test(test_mem_trace),
+        cmocka_unit_test(test_wrap_malloc),
+        cmocka_unit_test(test_schedule_env_repeat),
+        cmocka_unit_test(test_schedule_skip_first_repeat0),
+        cmocka_unit_test(test_schedule_call),
+        cmocka_unit_test(test_schedule_bad),
+        cmocka_unit_test(test_steps_chunk),
+        cmocka_unit_test(test_fork_explicit_output),
+        cmocka_unit_test(test_fork_default_output),
+        cmocka_unit_test(test_fork_exec_default_output),
+        cmocka_unit_test(test_rank_variables),
+        cmocka_unit_test(test_rank_summary_all_and_call),
+        cmocka_unit_test(test_full_disk),
+        cmocka_unit_test(test_unwritable_paths),
+        cmocka_unit_test(test_sigint_sigterm),
+        cmocka_unit_test(test_abort),
+        cmocka_unit_test(test_segv),
+        cmocka_unit_test(test_exit_from_thread),
+        cmocka_unit_test(test_underscore_exit),
+        cmocka_unit_test(test_pthread_exit_main),
+        cmocka_unit_test(test_dlclose),
+        cmocka_unit_test(test_2000_threads),
+        cmocka_unit_test(test_deep_recursion),
+        cmocka_unit_test(test_64k_name),
+        cmocka_unit_test(test_fork_exec_explicit_output),
+        cmocka_unit_test(test_flush_while_recording),
+    };
+    return cmocka_run_group_tests_name("life" VARIANT, tests, NULL, NULL);
+}
