@@ -839,7 +839,7 @@ static inline void scopeprof__cell(FILE *out, const char *s, int w) {
 
 SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
                                           scopeprof_sort key, int row_limit) {
-    enum { NUM_W = 12, NAME_MAX_W = 55 };
+    enum { NUM_W = 12, NAME_MAX_W = 55, EXTRA_MAX_W = 75 }; /* PyTorch's widths */
     static const char *const heads[] = {
         "Self CPU %", "Self CPU",     "CPU total %", "CPU total", "CPU time avg",
         "Self GPU",   "Self GPU %",   "GPU total",   "GPU time avg",
@@ -852,9 +852,11 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     uint32_t nshow = a->nrows;
     if (row_limit > 0 && (uint32_t)row_limit < nshow) nshow = (uint32_t)row_limit;
 
+    /* Widths come from every row, shown or not, as PyTorch's _build_table
+     * does: a table keeps its shape whatever the row limit. */
     int name_w = 4, extra_w = 0;
-    for (uint32_t i = 0; i < nshow; i++) {
-        const scopeprof_row *r = &a->rows[idx[i]];
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        const scopeprof_row *r = &a->rows[i];
         int l = (int)strlen(r->name) + 4;
         if (l > name_w) name_w = l;
         if (r->extra && (int)strlen(r->extra) > extra_w) extra_w = (int)strlen(r->extra);
@@ -862,6 +864,7 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
     const char *eh = a->extra_header;
     if (eh && (int)strlen(eh) > extra_w) extra_w = (int)strlen(eh);
+    if (extra_w > EXTRA_MAX_W) extra_w = EXTRA_MAX_W;
 
     char sep[512];
     size_t sl = 0;
@@ -870,11 +873,9 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     for (int c = 0; c < 14; c++)
         if (show[c]) widths[nw++] = NUM_W;
     if (eh) widths[nw++] = extra_w;
-    for (int c = 0; c < nw; c++) {
-        int w = widths[c] < 200 ? widths[c] : 200;
-        if (sl + (size_t)w + 3 >= sizeof sep) break;
-        memset(sep + sl, '-', (size_t)w);
-        sl += (size_t)w;
+    for (int c = 0; c < nw; c++) { /* at most 55 + 14 * 12 + 75 + 2 * 16 < 512 */
+        memset(sep + sl, '-', (size_t)widths[c]);
+        sl += (size_t)widths[c];
         sep[sl++] = ' ';
         sep[sl++] = ' ';
     }
@@ -922,7 +923,12 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
         }
         snprintf(b, sizeof b, "%" PRIu64, r->count);
         scopeprof__cell(out, b, NUM_W);
-        if (eh) scopeprof__cell(out, r->extra ? r->extra : "", extra_w);
+        if (eh) {
+            const char *x = r->extra ? r->extra : "";
+            char cut[EXTRA_MAX_W + 1];
+            if ((int)strlen(x) > extra_w) x = (snprintf(cut, sizeof cut, "%.*s...", extra_w - 3, x), cut);
+            scopeprof__cell(out, x, extra_w);
+        }
         fputc('\n', out);
     }
     char b[64];

@@ -429,6 +429,39 @@ static void test_table_row_limit(void **state) {
     scopeprof_agg_free(&a);
 }
 
+/* Column widths come from every row, not only the rows shown (PyTorch's
+ * _build_table): a long name below the row limit still widens Name. A text
+ * column is at most 75 wide; a longer cell is cut and ends with "...". */
+static void test_table_widths(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    a.extra_header = "Source Location";
+    char longx[200];
+    memset(longx, 'x', sizeof longx - 1);
+    longx[sizeof longx - 1] = 0;
+    uint32_t big = scopeprof_agg_row(&a, "big", "big", "a.c:1");
+    uint32_t wide = scopeprof_agg_row(&a, "a_name_of_twenty_six_chars", "a_name_of_twenty_six_chars", longx);
+    assert_int_equal(scopeprof_agg_event(&a, 0, big, 0, 100, 0), 0);
+    assert_int_equal(scopeprof_agg_event(&a, 0, wide, 200, 210, 0), 0);
+    char *t = table(&a, SCOPEPROF_SORT_CPU_TIME_TOTAL, 1);
+    assert_null(strstr(t, "a_name_of_twenty_six_chars")); /* not shown... */
+    /* ...but Name is 26 + 4 wide: 27 spaces, then "big". */
+    assert_non_null(strstr(t, "\n                           big  "));
+    assert_int_equal(strncmp(t, "------------------------------  ", 32), 0);
+    free(t);
+    t = table(&a, SCOPEPROF_SORT_CPU_TIME_TOTAL, 0);
+    char cut[96];
+    snprintf(cut, sizeof cut, "  %.72s...  \n", longx);
+    assert_non_null(strstr(t, cut));
+    /* Every line (separators, header, rows) is as wide as the first. */
+    size_t w = strcspn(t, "\n");
+    for (const char *l = t; *l && strncmp(l, "Self CPU", 8) != 0; l += strcspn(l, "\n") + 1)
+        assert_int_equal(strcspn(l, "\n"), w);
+    free(t);
+    scopeprof_agg_free(&a);
+}
+
 /* All durations zero: percentages divide by zero and print NaN. */
 static void test_table_nan(void **state) {
     (void)state;
@@ -528,6 +561,7 @@ int main(void) {
         cmocka_unit_test(test_table_golden),
         cmocka_unit_test(test_table_sort_by_count),
         cmocka_unit_test(test_table_row_limit),
+        cmocka_unit_test(test_table_widths),
         cmocka_unit_test(test_table_nan),
         cmocka_unit_test(test_table_memory_columns),
         cmocka_unit_test(test_table_gpu_columns),
