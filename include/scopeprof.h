@@ -1492,6 +1492,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, const scopeprof__thread *t);
 SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, FILE *out);
 SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
                                                 const void *payload, uint32_t len);
@@ -1728,8 +1729,15 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
         fflush(stdout);
         fprintf(stderr, "scopeprof: cycle %d (%s)\n", g->cycle, g->no_output ? "no file" : g->path);
         scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
+        scopeprof__print_memory(g, stderr);
         fflush(stderr);
     }
+    /* Peaks and unknown frees are per cycle: the next one starts from the
+     * memory live now. */
+    pthread_mutex_lock(&g->mlock);
+    for (uint32_t d = 0; d < 32; d++) g->mem_peak[d] = g->mem_cur[d];
+    g->unknown_frees = 0;
+    pthread_mutex_unlock(&g->mlock);
     if (g->cycle_fn && had) {
         /* The callback may do anything, profiling included: not under our lock. */
         scopeprof_cycle_fn fn = g->cycle_fn;
@@ -1908,7 +1916,7 @@ SCOPEPROF__INTERNAL void scopeprof__mem_event(scopeprof__state *g, scopeprof_sit
 
 SCOPEPROF__API void scopeprof__mem_alloc(scopeprof_site *s, uintptr_t ptr, uint64_t bytes,
                                          int device) {
-    if (!ptr || device < 0 || device > 32) return;
+    if (!ptr || device < 0 || device > 31) return; /* 0: CPU, 1..31: GPU 0..30 */
     scopeprof__state *g = scopeprof__state_get();
     int64_t b = bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)bytes;
     pthread_mutex_lock(&g->mlock);
@@ -1922,10 +1930,15 @@ SCOPEPROF__API void scopeprof__mem_alloc(scopeprof_site *s, uintptr_t ptr, uint6
 }
 
 SCOPEPROF__API void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int device) {
-    if (!ptr || device < 0 || device > 32) return;
+    if (!ptr || device < 0 || device > 31) return;
     scopeprof__state *g = scopeprof__state_get();
     pthread_mutex_lock(&g->mlock);
     int64_t b = scopeprof__live_take(g, ptr, (uint32_t)device);
+    /* GPUs share one address space: a block freed while another device is
+     * current is still found, on the device it was allocated on. */
+    for (uint32_t d = 1; b < 0 && device > 0 && d < 32; d++)
+        if (d != (uint32_t)device && (g->mem_used >> d & 1) && (b = scopeprof__live_take(g, ptr, d)) >= 0)
+            device = (int)d;
     if (b < 0 && g->unknown_frees++ == 0) {
         uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
         pthread_mutex_unlock(&g->mlock);

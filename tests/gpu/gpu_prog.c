@@ -6,6 +6,7 @@
  *
  * Kernel lengths are whole milliseconds: the double's elapsed times are then
  * exact in float, and so are the GPU durations the profiler derives. */
+#define SCOPEPROF_WRAP_GPU_MALLOC /* hipMalloc/hipFree recorded (mode malloc) */
 #include "scopeprof.h"
 
 #include "hip_double.h"
@@ -203,6 +204,32 @@ static void mode_err_elapsed(void) {
     }
 }
 
+/* hipMalloc/hipFree through the wrappers, on two devices: 1 MiB on device 0,
+ * 512 KiB on device 1, then the device-0 block freed while device 1 is
+ * current (allowed by HIP: one address space), and a hipMalloc that fails. */
+static void mode_malloc(void) {
+    double_set_devices(2, 0);
+    void *a = NULL, *b = NULL, *c = NULL;
+    {
+        PROFILE_SCOPE("alloc_dev0");
+        if (hipMalloc(&a, 1 << 20) != hipSuccess) exit(3);
+    }
+    {
+        PROFILE_SCOPE("alloc_dev1");
+        if (hipSetDevice(1) != hipSuccess || hipMalloc(&b, 512 << 10) != hipSuccess) exit(3);
+    }
+    {
+        PROFILE_SCOPE("free_cross");
+        if (hipFree(a) != hipSuccess) exit(3);
+    }
+    {
+        PROFILE_SCOPE("alloc_fails");
+        double_fail(D_Malloc, 3, hipErrorOutOfMemory);
+        if (hipMalloc(&c, 4096) != hipErrorOutOfMemory) exit(3);
+    }
+    if (hipFree(b) != hipSuccess) exit(3);
+}
+
 int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
     if (strcmp(m, "nest") == 0) mode_nest();
@@ -223,9 +250,11 @@ int main(int argc, char **argv) {
         ten_scopes();
     } else if (strcmp(m, "err_elapsed") == 0) {
         mode_err_elapsed();
+    } else if (strcmp(m, "malloc") == 0) {
+        mode_malloc();
     } else {
         fprintf(stderr, "usage: %s nest|threads|align|pool|lazy|stream|stream_nested|"
-                        "err_count|err_record|err_getdevice|err_elapsed\n", argv[0]);
+                        "err_count|err_record|err_getdevice|err_elapsed|malloc\n", argv[0]);
         return 2;
     }
     return 0;

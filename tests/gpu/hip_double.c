@@ -48,7 +48,8 @@ int (*double_scope_depth)(void);
 static const char *const fn_names[D_NFN] = {
     "EventCreateWithFlags", "EventRecord",      "EventQuery",          "EventSynchronize",
     "EventElapsedTime",     "EventDestroy",     "GetDeviceCount",      "GetDevice",
-    "GetDeviceProperties",  "StreamCreate",     "GetErrorString"};
+    "GetDeviceProperties",  "StreamCreate",     "GetErrorString",      "Malloc",
+    "Free",                 "SetDevice"};
 static const char *const counter_names[DC_NCOUNTERS] = {
     "events_live", "user_events", "anchor_records", "user_syncs", "user_syncs_in_scope"};
 
@@ -315,6 +316,32 @@ hipError_t hipStreamCreate(hipStream_t *stream) {
             *stream = s;
         }
     }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+/* Device memory is host memory here: only the addresses matter. */
+hipError_t hipMalloc(void **ptr, size_t size) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_Malloc);
+    pthread_mutex_unlock(&lock);
+    if (err == hipSuccess && !(*ptr = malloc(size ? size : 1))) err = hipErrorOutOfMemory;
+    return err;
+}
+
+hipError_t hipFree(void *ptr) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_Free);
+    pthread_mutex_unlock(&lock);
+    if (err == hipSuccess) free(ptr);
+    return err;
+}
+
+hipError_t hipSetDevice(int deviceId) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_SetDevice);
+    if (err == hipSuccess && (deviceId < 0 || deviceId >= device_count)) err = hipErrorInvalidDevice;
+    if (err == hipSuccess) device_current = deviceId;
     pthread_mutex_unlock(&lock);
     return err;
 }

@@ -48,6 +48,9 @@ enum double_fn {
     D_GetDeviceProperties,
     D_StreamCreate,
     D_GetErrorString,
+    D_Malloc,   /* hipMalloc, hipFree, hipSetDevice: for SCOPEPROF_WRAP_GPU_MALLOC */
+    D_Free,
+    D_SetDevice,
     D_NFN
 };
 

@@ -615,6 +615,44 @@ void test_err_elapsed(void **state) {
     result_free(&r);
 }
 
+/* The table line of row `name`, or "" (for cells with spaces: "1.00 Mb"). */
+static const char *row_line(const result *r, const char *name) {
+    static char buf[1024];
+    size_t nl = strlen(name);
+    for (const char *p = r->err; p && *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        const char *q = p;
+        while (*q == ' ') q++;
+        if ((size_t)(q - p) < len && strncmp(q, name, nl) == 0 && q[nl] == ' ') {
+            snprintf(buf, sizeof buf, "%.*s", (int)(len < 1023 ? len : 1023), p);
+            return buf;
+        }
+        p = eol ? eol + 1 : p + len;
+    }
+    return "";
+}
+
+/* SCOPEPROF_WRAP_GPU_MALLOC: hipMalloc/hipFree give GPU Mem columns and the
+ * peak per device; a block freed while another device is current is found
+ * on the device it was allocated on (not an unknown free); a failed hipMalloc
+ * records nothing. */
+static void test_gpu_malloc_wrappers(void **state) {
+    (void)state;
+    result r = run(CHILD_NAME, "malloc", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_true(r.tr_ok);
+    assert_non_null(strstr(r.err, "GPU Mem  Self GPU Mem"));
+    assert_non_null(strstr(row_line(&r, "alloc_dev0"), "1.00 Mb       1.00 Mb"));
+    assert_non_null(strstr(row_line(&r, "alloc_dev1"), "512.00 Kb     512.00 Kb"));
+    assert_non_null(strstr(row_line(&r, "free_cross"), "-1.00 Mb      -1.00 Mb"));
+    assert_non_null(strstr(row_line(&r, "alloc_fails"), " 0 b           0 b"));
+    assert_non_null(strstr(r.err, "Peak GPU 0 memory: 1.00 Mb\n"));
+    assert_non_null(strstr(r.err, "Peak GPU 1 memory: 512.00 Kb\n"));
+    assert_null(strstr(r.err, "not recorded by PROFILE_ALLOC"));
+    result_free(&r);
+}
+
 /* The real libamdhip64 on a machine without a GPU: linked (-lamdhip64) and
  * found with dlopen (not linked at all). One clear line, the CPU table. */
 void check_real(const char *prog) {
@@ -667,6 +705,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_err_event_record),
         cmocka_unit_test(test_err_get_device),
         cmocka_unit_test(test_err_elapsed),
+        cmocka_unit_test(test_gpu_malloc_wrappers),
 #ifdef REAL_HIP_TESTS
         cmocka_unit_test(test_real_hip_linked),
         cmocka_unit_test(test_real_hip_dlopen),

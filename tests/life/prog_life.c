@@ -88,6 +88,11 @@ static int mode_steps(int argc, char **argv) {
                 PROFILE_SCOPE("work");
                 BUMP();
             }
+            if (getenv("LIFE_STEP_MEM")) { /* step i holds (n - i) * 100 bytes for a while */
+                static char buf[1];
+                PROFILE_ALLOC(buf, (size_t)(n - i) * 100);
+                PROFILE_FREE(buf);
+            }
         }
         PROFILE_STEP();
     }

@@ -306,6 +306,32 @@ static void test_schedule_call(void **state) {
     run_sched_case(&c);
 }
 
+/* Memory under a schedule: each cycle's summary and file give that cycle's
+ * peak. Step i holds (12 - i) * 100 bytes: cycle 1 (steps 0-3) peaks at
+ * 1200 b in step 0, cycle 2 (steps 4-7) at 800 b in step 4 (not the 1200 b
+ * of cycle 1, nor the 1100 b of step 1, which was recorded in its warm-up). */
+static void test_schedule_memory_peaks(void **state) {
+    (void)state;
+    run r;
+    run_prog(&r, "prog_life", ARGS("steps", "12"),
+             ENV("SCOPEPROF_SCHEDULE=wait=1,warmup=1,active=2,repeat=2", "LIFE_STEP_MEM=1"));
+    expect_exit(&r, 0);
+    assert_int_equal(lines_with(r.err, "Peak CPU memory: 1.17 Kb"), 1);
+    assert_int_equal(lines_with(r.err, "Peak CPU memory: 800 b"), 1);
+    static const int64_t peaks[] = {1200, 800};
+    for (int k = 0; k < 2; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "trace.cycle%04d.sprof", k + 1);
+        trace t;
+        read_whole(path_in(&r, name), &t);
+        assert_int_equal(t.nmem, 1);
+        assert_int_equal(t.mem[0].peak, peaks[k]);
+        assert_int_equal(t.mem[0].final, 0);
+        tr_free(&t);
+    }
+    run_free(&r);
+}
+
 /* Without a schedule (or with a bad one): one file, every step in STEPS. */
 static void expect_unscheduled(const run *r, int steps) {
     expect_exit(r, 0);
@@ -875,6 +901,7 @@ int main(void) {
         cmocka_unit_test(test_schedule_env_repeat),
         cmocka_unit_test(test_schedule_skip_first_repeat0),
         cmocka_unit_test(test_schedule_call),
+        cmocka_unit_test(test_schedule_memory_peaks),
         cmocka_unit_test(test_schedule_bad),
         cmocka_unit_test(test_steps_chunk),
         cmocka_unit_test(test_fork_explicit_output),
