@@ -2724,6 +2724,17 @@ SCOPEPROF__INTERNAL void scopeprof__gpu_off(const char *what, scopeprof__gerr er
                     SCOPEPROF__G_NAME, " error in ", what, (int)err, msg ? ": " : "", msg ? msg : "");
 }
 
+/* Destroying an event has no fallback: a failure is reported once and the
+ * event leaked; GPU timing goes on. */
+SCOPEPROF__INTERNAL void scopeprof__gpu_destroy(scopeprof__gevent ev) {
+    static int warned;
+    scopeprof__gerr err = scopeprof__gm.api.EventDestroy(ev);
+    if (err == SCOPEPROF__G_OK || __atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) return;
+    const char *msg = scopeprof__gm.api.GetErrorString ? scopeprof__gm.api.GetErrorString(err) : NULL;
+    scopeprof__warn("scopeprof: %s error in EventDestroy (error %d%s%s); the event is leaked, "
+                    "GPU timing goes on", SCOPEPROF__G_NAME, (int)err, msg ? ": " : "", msg ? msg : "");
+}
+
 SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_take(scopeprof__state *g, scopeprof__thread *t,
                                                  scopeprof_gpu_record *out, uint32_t n);
 SCOPEPROF__INTERNAL int scopeprof__gpu_ready(scopeprof__state *g, scopeprof__thread *t, uint32_t n);
@@ -2817,7 +2828,7 @@ SCOPEPROF__INTERNAL scopeprof__ganchor *scopeprof__gpu_anchor(int dev) {
     if (err == SCOPEPROF__G_OK) err = m->api.EventSynchronize(n->ev);
     uint64_t t1 = scopeprof__mono_ns();
     if (err != SCOPEPROF__G_OK) {
-        m->api.EventDestroy(n->ev);
+        scopeprof__gpu_destroy(n->ev);
         free(n);
         scopeprof__gpu_off("EventRecord (clock anchor)", err);
         return NULL;
@@ -2834,7 +2845,7 @@ SCOPEPROF__INTERNAL scopeprof__ganchor *scopeprof__gpu_anchor(int dev) {
  * opening a scope holds the module lock and may then need the registry's). */
 SCOPEPROF__INTERNAL void scopeprof__gpu_unref(scopeprof__ganchor *a) {
     if (__atomic_sub_fetch(&a->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        scopeprof__gm.api.EventDestroy(a->ev);
+        scopeprof__gpu_destroy(a->ev);
         free(a);
     }
 }
@@ -2860,7 +2871,7 @@ static inline void scopeprof__gpu_release(scopeprof__gthread *gt, scopeprof__gev
         uint32_t cap = gt->pool_cap ? gt->pool_cap * 2 : 64;
         scopeprof__gevent *p = (scopeprof__gevent *)realloc(gt->pool, cap * sizeof *p);
         if (!p) {
-            scopeprof__gm.api.EventDestroy(ev);
+            scopeprof__gpu_destroy(ev);
             return;
         }
         gt->pool = p;

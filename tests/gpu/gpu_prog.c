@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MS 1000u /* double_enqueue_us takes microseconds */
 
@@ -204,6 +205,18 @@ static void mode_err_elapsed(void) {
     }
 }
 
+/* hipEventDestroy fails: the clock anchor is renewed after a second and the
+ * old one destroyed (at the write, once no scope refers to it). */
+static void mode_err_destroy(void) {
+    hipStream_t s = double_stream(1);
+    double_fail(D_EventDestroy, 1, hipErrorInvalidHandle);
+    for (int i = 0; i < 2; i++) {
+        if (i) nanosleep(&(struct timespec){1, 100000000}, NULL);
+        PROFILE_GPU_SCOPE("around_renewal", s);
+        double_enqueue_us(s, 2 * MS);
+    }
+}
+
 /* hipMalloc/hipFree through the wrappers, on two devices: 1 MiB on device 0,
  * 512 KiB on device 1, then the device-0 block freed while device 1 is
  * current (allowed by HIP: one address space), and a hipMalloc that fails. */
@@ -250,11 +263,13 @@ int main(int argc, char **argv) {
         ten_scopes();
     } else if (strcmp(m, "err_elapsed") == 0) {
         mode_err_elapsed();
+    } else if (strcmp(m, "err_destroy") == 0) {
+        mode_err_destroy();
     } else if (strcmp(m, "malloc") == 0) {
         mode_malloc();
     } else {
         fprintf(stderr, "usage: %s nest|threads|align|pool|lazy|stream|stream_nested|"
-                        "err_count|err_record|err_getdevice|err_elapsed|malloc\n", argv[0]);
+                        "err_count|err_record|err_getdevice|err_elapsed|err_destroy|malloc\n", argv[0]);
         return 2;
     }
     return 0;

@@ -615,6 +615,23 @@ void test_err_elapsed(void **state) {
     result_free(&r);
 }
 
+/* hipEventDestroy failing (the renewed clock anchor's old event): one line,
+ * GPU timing goes on, both scopes keep their GPU times. */
+static void test_err_destroy(void **state) {
+    (void)state;
+    result r = run(CHILD_NAME, "err_destroy", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_true(r.tr_ok);
+    assert_int_equal(warn_lines(&r, "EventDestroy"), 1); /* the only scopeprof: line */
+    assert_int_equal(r.tr.ngpu, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(r.tr.gpu[i].status, 0);
+        assert_int_equal(dur(&r.tr.gpu[i]), 2 * MS_NS);
+    }
+    assert_non_null(strstr(r.err, "Self GPU time total: 4.000ms"));
+    result_free(&r);
+}
+
 /* The table line of row `name`, or "" (for cells with spaces: "1.00 Mb"). */
 static const char *row_line(const result *r, const char *name) {
     static char buf[1024];
@@ -706,6 +723,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_err_get_device),
         cmocka_unit_test(test_err_elapsed),
         cmocka_unit_test(test_gpu_malloc_wrappers),
+        cmocka_unit_test(test_err_destroy),
 #ifdef REAL_HIP_TESTS
         cmocka_unit_test(test_real_hip_linked),
         cmocka_unit_test(test_real_hip_dlopen),
