@@ -167,7 +167,7 @@ typedef struct scopeprof_agg_pending { /* what an open scope has seen, per depth
     int64_t sum_ns, gpu_ns;  /* its closed children: CPU durations, GPU totals */
     int64_t mem_kids[2];     /* its closed children: net memory, CPU and GPU */
     int64_t mem_direct[2];   /* allocations made directly in it */
-    uint64_t min_start;
+    uint64_t min_start, max_end; /* the span of its closed children */
     uint32_t n; /* closed children */
 } scopeprof_agg_pending;
 
@@ -175,6 +175,7 @@ typedef struct scopeprof_agg_thread {
     scopeprof_agg_pending *pend;
     uint32_t cap;
     uint32_t hi; /* deepest level holding a non-zero sum */
+    uint64_t last_end; /* close order means ends never go back */
 } scopeprof_agg_thread;
 
 typedef struct scopeprof_agg {
@@ -186,6 +187,8 @@ typedef struct scopeprof_agg {
     uint32_t nthreads;
     uint64_t events;
     int has_gpu, has_mem, has_gpu_mem;
+    uint64_t unordered;        /* events that closed before an earlier one of their thread */
+    uint32_t unordered_thread; /* the thread of the first */
     const char *extra_header; /* header of the extra column, if any */
 } scopeprof_agg;
 
@@ -657,8 +660,8 @@ SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_levels(scopeprof_agg *
 /* Self time in one pass over events in close order. Children close before
  * their parent, so when a scope at depth d closes, the scopes that closed at
  * depth d+1 since the last scope at depth d closed are exactly its direct
- * children: pend[d+1] holds the sum of their durations. A child that does not
- * lie inside the parent (mismatched BEGIN/END) is not subtracted. */
+ * children: pend[d+1] holds the sum of their durations. Children that do not
+ * lie inside the parent (mismatched BEGIN/END) are not subtracted. */
 SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row,
                                            uint64_t start, uint64_t end, uint32_t depth,
                                            int64_t gpu_ns) {
@@ -675,8 +678,13 @@ SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, ui
         return -1;
     }
     scopeprof_agg_thread *th = &a->threads[thread];
+    /* Input not in close order (a file we did not write) gives wrong self
+     * times, and cannot be put right in one pass: count it so the caller can
+     * say so. */
+    if (end < th->last_end && a->unordered++ == 0) a->unordered_thread = thread;
+    if (end > th->last_end) th->last_end = end;
     scopeprof_agg_pending *kids = &pend[depth + 1];
-    int inside = kids->n && kids->min_start >= start;
+    int inside = kids->n && kids->min_start >= start && kids->max_end <= end;
     int64_t self = inside && kids->sum_ns <= dur ? dur - kids->sum_ns : inside ? 0 : dur;
     int64_t kids_gpu = inside ? kids->gpu_ns : 0;
     int64_t gpu_total = gpu_ns >= 0 ? gpu_ns : kids_gpu;
@@ -692,6 +700,7 @@ SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, ui
     for (uint32_t d = depth + 1; d <= th->hi && d < th->cap; d++) memset(&pend[d], 0, sizeof *pend);
     scopeprof_agg_pending *mine = &pend[depth];
     if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
+    if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
     mine->n++;
     scopeprof__add(&mine->sum_ns, dur);
     scopeprof__add(&mine->gpu_ns, gpu_total);

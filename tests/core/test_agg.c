@@ -142,6 +142,26 @@ static void test_non_contained_child(void **state) {
     ev(&a, 0, "parent", 35, 50, 0);
     assert_int_equal(get(&a, "parent")->self_ns, 20 + 10);
     assert_int_equal(get(&a, "parent")->total_ns, 20 + 15);
+    assert_int_equal(a.unordered, 0);
+    scopeprof_agg_free(&a);
+}
+
+/* Events out of close order (a file we did not write): a child that ends
+ * after its would-be parent is not subtracted from it, and every event that
+ * closes before an earlier one of its thread is counted, with the thread of
+ * the first, so the reporter can say the table is not to be trusted. */
+static void test_unordered_input(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    ev(&a, 1, "parent", 1000, 2000, 0);
+    ev(&a, 1, "child", 1200, 1500, 1); /* after its parent: counted */
+    ev(&a, 1, "early", 100, 300, 0);   /* back in time: counted */
+    ev(&a, 0, "other", 10, 20, 0);     /* another thread: its own order */
+    assert_int_equal(a.unordered, 2);
+    assert_int_equal(a.unordered_thread, 1);
+    /* "child" [1200, 1500) does not lie in "early" [100, 300): not its child. */
+    assert_int_equal(get(&a, "early")->self_ns, 200);
     scopeprof_agg_free(&a);
 }
 
@@ -550,6 +570,7 @@ int main(void) {
         cmocka_unit_test(test_recursion),
         cmocka_unit_test(test_threads_interleaved),
         cmocka_unit_test(test_non_contained_child),
+        cmocka_unit_test(test_unordered_input),
         cmocka_unit_test(test_siblings_and_leaves),
         cmocka_unit_test(test_many_rows),
         cmocka_unit_test(test_sort_parse),
