@@ -2,18 +2,19 @@
 # Chrome trace reader benchmark (not part of make test). Generates a Kineto-like
 # trace of >= 100 MB (SIZE_MB, default 120; not kept), then times and measures
 # peak RSS of:
-#   ours     build/tests/chrome/chrome_table TRACE  (streaming reader + header
-#            aggregation + table print: what `scopeprof table` does)
+#   ours     build/scopeprof table TRACE  (the shipped binary: streaming reader,
+#            header aggregation, table print), and --group-by shape
+#   core     build/tests/chrome/chrome_table TRACE  (the same without cli.c)
 #   json     python3 -c 'import json; json.load(open(F))'  (parsing only)
 #   torch    torch.profiler's key_averages() over a profile holding the same
 #            number of events (PyTorch cannot load a trace back: this times
 #            what a PyTorch user runs to get the same table). Needs Debian's
 #            /usr/bin/python3 with python3-torch; skipped otherwise.
-# Usage: bench/chrome_bench.sh   (after `make test` or `make build/tests/chrome/chrome_table`)
+# Usage: bench/chrome_bench.sh   (builds what it times)
 set -eu
 BUILD=${BUILD:-build}
 SIZE_MB=${SIZE_MB:-120}
-make --no-print-directory "$BUILD/tests/chrome/chrome_table" >/dev/null
+make --no-print-directory "$BUILD/scopeprof" "$BUILD/tests/chrome/chrome_table" >/dev/null
 work=$(mktemp -d /tmp/sp_chrome_bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 F=$work/trace.json
@@ -61,7 +62,9 @@ measure() { # label, command...: wall seconds and peak RSS from /usr/bin/time
   printf '%-7s %8.2f s  %8d MB peak RSS\n' "$label" "$s" $((kb / 1024))
   eval "T_$label=$s"
 }
-measure ours "$BUILD/tests/chrome/chrome_table" "$F"
+measure ours "$BUILD/scopeprof" table "$F"
+measure shape "$BUILD/scopeprof" table --group-by shape "$F"
+measure core "$BUILD/tests/chrome/chrome_table" "$F"
 measure json python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$F"
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   measure torch /usr/bin/python3 - "$N" <<'PY'

@@ -84,9 +84,9 @@ trap cleanup EXIT
 
 # In memory, as section 1a: nothing of scopeprof's is written while timing.
 echo "SCOPEPROF_BUFFER_MB=1024 SCOPEPROF_OUTPUT=none SCOPEPROF_SUMMARY=0 $BIN -n $N -r $REPS" \
-     "--only floor24,scope,scopex2,naive,lttng_off,lttng_on,lttng_onx2 --lttng-session $work"
+     "--only floor16,floor24,scope,scopex2,naive,lttng_off,lttng_on,lttng_onx2 --lttng-session $work"
 SCOPEPROF_BUFFER_MB=1024 SCOPEPROF_OUTPUT=none SCOPEPROF_SUMMARY=0 "$BIN" -n "$N" -r "$REPS" \
-    --only floor24,scope,scopex2,naive,lttng_off,lttng_on,lttng_onx2 --lttng-session "$work"
+    --only floor16,floor24,scope,scopex2,naive,lttng_off,lttng_on,lttng_onx2 --lttng-session "$work"
 
 # Count what reached the trace of the last repetition of each session case
 # (events in the trace + the driver's discarded count of that repetition

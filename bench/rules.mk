@@ -72,12 +72,33 @@ $(BENCH_DIR)/scope_cost_lttng: $(BENCH_DIR)/scope_cost_lttng.o $(BENCH_DIR)/lttn
                                $(BENCH_DIR)/loops_nomacro.o
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LTTNG_LIBS) $(LDLIBS)
 
-.PHONY: bench-build bench-cost bench-disasm bench-stream bench-reporter bench-where bench-lttng
+# PROFILE_GPU_SCOPE's CPU side: scope_cost.c built with -DBENCH_GPU and linked
+# with bench/gpu_loop.c (PROFILE_HIP, the real HIP headers, as tests/gpu/rules.mk
+# builds the HIP path in C) and the HIP test double tests/gpu/hip_double.c
+# instead of -lamdhip64. Not in BENCH_BINS: it needs libamdhip64-dev (make deps).
+BENCH_HIP := -DPROFILE_HIP -D__HIP_PLATFORM_AMD__ -Itests/gpu
+$(BENCH_DIR)/scope_cost_gpu.o: bench/scope_cost.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DBENCH_GPU -c $< -o $@
+$(BENCH_DIR)/gpu_loop.o: bench/gpu_loop.c tests/gpu/hip_double.h $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $(BENCH_HIP) -c $< -o $@
+$(BENCH_DIR)/hip_double.o: tests/gpu/hip_double.c tests/gpu/hip_double.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(BENCH_HIP) -c $< -o $@
+$(BENCH_DIR)/scope_cost_gpu: $(BENCH_DIR)/scope_cost_gpu.o $(BENCH_DIR)/gpu_loop.o \
+                             $(BENCH_DIR)/hip_double.o $(BENCH_DIR)/loops_enabled.o \
+                             $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+
+.PHONY: bench-build bench-cost bench-disasm bench-stream bench-reporter bench-where bench-lttng \
+        bench-gpu
 bench-build: $(BENCH_BINS) $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
 
 bench: bench-build
 	@echo "== machine: $$(nproc) CPUs, $$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $$(uname -r)"
-	@$(MAKE) --no-print-directory bench-cost bench-lttng bench-disasm bench-stream bench-reporter bench-where
+	@$(MAKE) --no-print-directory bench-cost bench-gpu bench-lttng bench-disasm bench-stream \
+	  bench-reporter bench-where
 
 # 1. Cost of a scope against the floor: once with a budget that holds every
 #    event (nothing written), once streaming to a file under the default
@@ -95,7 +116,25 @@ bench-cost: $(BENCH_DIR)/scope_cost $(BENCH_DIR)/scope_cost_pic
 	@echo
 	@echo "== 1c. scope cost, profiled loop in a shared library built with -fPIC (in memory)"
 	SCOPEPROF_BUFFER_MB=1024 SCOPEPROF_OUTPUT=none SCOPEPROF_SUMMARY=0 \
-	  $(BENCH_DIR)/scope_cost_pic -n $(BENCH_N) -r $(BENCH_REPS) --only floor24,scope,scopex2
+	  $(BENCH_DIR)/scope_cost_pic -n $(BENCH_N) -r $(BENCH_REPS) --only floor16,floor24,scope,scopex2
+
+# 1e. PROFILE_GPU_SCOPE's CPU side against the HIP test double, in the same run
+#     as the floors and PROFILE_SCOPE (in memory, as 1a). Needs the HIP headers
+#     (libamdhip64-dev, `make deps`): says SKIPPED without them, never fails.
+HIP_HEADER_CHECK = echo '\#include <hip/hip_runtime_api.h>' | \
+  $(CC) -D__HIP_PLATFORM_AMD__ -E -x c - >/dev/null 2>&1
+bench-gpu: $(BENCH_DIR)/loops_enabled.o $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
+	@echo
+	@echo "== 1e. PROFILE_GPU_SCOPE CPU side, HIP test double (no GPU), in memory"
+	@if ! $(HIP_HEADER_CHECK); then \
+	  echo "bench-gpu: SKIPPED: no <hip/hip_runtime_api.h> (install libamdhip64-dev: make deps)"; \
+	else \
+	  $(MAKE) --no-print-directory $(BENCH_DIR)/scope_cost_gpu >/dev/null && \
+	  echo "SCOPEPROF_BUFFER_MB=1024 SCOPEPROF_OUTPUT=none SCOPEPROF_SUMMARY=0" \
+	    "$(BENCH_DIR)/scope_cost_gpu -n $(BENCH_N) -r $(BENCH_REPS) --only floor16,floor24,scope,gpu,gpu_q" && \
+	  SCOPEPROF_BUFFER_MB=1024 SCOPEPROF_OUTPUT=none SCOPEPROF_SUMMARY=0 \
+	    $(BENCH_DIR)/scope_cost_gpu -n $(BENCH_N) -r $(BENCH_REPS) --only floor16,floor24,scope,gpu,gpu_q; \
+	fi
 
 # 1d. The real peer, LTTng-UST, in the same run as the floor and PROFILE_SCOPE.
 #     Installs the packages if it can (root or sudo -n), else says SKIPPED;

@@ -2679,6 +2679,8 @@ typedef struct scopeprof__gthread { /* per thread; lock: owner vs. writer */
     uint32_t npool, pool_cap;
     scopeprof__gpending *q; /* FIFO in close order: q[head .. head+n) mod cap */
     uint32_t head, n, cap;
+    uint32_t nresolved; /* the first nresolved of the FIFO are resolved: polls
+                         * start after them, so each scope is polled O(1) times */
     uint32_t closes;
 } scopeprof__gthread;
 
@@ -2949,6 +2951,7 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_take(scopeprof__state *g, scopeprof_
         out[i].launch_ns = scopeprof__to_ns(g, p->launch_tick);
         gt->head = (gt->head + 1) % gt->cap;
         gt->n--;
+        if (gt->nresolved) gt->nresolved--;
     }
     pthread_mutex_unlock(&gt->lock);
     return i;
@@ -2958,12 +2961,13 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_take(scopeprof__state *g, scopeprof_
  * finished? Resolves those that are, never waits. */
 SCOPEPROF__INTERNAL int scopeprof__gpu_ready(scopeprof__state *g, scopeprof__thread *t, uint32_t n) {
     scopeprof__gthread *gt = (scopeprof__gthread *)t->gpu;
-    int ready = 1;
     (void)g;
     if (!gt) return 1;
     pthread_mutex_lock(&gt->lock);
-    for (uint32_t i = 0; i < n && i < gt->n && ready; i++)
-        ready = scopeprof__gpu_resolve(gt, &gt->q[(gt->head + i) % gt->cap], 0);
+    uint32_t i = gt->nresolved;
+    while (i < n && i < gt->n && scopeprof__gpu_resolve(gt, &gt->q[(gt->head + i) % gt->cap], 0)) i++;
+    gt->nresolved = i;
+    int ready = i >= n || i >= gt->n;
     pthread_mutex_unlock(&gt->lock);
     return ready;
 }
@@ -2985,8 +2989,9 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_open(scopeprof_gpu_scope *gs) {
     pthread_mutex_lock(&m->lock);
     scopeprof__ganchor *a = scopeprof__gpu_anchor(dev);
     if (a) __atomic_add_fetch(&a->refs, 1, __ATOMIC_ACQ_REL);
+    int names_due = (m->named & ~m->published) != 0;
     pthread_mutex_unlock(&m->lock);
-    scopeprof__gpu_publish_names();
+    if (names_due) scopeprof__gpu_publish_names();
     if (!a) return 0;
     if (!scopeprof__gpu_event(gt, &gs->start)) {
         scopeprof__gpu_unref(a);
@@ -3051,9 +3056,11 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_close(scopeprof_gpu_scope *gs) {
     p->resolved = 0;
     /* Every 64 closes, resolve what the GPU has finished, without waiting,
      * so that events return to the pool. */
-    if (++gt->closes % 64 == 0)
-        for (uint32_t i = 0; i < gt->n; i++)
-            if (!scopeprof__gpu_resolve(gt, &gt->q[(gt->head + i) % gt->cap], 0)) break;
+    if (++gt->closes % 64 == 0) {
+        uint32_t i = gt->nresolved;
+        while (i < gt->n && scopeprof__gpu_resolve(gt, &gt->q[(gt->head + i) % gt->cap], 0)) i++;
+        gt->nresolved = i;
+    }
     pthread_mutex_unlock(&gt->lock);
     return 1;
 }
