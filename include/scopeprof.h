@@ -848,7 +848,7 @@ static inline void scopeprof__cell(FILE *out, const char *s, int w) {
 
 SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
                                           scopeprof_sort key, int row_limit) {
-    enum { NUM_W = 12, NAME_MAX_W = 55, EXTRA_MAX_W = 75 }; /* PyTorch's widths */
+    enum { NUM_W = 12, NAME_MAX_W = 55, SHAPES_MAX_W = 80, SRC_MAX_W = 75 }; /* PyTorch's */
     static const char *const heads[] = {
         "Self CPU %", "Self CPU",     "CPU total %", "CPU total", "CPU time avg",
         "Self GPU",   "Self GPU %",   "GPU total",   "GPU time avg",
@@ -873,7 +873,11 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
     const char *eh = a->extra_header;
     if (eh && (int)strlen(eh) > extra_w) extra_w = (int)strlen(eh);
-    if (extra_w > EXTRA_MAX_W) extra_w = EXTRA_MAX_W;
+    /* PyTorch's text columns: Input Shapes at most 80 wide, cut at the end;
+     * a source location (or our stack) at most 75, keeping its end, the
+     * innermost part, behind "...". */
+    int shapes = eh && strcmp(eh, "Input Shapes") == 0;
+    if (extra_w > (shapes ? SHAPES_MAX_W : SRC_MAX_W)) extra_w = shapes ? SHAPES_MAX_W : SRC_MAX_W;
 
     char sep[512];
     size_t sl = 0;
@@ -934,8 +938,10 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
         scopeprof__cell(out, b, NUM_W);
         if (eh) {
             const char *x = r->extra ? r->extra : "";
-            char cut[EXTRA_MAX_W + 1];
-            if ((int)strlen(x) > extra_w) x = (snprintf(cut, sizeof cut, "%.*s...", extra_w - 3, x), cut);
+            char cut[SHAPES_MAX_W + 1];
+            size_t xl = strlen(x);
+            if ((int)xl > extra_w && shapes) x = (snprintf(cut, sizeof cut, "%.*s", extra_w, x), cut);
+            else if ((int)xl > extra_w) x = (snprintf(cut, sizeof cut, "...%s", x + xl - (size_t)(extra_w - 3)), cut);
             scopeprof__cell(out, x, extra_w);
         }
         fputc('\n', out);

@@ -214,7 +214,10 @@ typedef struct cj {
     uint64_t order;
     /* output batch: events of one thread */
     sp_event out[OUT_BATCH];
+    sp_gpu_info out_gpu[OUT_BATCH]; /* parallel to out: sp_reader_gpu_info */
     uint32_t nout, out_slot;
+    sp_step *steps; /* ProfilerStep#N ranges: sp_reader_steps */
+    uint32_t nsteps, steps_cap;
     sp_chrome_stats st;
 } cj;
 
@@ -658,9 +661,12 @@ static int flush_out(cj *r) {
     return 0;
 }
 
-static int emit(cj *r, uint32_t slot, const sp_event *e) {
+/* g: the device event's GPU info, NULL for a CPU range. */
+static int emit(cj *r, uint32_t slot, const sp_event *e, const sp_gpu_info *g) {
     if (r->nout && (r->out_slot != slot || r->nout == OUT_BATCH) && flush_out(r)) return -1;
     r->out_slot = slot;
+    if (g) r->out_gpu[r->nout] = *g;
+    else memset(&r->out_gpu[r->nout], 0, sizeof *r->out_gpu);
     r->out[r->nout++] = *e;
     return 0;
 }
@@ -685,7 +691,7 @@ static int pop(cj *r, uint32_t slot) {
     s->n--;
     if (s->n) s->v[s->n - 1].gpu_kids += gpu;
     r->st.ranges++;
-    return emit(r, slot, &ev);
+    return emit(r, slot, &ev, NULL);
 }
 
 /* PyTorch's nesting rule: the top of the stack cannot be the parent of a range
@@ -711,10 +717,10 @@ static int push(cj *r, uint32_t slot, const range *e) {
         /* Inside the innermost open range; outside all of them PyTorch shows a
          * "[memory]" row of its own. */
         sp_event m = {e->start, e->start, 0, s->n ? s->n : 1, SP_MEM, e->device, e->bytes, -1, 0};
-        if (emit(r, slot, &m)) return -1;
+        if (emit(r, slot, &m, NULL)) return -1;
         if (s->n) return 0;
         sp_event row = {e->start, e->start, e->site, 0, SP_SCOPE, 0, 0, -1, e->start};
-        return emit(r, slot, &row);
+        return emit(r, slot, &row, NULL);
     }
     if (s->n >= SP_MAX_DEPTH) return CORRUPT("ranges nested deeper than %u", SP_MAX_DEPTH);
     return rv_push(s, e) ? NOMEM() : 0;
@@ -779,6 +785,19 @@ static int pytorch_filtered(const char *n) {
         "[OutOfMemory]"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(n, names[i]) == 0) return 1;
+    return 0;
+}
+
+/* A ProfilerStep#N range, for sp_reader_steps (--steps). */
+static int add_step(cj *r, uint64_t number, uint64_t start, uint64_t end) {
+    if (r->nsteps == r->steps_cap) {
+        uint32_t c = r->steps_cap ? r->steps_cap * 2 : 16;
+        sp_step *v = c > r->steps_cap ? realloc(r->steps, (size_t)c * sizeof *v) : NULL;
+        if (!v) return NOMEM();
+        r->steps = v;
+        r->steps_cap = c;
+    }
+    r->steps[r->nsteps++] = (sp_step){number, start, end};
     return 0;
 }
 
@@ -872,10 +891,17 @@ static int handle_event(cj *r) {
         r->st.kernels++;
         if (r->ext && im_slot(&r->kernel_ns, r->ext, 0)) r->st.kernels_linked++;
         sp_event k = {r->ts, r->ts, site, 0, SP_SCOPE, 0, 0, (int64_t)r->dur, r->ts};
+        /* Marked as a device event: the table's Self GPU total sums these
+         * only (PyTorch's), the trace puts them on GPU tracks. Kineto's pid
+         * is the device, its tid the stream. */
+        uint64_t dev = r->pid.n && r->pid.p[0] != 's' ? strtoull(sb_str(&r->pid), NULL, 10) : 0;
+        sp_gpu_info g = {r->threads[slot].t.tid, dev < SP_MAX_DEVICES ? (uint32_t)dev : SP_MAX_DEVICES - 1, 1};
         r->st.ranges++;
-        return emit(r, slot, &k);
+        return emit(r, slot, &k, &g);
     }
-    const char *rowname = strncmp(name, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : name;
+    int step = strncmp(name, "ProfilerStep#", 13) == 0;
+    const char *rowname = step ? "ProfilerStep*" : name;
+    if (step && p == 'X' && add_step(r, strtoull(name + 13, NULL, 10), r->ts, r->ts + r->dur)) return -1;
     if (site_of(r, rowname, is_mem ? "[]" : shape, &e.site)) return -1;
     if (is_mem) {
         r->st.memory++;
@@ -1151,8 +1177,27 @@ static int may_have_device_events(cj *r) {
     return hit;
 }
 
-static const sp_reader_vtbl chrome_vtbl = {sp_chrome_site, sp_chrome_header, sp_chrome_nthreads,
-                                           sp_chrome_thread};
+static const sp_gpu_info *cj_gpu_info(const sp_reader *r) {
+    return ((const cj *)(const void *)r)->out_gpu;
+}
+static uint32_t cj_steps(const sp_reader *r, const sp_step **steps) {
+    const cj *c = (const cj *)(const void *)r;
+    *steps = c->steps;
+    return c->nsteps;
+}
+static const char *cj_device_name(const sp_reader *r, uint32_t device) {
+    (void)r, (void)device;
+    return NULL; /* Kineto's "deviceProperties" are not read */
+}
+static uint32_t cj_memory(const sp_reader *r, const sp_memory **mem) {
+    (void)r;
+    *mem = NULL; /* peaks are not in the JSON: the [memory] records are used */
+    return 0;
+}
+
+static const sp_reader_vtbl chrome_vtbl = {sp_chrome_site,   sp_chrome_header, sp_chrome_nthreads,
+                                           sp_chrome_thread, cj_gpu_info,      cj_steps,
+                                           cj_device_name,   cj_memory};
 
 static void cj_free(cj *r) {
     for (uint32_t i = 0; i < r->nsites; i++) free((char *)r->sites[i].s.name);
@@ -1164,6 +1209,7 @@ static void cj_free(cj *r) {
     }
     free(r->sites);
     free(r->threads);
+    free(r->steps);
     sm_free(&r->site_ids);
     sm_free(&r->thread_ids);
     free(r->kernel_ns.keys);
@@ -1288,7 +1334,9 @@ int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res) {
         if (i < n) break;
     }
     int chrome = sp_is_chrome(head, n), st;
-    if (regular) {
+    if (regular && (fd > 0 || lseek(fd, 0, SEEK_SET) == 0)) {
+        /* The reader opens the file again; standard input is rewound, as
+         * the head was taken from it. */
         if (fd > 0) close(fd);
         return chrome ? sp_read_chrome_file(path, cb, res) : sp_read_file(path, cb, res);
     }
@@ -1326,10 +1374,8 @@ int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res) {
 
 /* ---- Accessors ----------------------------------------------------------------- */
 const sp_reader_vtbl *sp_chrome_vtbl(const sp_reader *r) {
-    /* A pointer to a struct points to its first member: for a Chrome reader
-     * that is the vtable pointer. (A native reader starts with an int fd, so
-     * callers must know which reader they hold, or read.c must add the same
-     * first member: see docs/CHROME.md.) */
+    /* A pointer to a struct points to its first member: the accessors'
+     * pointer in both readers (read.h), NULL in the native one. */
     return *(const sp_reader_vtbl *const *)(const void *)r;
 }
 const sp_site *sp_chrome_site(const sp_reader *r, uint32_t id) {

@@ -36,18 +36,8 @@ int sp_read_chrome_mem(const void *data, size_t n, const sp_callbacks *cb, sp_re
 int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res);
 int sp_read_any_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res);
 
-/* The table accessors of read.h for a reader of this file. Every reader
- * state starts with a pointer to one of these, so read.c's sp_reader_*
- * functions can dispatch (docs/CHROME.md, "Hook"). */
-typedef struct sp_reader_vtbl {
-    const sp_site *(*site)(const sp_reader *r, uint32_t id);
-    const sp_header *(*header)(const sp_reader *r);
-    uint32_t (*nthreads)(const sp_reader *r);
-    const sp_thread *(*thread)(const sp_reader *r, uint32_t slot);
-} sp_reader_vtbl;
-
-/* The vtable of r if it is a Chrome reader, else NULL. Needs nothing from
- * read.c: a native reader's first bytes are never this pointer. */
+/* The accessors of r if it is a reader of another format (this one), NULL for
+ * the native reader: both start with that pointer (read.h, sp_reader_vtbl). */
 const sp_reader_vtbl *sp_chrome_vtbl(const sp_reader *r);
 
 /* Accessors for a Chrome reader (valid during callbacks). A site is one
@@ -60,6 +50,10 @@ const sp_thread *sp_chrome_thread(const sp_reader *r, uint32_t slot);
 /* args["Input Dims"] of the site, as PyTorch prints input shapes
  * ("[[32, 64], [64]]"); "[]" when the event had none. NULL: no such site. */
 const char *sp_chrome_shape(const sp_reader *r, uint32_t id);
+/* The rest of read.h's accessors answer as the sp_reader_* ones do: GPU info
+ * marks device events (kernel, memcpy, memset: device = the event's numeric
+ * pid, stream = its numeric tid); steps are the ProfilerStep#N ranges seen so
+ * far; no device names, no MEMORY records (NULL, 0). */
 
 /* What was skipped or repaired, for a summary line (valid in finish). */
 typedef struct sp_chrome_stats {

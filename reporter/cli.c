@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chrome.h"
 #include "json.h"
 #include "read.h"
 #include "scopeprof.h"
@@ -14,8 +15,9 @@
 static const char usage_main[] =
     "usage: scopeprof COMMAND [OPTIONS] FILE...\n"
     "\n"
-    "Reports on scopeprof trace files (.sprof). Several files (one per process\n"
-    "or rank) merge into one report.\n"
+    "Reports on scopeprof trace files (.sprof) and Chrome Trace Event JSON\n"
+    "(PyTorch/Kineto traces; told apart by content). Several files (one per\n"
+    "process or rank) merge into one report.\n"
     "\n"
     "commands:\n"
     "  table    the key_averages table (text, CSV or JSON)\n"
@@ -45,9 +47,17 @@ static const char usage_table[] =
     "                     site: one row per name and file:line (Source Location)\n"
     "                     stack:N: one row per name and its N innermost enclosing\n"
     "                     scopes (Stack column, outermost first, ';'-separated)\n"
+    "                     shape: one row per name and input shapes (Input Shapes\n"
+    "                     column, PyTorch's group_by_input_shape); Chrome JSON\n"
+    "                     input only (a .sprof file is a usage error, exit 2)\n"
     "  --format F         text (default), csv or json; csv and json carry raw\n"
     "                     numbers: nanoseconds, bytes, counts\n"
-    "  --per-process      one table per FILE instead of one over all of them\n";
+    "  --per-process      one table per FILE instead of one over all of them\n"
+    "  --per-rank         one table over all FILEs, plus per row the min, mean and\n"
+    "                     max over the FILEs of its CPU total and the FILE with the\n"
+    "                     max (a FILE without the row counts as 0 in all three)\n"
+    "  --steps A:B|N      only scopes inside steps A..B (PROFILE_STEP numbers;\n"
+    "                     ProfilerStep#N in Chrome JSON); not with standard input\n";
 
 static const char usage_trace[] =
     "usage: scopeprof trace [-o OUT.json] FILE...\n"
@@ -57,7 +67,9 @@ static const char usage_trace[] =
     "(three decimals, i.e. nanoseconds kept), thread and process names, args\n"
     "with file, line and func. Opens in Perfetto UI and chrome://tracing.\n"
     "\n"
-    "  -o, --output OUT   write to OUT (default or '-': standard output)\n";
+    "  -o, --output OUT   write to OUT (default or '-': standard output)\n"
+    "  --steps A:B|N      only scopes inside steps A..B (and the steps' track);\n"
+    "                     not with standard input\n";
 
 static const char usage_stacks[] =
     "usage: scopeprof stacks [--metric self_cpu|total_cpu] FILE...\n"
@@ -71,13 +83,23 @@ static const char usage_stacks[] =
     "                     flame graph of it would count children twice)\n";
 
 static int parse_group(const char *g, int *group, uint32_t *n);
+typedef struct rank_stat rank_stat;
+typedef struct agg_ctx agg_ctx;
 static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort key, long limit,
-                            char **files, int nfiles);
+                            char **files, int nfiles, const rank_stat *rs, const agg_ctx *mem);
+static void print_text(FILE *out, const agg_ctx *c, scopeprof_sort key, int limit);
+
+/* The one place that reads an input file: every command goes through it.
+ * The format is told from the content (chrome.h): a .sprof file or Chrome
+ * trace JSON, from a file or standard input. */
+static int read_input(const char *path, const sp_callbacks *cb, sp_result *res) {
+    return sp_read_any(path, cb, res);
+}
 
 /* ---- Aggregation over files ------------------------------------------------ */
-enum { GROUP_NAME, GROUP_SITE, GROUP_STACK, GROUP_FOLDED };
+enum { GROUP_NAME, GROUP_SITE, GROUP_STACK, GROUP_FOLDED, GROUP_SHAPE };
 
-typedef struct agg_ctx {
+struct agg_ctx {
     scopeprof_agg agg;
     int group;
     uint32_t stack_n;
@@ -89,7 +111,38 @@ typedef struct agg_ctx {
     sp_tree tree;
     sp_out key, extra; /* scratch strings */
     int oom;
-} agg_ctx;
+    uint64_t win_lo, win_hi; /* --steps: keep scopes inside [lo, hi] ns */
+    uint32_t rank;           /* of the last file's header */
+    /* MEMORY records over the files read: largest peak per device. */
+    int64_t peak[SP_MAX_DEVICES];
+    uint64_t peak_seen; /* bit mask of devices */
+    uint64_t unknown_frees;
+    int mem_files;      /* files with MEMORY records */
+    /* Rows in PyTorch's Self GPU total (gpu_self_total): those of device
+     * events (sp_gpu_info.timed) of a Chrome trace, noted per site id of the
+     * file, and every row of a .sprof file. */
+    unsigned char *dev_site, *dev_row;
+    uint32_t ndev_site, ndev_row;
+    int native_shape; /* --group-by shape met a .sprof file */
+};
+
+/* Grow a byte array to hold index i (zeroed); -1 if out of memory. */
+static int flags_fit(unsigned char **v, uint32_t *n, uint32_t i) {
+    if (i < *n) return 0;
+    uint32_t c = *n ? *n : 64;
+    while (c <= i) c *= 2;
+    unsigned char *p = realloc(*v, c);
+    if (!p) return -1;
+    memset(p + *n, 0, c - *n);
+    *v = p;
+    *n = c;
+    return 0;
+}
+
+static int scope_kept(const agg_ctx *c, const sp_event *e) {
+    return e->kind == SP_MEM ? e->start >= c->win_lo && e->start <= c->win_hi
+                             : e->start >= c->win_lo && e->end <= c->win_hi;
+}
 
 static const char *site_name(const sp_reader *r, uint32_t id) {
     const sp_site *s = sp_reader_site(r, id);
@@ -135,6 +188,15 @@ static uint32_t site_row(agg_ctx *c, uint32_t id) {
         sp_out_write(&c->key, "\x1f", 1); /* a byte names do not hold in practice */
         sp_out_str(&c->key, ex ? ex : "");
         row = make_row(c, str_of(&c->key), name, ex);
+    } else if (c->group == GROUP_SHAPE) {
+        /* The reader is a Chrome one (agg_header checked): a site is one
+         * (name, input shapes) pair. */
+        const char *shape = sp_chrome_shape(c->rd, id);
+        c->key.n = 0;
+        sp_out_str(&c->key, name);
+        sp_out_write(&c->key, "\x1f", 1);
+        sp_out_str(&c->key, shape ? shape : "[]");
+        row = make_row(c, str_of(&c->key), name, shape ? shape : "[]");
     } else {
         row = make_row(c, name, name, NULL);
     }
@@ -157,6 +219,10 @@ static void account(agg_ctx *c, uint32_t slot, uint32_t row, const sp_event *e) 
         c->oom = 1;
         return;
     }
+    if (!sp_chrome_vtbl(c->rd) || (e->site < c->ndev_site && c->dev_site[e->site])) {
+        if (flags_fit(&c->dev_row, &c->ndev_row, row)) c->oom = 1;
+        else c->dev_row[row] = 1;
+    }
     if (scopeprof_agg_event_gpu(&c->agg, slot, row, e->start, e->end, e->depth, e->gpu_ns) != 0)
         c->oom = 1;
 }
@@ -170,6 +236,9 @@ static int agg_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uint3
     uint32_t *up = NULL, cap = 0;
     for (uint32_t k = 0; k < n; k++) {
         const sp_event *e = &ev[k];
+        /* --steps filters after the tree, so that kept scopes still see the
+         * ancestors outside the window in their stacks. */
+        if (!scope_kept(c, e)) continue;
         if (e->kind == SP_MEM) {
             if (scopeprof_agg_mem(&c->agg, c->thread_base + slot, e->depth, e->device, e->bytes))
                 c->oom = 1;
@@ -214,8 +283,10 @@ static int agg_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uint3
 
 static int agg_header(void *ctx, const sp_reader *r, const sp_header *h) {
     agg_ctx *c = ctx;
-    (void)h;
     c->rd = r;
+    c->rank = h->rank;
+    /* Input shapes exist only in PyTorch's JSON ("Input Dims"). */
+    if (c->group == GROUP_SHAPE && !sp_chrome_vtbl(r)) return c->native_shape = 1;
     return 0;
 }
 
@@ -224,10 +295,19 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
     agg_ctx *c = ctx;
     c->rd = r;
     if (t->slot + 1 > c->nthreads) c->nthreads = t->slot + 1;
+    /* Sites of device events, noted here where the GPU info is valid (the
+     * tree hands events over later). Chrome site ids are 1..2^24. */
+    const sp_gpu_info *gi = sp_chrome_vtbl(r) ? sp_reader_gpu_info(r) : NULL;
+    for (uint32_t k = 0; gi && k < n; k++)
+        if (gi[k].timed && ev[k].site < SP_MAX_SITES) {
+            if (flags_fit(&c->dev_site, &c->ndev_site, ev[k].site)) c->oom = 1;
+            else c->dev_site[ev[k].site] = 1;
+        }
     if (c->group == GROUP_STACK || c->group == GROUP_FOLDED)
         return sp_tree_add(&c->tree, t->slot, ev, n) ? (c->oom = 1, -1) : 0;
     uint32_t slot = c->thread_base + t->slot;
     for (uint32_t k = 0; k < n; k++) {
+        if (!scope_kept(c, &ev[k])) continue;
         if (ev[k].kind == SP_MEM) {
             if (scopeprof_agg_mem(&c->agg, slot, ev[k].depth, ev[k].device, ev[k].bytes)) c->oom = 1;
         } else {
@@ -242,12 +322,25 @@ static int agg_finish(void *ctx, const sp_reader *r) {
     c->rd = r;
     int rc = sp_tree_flush_all(&c->tree);
     if (sp_reader_nthreads(r) > c->nthreads) c->nthreads = sp_reader_nthreads(r);
+    const sp_memory *m;
+    uint32_t nm = sp_reader_memory(r, &m);
+    for (uint32_t i = 0; i < nm; i++) {
+        uint32_t d = m[i].device; /* < SP_MAX_DEVICES, as the reader keeps them */
+        if (!(c->peak_seen >> d & 1) || m[i].peak > c->peak[d]) c->peak[d] = m[i].peak;
+        c->peak_seen |= 1ull << d;
+        if (__builtin_add_overflow(c->unknown_frees, m[i].unknown_frees, &c->unknown_frees))
+            c->unknown_frees = UINT64_MAX;
+    }
+    c->mem_files += nm > 0;
     /* Thread slots and site ids belong to one file. */
     c->thread_base += c->nthreads;
     c->nthreads = 0;
     free(c->site_row);
     c->site_row = NULL;
     c->nsite_row = 0;
+    free(c->dev_site);
+    c->dev_site = NULL;
+    c->ndev_site = 0;
     sp_tree_free(&c->tree);
     sp_tree_init(&c->tree, agg_subtree, c);
     return rc;
@@ -258,8 +351,10 @@ static void agg_ctx_init(agg_ctx *c, int group, uint32_t stack_n) {
     scopeprof_agg_init(&c->agg);
     c->group = group;
     c->stack_n = stack_n;
+    c->win_hi = UINT64_MAX;
     if (group == GROUP_SITE) c->agg.extra_header = "Source Location";
     if (group == GROUP_STACK) c->agg.extra_header = "Stack";
+    if (group == GROUP_SHAPE) c->agg.extra_header = "Input Shapes";
     sp_out_init(&c->key, NULL);
     sp_out_init(&c->extra, NULL);
     sp_tree_init(&c->tree, agg_subtree, c);
@@ -271,6 +366,8 @@ static void agg_ctx_free(agg_ctx *c) {
     sp_out_free(&c->extra);
     sp_tree_free(&c->tree);
     free(c->site_row);
+    free(c->dev_site);
+    free(c->dev_row);
 }
 
 /* Read one file into the aggregation, report problems on err; returns the
@@ -278,10 +375,13 @@ static void agg_ctx_free(agg_ctx *c) {
 static int agg_file(agg_ctx *c, const char *path, FILE *err) {
     sp_callbacks cb = {c, agg_header, agg_events, agg_finish};
     sp_result res;
-    int st = sp_read_file(path, &cb, &res);
+    int st = read_input(path, &cb, &res);
     char msg[512];
     sp_result_message(&res, path, msg, sizeof msg);
-    if (st != SP_OK) fprintf(err, "%s\n", msg);
+    if (c->native_shape)
+        fprintf(err, "%s: --group-by shape needs Chrome trace JSON with input shapes (PyTorch's "
+                "\"Input Dims\"); this is a scopeprof trace\n", path);
+    else if (st != SP_OK) fprintf(err, "%s\n", msg);
     if (c->oom) fprintf(err, "%s: out of memory: some events were not counted\n", path);
     return st;
 }
@@ -295,15 +395,15 @@ int sp_report_mem(const void *data, size_t n, const char *group, FILE *out) {
     agg_ctx_init(&c, g, sn);
     sp_callbacks cb = {&c, agg_header, agg_events, agg_finish};
     sp_result res;
-    int st = sp_read_mem(data, n, &cb, &res);
+    int st = sp_read_any_mem(data, n, &cb, &res);
     if (g == GROUP_FOLDED) {
         for (uint32_t i = 0; i < c.agg.nrows; i++)
             fprintf(out, "%s %lld\n", c.agg.rows[i].key, (long long)c.agg.rows[i].self_ns);
     } else {
-        scopeprof_table_print(out, &c.agg, SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL, 0);
+        print_text(out, &c, SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL, 0);
         sp_out js;
         sp_out_init(&js, out);
-        print_json_table(&js, &c.agg, SCOPEPROF_SORT_COUNT, 0, NULL, 0);
+        print_json_table(&js, &c.agg, SCOPEPROF_SORT_COUNT, 0, NULL, 0, NULL, &c);
         sp_out_flush(&js);
         sp_out_free(&js);
     }
@@ -313,9 +413,9 @@ int sp_report_mem(const void *data, size_t n, const char *group, FILE *out) {
 
 /* ---- Command line ----------------------------------------------------------- */
 typedef struct opts {
-    const char *sort, *group, *format, *output, *metric;
+    const char *sort, *group, *format, *output, *metric, *steps;
     long limit;
-    int per_process, help;
+    int per_process, per_rank, help;
     char **files;
     int nfiles;
 } opts;
@@ -349,6 +449,10 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
             o->per_process = 1;
             continue;
         }
+        if (strcmp(name, "--per-rank") == 0) {
+            o->per_rank = 1;
+            continue;
+        }
         if (i + 1 >= argc) {
             fprintf(err, "scopeprof: option '%s' needs a value\n", a);
             return -1;
@@ -359,6 +463,7 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
         else if (strcmp(name, "--format") == 0) o->format = v;
         else if (strcmp(name, "--output") == 0) o->output = v;
         else if (strcmp(name, "--metric") == 0) o->metric = v;
+        else if (strcmp(name, "--steps") == 0) o->steps = v;
         else if (strcmp(name, "--limit") == 0) {
             char *end;
             errno = 0;
@@ -387,29 +492,119 @@ static void csv_field(FILE *out, const char *s) {
 
 static double pct(int64_t num, int64_t den) { return den ? 100.0 * (double)num / (double)den : 0; }
 
+/* --per-rank: per row of the merged table, CPU total over the files. A file
+ * without the row counts as 0 (that rank never ran it), so min and mean
+ * show a missing or idle rank as well as max shows a slow one. */
+typedef struct rank_row {
+    int64_t min, max, sum;
+    uint32_t seen;  /* files that had the row */
+    int argmax;     /* index of the file with the max */
+} rank_row;
+struct rank_stat {
+    rank_row *row;
+    uint32_t cap;
+    int nfiles;
+    char **files;
+    char (*label)[32]; /* per file: "rank R", or "file N" without a rank */
+};
+
+static void sat_add(int64_t *sum, int64_t v) {
+    if (__builtin_add_overflow(*sum, v, sum)) *sum = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* CSV column and JSON key of the grouping's text column. */
+static const char *extra_field(const scopeprof_agg *a) {
+    const char *h = a->extra_header ? a->extra_header : "";
+    return strcmp(h, "Stack") == 0 ? "stack" : strcmp(h, "Input Shapes") == 0 ? "input_shapes" : "source_location";
+}
+
 /* CSV header: the columns present in a (as the text table shows them). */
-static void csv_header(FILE *out, const scopeprof_agg *a, int file_col) {
+static void csv_header(FILE *out, const scopeprof_agg *a, int file_col, const rank_stat *rs) {
     if (file_col) fputs("file,", out);
     fputs("name,count,self_cpu_time_total_ns,cpu_time_total_ns,cpu_time_avg_ns,"
           "self_cpu_percent,cpu_total_percent", out);
     if (a->has_gpu) fputs(",self_gpu_time_total_ns,gpu_time_total_ns,gpu_time_avg_ns,self_gpu_percent", out);
     if (a->has_mem) fputs(",cpu_memory_usage,self_cpu_memory_usage", out);
     if (a->has_gpu_mem) fputs(",gpu_memory_usage,self_gpu_memory_usage", out);
-    if (a->extra_header) fputs(strcmp(a->extra_header, "Stack") ? ",source_location" : ",stack", out);
+    if (a->extra_header) fprintf(out, ",%s", extra_field(a));
+    if (rs) fputs(",cpu_time_total_min_ns,cpu_time_total_mean_ns,cpu_time_total_max_ns,max_file", out);
     fputc('\n', out);
 }
 
-static int64_t gpu_self_total(const scopeprof_agg *a) {
+/* PyTorch's Self GPU time total, the denominator of Self GPU %: _build_table
+ * sums self device time over device events only (kernels, memcpy, memset;
+ * and legacy CPU events, which do not occur here), not over the CPU ops that
+ * launched them, whose self GPU time is the same time again. In a .sprof
+ * file only GPU scopes, the device events, have self GPU time: all its rows
+ * count. */
+static int64_t gpu_self_total(const agg_ctx *c) {
     int64_t s = 0;
-    for (uint32_t i = 0; i < a->nrows; i++) s += a->rows[i].gpu_self_ns;
+    for (uint32_t i = 0; i < c->agg.nrows && i < c->ndev_row; i++)
+        if (c->dev_row[i]) sat_add(&s, c->agg.rows[i].gpu_self_ns);
     return s;
 }
 
-static int print_csv(FILE *out, const scopeprof_agg *a, scopeprof_sort key, long limit,
-                     const char *file) {
+/* The text table: the header's printer, whose Self GPU % and Self GPU time
+ * total sum self GPU time over every row. Where that differs from PyTorch's
+ * (gpu_self_total: a Chrome trace with kernels and the ops that launched
+ * them), the table is printed to memory and those cells and that line are
+ * rewritten: cells are right-aligned under their head, and each row's old
+ * cell is checked before it is replaced (a name with a line break spans
+ * lines). To go once scopeprof_table_print takes the denominator. */
+static void print_text(FILE *out, const agg_ctx *c, scopeprof_sort key, int limit) {
+    const scopeprof_agg *a = &c->agg;
+    int64_t all = 0, den = gpu_self_total(c);
+    for (uint32_t i = 0; i < a->nrows; i++) sat_add(&all, a->rows[i].gpu_self_ns);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = a->has_gpu && den != all ? open_memstream(&buf, &len) : NULL;
+    if (!m) {
+        scopeprof_table_print(out, a, key, limit);
+        return;
+    }
+    scopeprof_table_print(m, a, key, limit);
+    uint32_t *idx = fclose(m) == 0 ? scopeprof_agg_sorted(a, key) : NULL;
+    static const char head[] = "Self GPU %";
+    char *h = idx ? strstr(buf, head) : NULL, *line = NULL, *tot = NULL;
+    if (h) {
+        char *hl = h;
+        while (hl > buf && hl[-1] != '\n') hl--;
+        size_t end = (size_t)(h - hl) + sizeof head - 1; /* the cell's end in a line */
+        line = strchr(h, '\n');
+        if (line) line = strchr(line + 1, '\n'); /* past the separator */
+        uint32_t n = limit > 0 && (uint32_t)limit < a->nrows ? (uint32_t)limit : a->nrows;
+        for (uint32_t i = 0; line && i < n; line = strchr(line + 1, '\n')) {
+            char *l = line + 1, old[32], cell[32];
+            const scopeprof_row *r = &a->rows[idx[i]];
+            scopeprof__percent(old, sizeof old, r->gpu_self_ns, all);
+            size_t w = strlen(old);
+            char *nl = strchr(l, '\n');
+            if (!nl || (size_t)(nl - l) < end || memcmp(l + end - w, old, w) != 0) continue;
+            scopeprof__percent(cell, sizeof cell, r->gpu_self_ns, den);
+            if (end >= 12) snprintf(old, sizeof old, "%12s", cell), memcpy(l + end - 12, old, 12);
+            i++;
+        }
+        tot = strstr(buf, "\nSelf GPU time total: ");
+    }
+    if (tot) {
+        char b[64];
+        fwrite(buf, 1, (size_t)(tot - buf), out);
+        fprintf(out, "\nSelf GPU time total: %s\n", scopeprof_format_time(b, sizeof b, (double)den / 1e3));
+        char *rest = strchr(tot + 1, '\n');
+        if (rest) fputs(rest + 1, out);
+    } else {
+        fwrite(buf, 1, len, out);
+    }
+    free(idx);
+    free(buf);
+}
+
+static int print_csv(FILE *out, const agg_ctx *c, scopeprof_sort key, long limit,
+                     const char *file, const rank_stat *rs) {
+    const scopeprof_agg *a = &c->agg;
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return -1;
-    int64_t st = scopeprof_agg_self_total(a), gt = gpu_self_total(a);
+    int64_t st = scopeprof_agg_self_total(a), gt = gpu_self_total(c);
     uint32_t n = limit > 0 && (uint32_t)limit < a->nrows ? (uint32_t)limit : a->nrows;
     for (uint32_t i = 0; i < n; i++) {
         const scopeprof_row *r = &a->rows[idx[i]];
@@ -426,6 +621,12 @@ static int print_csv(FILE *out, const scopeprof_agg *a, scopeprof_sort key, long
         if (a->has_gpu_mem)
             fprintf(out, ",%lld,%lld", (long long)r->gpu_mem, (long long)r->self_gpu_mem);
         if (a->extra_header) fputc(',', out), csv_field(out, r->extra ? r->extra : "");
+        if (rs) {
+            const rank_row *x = &rs->row[idx[i]];
+            fprintf(out, ",%lld,%lld,%lld,", (long long)x->min, (long long)(x->sum / rs->nfiles),
+                    (long long)x->max);
+            csv_field(out, rs->files[x->argmax]);
+        }
         fputc('\n', out);
     }
     free(idx);
@@ -441,7 +642,7 @@ static void json_num(sp_out *o, const char *k, int64_t v) {
 
 /* One table as a JSON object: {"files":[...],"self_cpu_time_total_ns":N,"rows":[...]} */
 static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort key, long limit,
-                            char **files, int nfiles) {
+                            char **files, int nfiles, const rank_stat *rs, const agg_ctx *mem) {
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return -1;
     sp_out_str(o, "{\"files\":[");
@@ -451,7 +652,21 @@ static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort ke
     }
     sp_out_str(o, "]");
     json_num(o, "self_cpu_time_total_ns", scopeprof_agg_self_total(a));
-    if (a->has_gpu) json_num(o, "self_gpu_time_total_ns", gpu_self_total(a));
+    if (a->has_gpu) json_num(o, "self_gpu_time_total_ns", gpu_self_total(mem));
+    if (mem && mem->peak_seen) {
+        sp_out_str(o, ",\"peak_memory\":[");
+        for (uint32_t d = 0, k = 0; d < SP_MAX_DEVICES; d++) {
+            if (!(mem->peak_seen >> d & 1)) continue;
+            sp_out_str(o, k++ ? ",{\"device\":" : "{\"device\":");
+            sp_out_json_str(o, d ? "GPU" : "CPU");
+            if (d) json_num(o, "gpu", (int64_t)d - 1);
+            json_num(o, "peak_bytes", mem->peak[d]);
+            sp_out_str(o, "}");
+        }
+        sp_out_str(o, "]");
+    }
+    if (mem && (mem->peak_seen || mem->unknown_frees))
+        json_num(o, "unknown_frees", mem->unknown_frees > INT64_MAX ? INT64_MAX : (int64_t)mem->unknown_frees);
     sp_out_str(o, ",\"rows\":[");
     uint32_t n = limit > 0 && (uint32_t)limit < a->nrows ? (uint32_t)limit : a->nrows;
     for (uint32_t i = 0; i < n; i++) {
@@ -459,8 +674,9 @@ static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort ke
         sp_out_str(o, i ? ",\n{\"name\":" : "\n{\"name\":");
         sp_out_json_str(o, r->name);
         if (r->extra) {
-            sp_out_str(o, strcmp(a->extra_header ? a->extra_header : "", "Stack") ? ",\"source_location\":"
-                                                                                    : ",\"stack\":");
+            sp_out_str(o, ",\"");
+            sp_out_str(o, extra_field(a));
+            sp_out_str(o, "\":");
             sp_out_json_str(o, r->extra);
         }
         json_num(o, "count", (int64_t)r->count);
@@ -480,6 +696,14 @@ static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort ke
             json_num(o, "gpu_memory_usage", r->gpu_mem);
             json_num(o, "self_gpu_memory_usage", r->self_gpu_mem);
         }
+        if (rs) {
+            const rank_row *x = &rs->row[idx[i]];
+            json_num(o, "cpu_time_total_min_ns", x->min);
+            json_num(o, "cpu_time_total_mean_ns", x->sum / rs->nfiles);
+            json_num(o, "cpu_time_total_max_ns", x->max);
+            sp_out_str(o, ",\"max_file\":");
+            sp_out_json_str(o, rs->files[x->argmax]);
+        }
         sp_out_str(o, "}");
     }
     sp_out_str(o, "]}");
@@ -490,6 +714,7 @@ static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort ke
 static int parse_group(const char *g, int *group, uint32_t *n) {
     if (!g || strcmp(g, "name") == 0) *group = GROUP_NAME;
     else if (strcmp(g, "site") == 0) *group = GROUP_SITE;
+    else if (strcmp(g, "shape") == 0) *group = GROUP_SHAPE;
     else if (strncmp(g, "stack:", 6) == 0) {
         char *end;
         long v = strtol(g + 6, &end, 10);
@@ -505,6 +730,172 @@ static int worst(int a, int st) { /* the exit status after a file read with stat
     return (st == SP_OK || st == SP_TRUNCATED) ? a : SP_EXIT_INPUT;
 }
 
+/* ---- --steps ------------------------------------------------------------------ */
+/* "A:B" or "N": step numbers, A <= B. */
+static int parse_steps(const char *v, uint64_t *a, uint64_t *b) {
+    char *end;
+    if (!v || *v < '0' || *v > '9') return -1;
+    errno = 0;
+    *a = strtoull(v, &end, 10);
+    if (errno) return -1;
+    if (*end == 0) return (void)(*b = *a), 0;
+    if (*end != ':' || end[1] < '0' || end[1] > '9') return -1;
+    *b = strtoull(end + 1, &end, 10);
+    return errno || *end || *b < *a ? -1 : 0;
+}
+
+static int check_steps(const opts *o, FILE *err) {
+    uint64_t a, b;
+    if (!o->steps) return 0;
+    if (parse_steps(o->steps, &a, &b) != 0) {
+        fprintf(err, "scopeprof: --steps wants A:B or N (step numbers, A <= B), not '%s'\n", o->steps);
+        return -1;
+    }
+    for (int i = 0; i < o->nfiles; i++)
+        if (strcmp(o->files[i], "-") == 0) {
+            /* The steps of a file may come after its events (STEPS records
+             * are written at flushes and at exit): a first pass finds them. */
+            fprintf(err, "scopeprof: --steps reads each file twice, so not standard input\n");
+            return -1;
+        }
+    return 0;
+}
+
+typedef struct win_ctx {
+    uint64_t a, b, lo, hi, first, last;
+    uint32_t nsteps;
+    int found;
+} win_ctx;
+
+static int win_finish(void *ctx, const sp_reader *r) {
+    win_ctx *w = ctx;
+    const sp_step *s;
+    w->nsteps = sp_reader_steps(r, &s);
+    for (uint32_t i = 0; i < w->nsteps; i++) {
+        if (i == 0 || s[i].number < w->first) w->first = s[i].number;
+        if (i == 0 || s[i].number > w->last) w->last = s[i].number;
+        if (s[i].number < w->a || s[i].number > w->b) continue;
+        if (!w->found || s[i].start < w->lo) w->lo = s[i].start;
+        if (!w->found || s[i].end > w->hi) w->hi = s[i].end;
+        w->found = 1;
+    }
+    return 0;
+}
+
+/* The time window [lo, hi] of steps o->steps in `path`, from a first pass
+ * over the file that only collects its STEPS records. No such steps: an
+ * empty window (lo > hi) and a warning. Read errors are left to the real
+ * pass, which reports them. */
+static void step_window(const char *path, const char *steps, uint64_t *lo, uint64_t *hi, FILE *err) {
+    win_ctx w;
+    memset(&w, 0, sizeof w);
+    parse_steps(steps, &w.a, &w.b);
+    sp_callbacks cb = {&w, NULL, NULL, win_finish};
+    sp_result res;
+    read_input(path, &cb, &res);
+    *lo = w.found ? w.lo : 1;
+    *hi = w.found ? w.hi : 0;
+    if (w.found) return;
+    if (w.nsteps)
+        fprintf(err, "%s: no steps %s (its steps are %llu..%llu): nothing from this file\n", path,
+                steps, (unsigned long long)w.first, (unsigned long long)w.last);
+    else
+        fprintf(err, "%s: no steps recorded (PROFILE_STEP): nothing from this file\n", path);
+}
+
+/* ---- table ---------------------------------------------------------------------- */
+/* Below the text table: peak memory per device, frees never recorded. */
+static void print_memory_footer(FILE *out, const agg_ctx *c) {
+    char b[64], over[48] = "";
+    if (c->mem_files > 1) snprintf(over, sizeof over, " (largest of %d files)", c->mem_files);
+    for (uint32_t d = 0; d < SP_MAX_DEVICES; d++) {
+        if (!(c->peak_seen >> d & 1)) continue;
+        scopeprof_format_mem(b, sizeof b, c->peak[d]);
+        if (d == 0) fprintf(out, "Peak CPU memory: %s%s\n", b, over);
+        else fprintf(out, "Peak GPU %u memory: %s%s\n", d - 1, b, over);
+    }
+    if (c->unknown_frees)
+        fprintf(out, "Unknown frees: %llu (frees of pointers never recorded by PROFILE_ALLOC)\n",
+                (unsigned long long)c->unknown_frees);
+}
+
+/* --per-rank: add the table of one file (src) to the merged one (dst), row by
+ * row (every column is a sum, so merging tables equals reading the files
+ * into one), and note each row's CPU total in this file. */
+static int merge_file(agg_ctx *dst, const agg_ctx *src, rank_stat *rs, int file) {
+    scopeprof_agg *d = &dst->agg;
+    const scopeprof_agg *a = &src->agg;
+    d->has_gpu |= a->has_gpu;
+    d->has_mem |= a->has_mem;
+    d->has_gpu_mem |= a->has_gpu_mem;
+    d->events += a->events;
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        const scopeprof_row *r = &a->rows[i];
+        uint32_t k = scopeprof_agg_row(d, r->key, r->name, r->extra);
+        if (k == UINT32_MAX) return -1;
+        if (k >= rs->cap) {
+            uint32_t c = rs->cap ? rs->cap * 2 : 64;
+            while (c <= k) c *= 2;
+            rank_row *v = realloc(rs->row, (size_t)c * sizeof *v);
+            if (!v) return -1;
+            memset(v + rs->cap, 0, (size_t)(c - rs->cap) * sizeof *v);
+            rs->row = v;
+            rs->cap = c;
+        }
+        scopeprof_row *m = &d->rows[k];
+        m->count += r->count;
+        sat_add(&m->self_ns, r->self_ns);
+        sat_add(&m->total_ns, r->total_ns);
+        sat_add(&m->gpu_self_ns, r->gpu_self_ns);
+        sat_add(&m->gpu_total_ns, r->gpu_total_ns);
+        sat_add(&m->cpu_mem, r->cpu_mem);
+        sat_add(&m->self_cpu_mem, r->self_cpu_mem);
+        sat_add(&m->gpu_mem, r->gpu_mem);
+        sat_add(&m->self_gpu_mem, r->self_gpu_mem);
+        if (i < src->ndev_row && src->dev_row[i]) {
+            if (flags_fit(&dst->dev_row, &dst->ndev_row, k)) return -1;
+            dst->dev_row[k] = 1;
+        }
+        rank_row *x = &rs->row[k];
+        if (!x->seen || r->total_ns < x->min) x->min = r->total_ns;
+        if (!x->seen || r->total_ns > x->max) x->max = r->total_ns, x->argmax = file;
+        sat_add(&x->sum, r->total_ns);
+        x->seen++;
+    }
+    for (uint32_t dv = 0; dv < SP_MAX_DEVICES; dv++)
+        if (src->peak_seen >> dv & 1) {
+            if (!(dst->peak_seen >> dv & 1) || src->peak[dv] > dst->peak[dv]) dst->peak[dv] = src->peak[dv];
+            dst->peak_seen |= 1ull << dv;
+        }
+    dst->unknown_frees += src->unknown_frees;
+    dst->mem_files += src->mem_files;
+    return 0;
+}
+
+/* --per-rank in the text table: the figures go to the extra column (after
+ * the Source Location or Stack text when grouping adds one). */
+static int rank_text(agg_ctx *c, const rank_stat *rs) {
+    static char head[96];
+    const char *eh = c->agg.extra_header;
+    snprintf(head, sizeof head, "%s%sCPU total min / mean / max (max in)", eh ? eh : "", eh ? " | " : "");
+    c->agg.extra_header = head;
+    for (uint32_t i = 0; i < c->agg.nrows; i++) {
+        scopeprof_row *r = &c->agg.rows[i];
+        const rank_row *x = &rs->row[i];
+        char mn[32], me[32], mx[32], buf[512];
+        scopeprof_format_time(mn, sizeof mn, (double)x->min / 1e3);
+        scopeprof_format_time(me, sizeof me, (double)(x->sum / rs->nfiles) / 1e3);
+        scopeprof_format_time(mx, sizeof mx, (double)x->max / 1e3);
+        snprintf(buf, sizeof buf, "%.300s%s%s / %s / %s (%s)", r->extra ? r->extra : "",
+                 r->extra ? " | " : "", mn, me, mx, rs->label[x->argmax]);
+        char *e = strdup(buf);
+        if (!e) return -1;
+        free(r->extra);
+        r->extra = e;
+    }
+    return 0;
+}
+
 static int cmd_table(opts *o, FILE *out, FILE *err) {
     scopeprof_sort key = SCOPEPROF_SORT_CPU_TIME_TOTAL;
     if (o->sort && scopeprof_sort_parse(o->sort, &key) != 0) {
@@ -514,7 +905,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
     int group;
     uint32_t n = 0;
     if (parse_group(o->group, &group, &n) != 0) {
-        fprintf(err, "scopeprof: unknown --group-by '%s'; valid: name, site, stack:N (N = 1..1000)\n",
+        fprintf(err, "scopeprof: unknown --group-by '%s'; valid: name, site, shape, stack:N (N = 1..1000)\n",
                 o->group);
         return SP_EXIT_USAGE;
     }
@@ -524,35 +915,81 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         fprintf(err, "scopeprof: unknown --format '%s'; valid: text, csv, json\n", fmt);
         return SP_EXIT_USAGE;
     }
+    if (o->per_rank && o->per_process) {
+        fprintf(err, "scopeprof: --per-rank and --per-process exclude each other\n");
+        return SP_EXIT_USAGE;
+    }
+    if (check_steps(o, err) != 0) return SP_EXIT_USAGE;
     int rc = SP_EXIT_OK, tables = o->per_process ? o->nfiles : 1;
     sp_out js;
     sp_out_init(&js, out);
     if (json) sp_out_str(&js, "{\"sort\":"), sp_out_json_str(&js, o->sort ? o->sort : "cpu_time_total"),
         sp_out_str(&js, ",\"tables\":[");
+    rank_stat rs;
+    memset(&rs, 0, sizeof rs);
+    int usage = 0;
     for (int t = 0; t < tables; t++) {
         agg_ctx c;
         agg_ctx_init(&c, group, n);
         char **files = o->per_process ? &o->files[t] : o->files;
         int nf = o->per_process ? 1 : o->nfiles, usable = 0;
-        for (int i = 0; i < nf; i++) {
-            int st = agg_file(&c, files[i], err);
-            rc = worst(rc, st);
-            usable += st == SP_OK || st == SP_TRUNCATED || c.agg.events > 0;
+        if (o->per_rank) {
+            rs.nfiles = nf;
+            rs.files = files;
+            rs.label = calloc((size_t)nf, sizeof *rs.label);
+            if (!rs.label) c.oom = 1;
         }
+        for (int i = 0; i < nf && !c.oom; i++) {
+            /* --per-rank reads each file into a table of its own, then
+             * merges: memory is one file's rows more than without it. */
+            agg_ctx one, *dst = &c;
+            if (o->per_rank) agg_ctx_init(dst = &one, group, n);
+            if (o->steps) step_window(files[i], o->steps, &dst->win_lo, &dst->win_hi, err);
+            int st = agg_file(dst, files[i], err);
+            rc = worst(rc, st);
+            usage |= dst->native_shape;
+            usable += st == SP_OK || st == SP_TRUNCATED || dst->agg.events > 0;
+            if (o->per_rank) {
+                if (dst->rank != 0xFFFFFFFFu) snprintf(rs.label[i], sizeof rs.label[i], "rank %u", dst->rank);
+                else snprintf(rs.label[i], sizeof rs.label[i], "file %d", i + 1);
+                if (merge_file(&c, dst, &rs, i) != 0) c.oom = 1;
+                agg_ctx_free(dst);
+            }
+            if (usage) break;
+        }
+        /* A file without the row ran it for 0 ns: min, mean and max all
+         * count it (the mean divides by every file already). */
+        for (uint32_t k = 0; o->per_rank && k < c.agg.nrows && k < rs.cap; k++)
+            if (rs.row[k].seen < (uint32_t)nf && rs.row[k].min > 0) rs.row[k].min = 0;
+        if (o->per_rank && c.oom) {
+            fprintf(err, "scopeprof: out of memory\n");
+            rc = SP_EXIT_OUTPUT;
+            usable = 0;
+        }
+        const rank_stat *r = o->per_rank ? &rs : NULL;
+        if (r && text && rank_text(&c, r) != 0) usable = 0, rc = SP_EXIT_OUTPUT;
         /* Nothing to show when no file could even be opened as a trace. */
-        if (usable) {
+        if (usable && !usage) {
             if (text) {
                 if (o->per_process) fprintf(out, "%s== %s\n", t ? "\n" : "", files[0]);
-                scopeprof_table_print(out, &c.agg, key, o->limit > 0 ? (int)o->limit : 0);
+                print_text(out, &c, key, o->limit > 0 ? (int)o->limit : 0);
+                print_memory_footer(out, &c);
             } else if (csv) {
-                if (t == 0 || !o->per_process) csv_header(out, &c.agg, o->per_process);
-                print_csv(out, &c.agg, key, o->limit, o->per_process ? files[0] : NULL);
+                if (t == 0 || !o->per_process) csv_header(out, &c.agg, o->per_process, r);
+                print_csv(out, &c, key, o->limit, o->per_process ? files[0] : NULL, r);
             } else {
                 if (t) sp_out_str(&js, ",\n");
-                print_json_table(&js, &c.agg, key, o->limit, files, nf);
+                print_json_table(&js, &c.agg, key, o->limit, files, nf, r, &c);
             }
         }
         agg_ctx_free(&c);
+        if (usage) break;
+    }
+    free(rs.row);
+    free(rs.label);
+    if (usage) { /* --group-by shape on a .sprof file: no partial output */
+        sp_out_free(&js);
+        return SP_EXIT_USAGE;
     }
     if (json) sp_out_str(&js, "]}\n");
     if (sp_out_flush(&js) != 0 || fflush(out) != 0 || ferror(out)) {
@@ -588,6 +1025,7 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
 }
 
 static int cmd_trace(opts *o, FILE *out, FILE *err) {
+    if (check_steps(o, err) != 0) return SP_EXIT_USAGE;
     int to_stdout = !o->output || strcmp(o->output, "-") == 0;
     FILE *f = to_stdout ? out : fopen(o->output, "w");
     if (!f) {
@@ -602,7 +1040,13 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
     }
     for (int i = 0; t && i < o->nfiles; i++) {
         sp_result res;
-        int st = sp_trace_add_file(t, o->files[i], &res);
+        if (o->steps) {
+            uint64_t lo, hi;
+            step_window(o->files[i], o->steps, &lo, &hi, err);
+            sp_trace_set_window(t, lo, hi);
+        }
+        sp_callbacks cb = sp_trace_callbacks(t);
+        int st = read_input(o->files[i], &cb, &res);
         if (st != SP_OK) {
             char msg[512];
             sp_result_message(&res, o->files[i], msg, sizeof msg);
@@ -622,9 +1066,9 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
 }
 
 int sp_main(int argc, char **argv, FILE *out, FILE *err) {
-    static const char *const k_table[] = {"--sort", "--limit", "--group-by", "--format",
-                                          "--per-process", NULL};
-    static const char *const k_trace[] = {"--output", NULL};
+    static const char *const k_table[] = {"--sort",        "--limit",    "--group-by", "--format",
+                                          "--per-process", "--per-rank", "--steps",    NULL};
+    static const char *const k_trace[] = {"--output", "--steps", NULL};
     static const char *const k_stacks[] = {"--metric", NULL};
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {

@@ -131,8 +131,8 @@ void sp_out_free(sp_out *o) {
 }
 
 /* ---- Chrome trace --------------------------------------------------------- */
-/* Per site id, the event text before "ts" and after "tid", built once:
- *   {"name":"N","cat":"scope","ph":"X","ts":   ...   ,"args":{"file":...    */
+/* Per site id, the event text before the category and after "tid", built once:
+ *   {"name":"N","cat":"   scope","ph":"X","ts":...   ,"args":{"file":...    */
 typedef struct site_text {
     char *pre, *post;
 } site_text;
@@ -153,7 +153,28 @@ struct sp_trace {
     sp_tree tree;
     struct order { uint64_t start, end; uint32_t k; } *ord;
     uint32_t ord_cap;
+    unsigned char *pad; /* per event of a subtree: tenths of ns added to dur */
+    uint32_t pad_cap;
+    uint64_t win_lo, win_hi; /* --steps: what to keep, in ns */
+    uint64_t flow_id;        /* flow arrows so far (ids are trace-wide) */
+    uint64_t next_gpu_pid;   /* made-up pids of GPU processes */
+    /* Per file: */
+    uint64_t gpu_pid[SP_MAX_DEVICES]; /* by GPU index; 0 = no process yet */
+    struct gpu_track { uint64_t pid, stream, tid; } *tracks; /* one per stream */
+    uint32_t ntracks, tracks_cap;
+    struct mem_rec { uint64_t t; int64_t bytes; uint32_t dev, seq; } *mem;
+    uint32_t nmem, mem_cap;
 };
+
+/* Made-up ids of tracks that are not kernel threads. Kernel pids and tids
+ * stay below 2^22 (PID_MAX_LIMIT), and 0x40000000 + slot is taken. */
+#define GPU_PID_BASE 0x10000000u
+#define STEPS_TID 0x3FFFFFFFu
+#define MAX_TRACKS 4096u /* streams per file; more share one "other" track */
+
+static int in_window(const sp_trace *t, uint64_t start, uint64_t end) {
+    return start >= t->win_lo && end <= t->win_hi;
+}
 
 static void comma(sp_trace *t) {
     if (!t->first) sp_out_write(&t->o, ",\n", 2);
@@ -173,7 +194,7 @@ static void build_site(const sp_reader *rd, uint32_t id, sp_out *pre, sp_out *po
     const sp_site *s = sp_reader_site(rd, id);
     sp_out_str(pre, "{\"name\":");
     sp_out_json_str(pre, s ? s->name : "<unknown>");
-    sp_out_str(pre, ",\"cat\":\"scope\",\"ph\":\"X\",\"ts\":");
+    sp_out_str(pre, ",\"cat\":\"");
     sp_out_str(post, ",\"args\":{");
     if (s) {
         sp_out_str(post, "\"file\":");
@@ -216,12 +237,213 @@ static int cmp_order(const void *a, const void *b) {
     return x->k > y->k ? -1 : x->k < y->k; /* same interval: the later closed encloses */
 }
 
+/* The cached JSON text of a site (or *tmp for one not cached). */
+static int site_of(sp_trace *t, uint32_t site, site_text *tmp, site_text **out) {
+    site_text *st = tmp;
+    if (site < SITE_CACHE_MAX && sp_reader_site(t->rd, site)) {
+        if (site >= t->nsites) {
+            uint32_t c = site + 1 > t->nsites * 2 ? site + 1 : t->nsites * 2;
+            site_text *v = realloc(t->sites, (size_t)c * sizeof *v);
+            if (!v) return -1;
+            memset(v + t->nsites, 0, (size_t)(c - t->nsites) * sizeof *v);
+            t->sites = v;
+            t->nsites = c;
+        }
+        st = &t->sites[site];
+    }
+    if (!st->pre) {
+        sp_out pre, post;
+        sp_out_init(&pre, NULL);
+        sp_out_init(&post, NULL);
+        build_site(t->rd, site, &pre, &post);
+        st->pre = take(&pre);
+        st->post = take(&post);
+        if (!st->pre || !st->post) {
+            free(st->pre);
+            free(st->post);
+            st->pre = st->post = NULL;
+            return -1;
+        }
+    }
+    *out = st;
+    return 0;
+}
+
+/* A time as we write it, parsed to the nearest double as a viewer does
+ * (strtod and JavaScript both round correctly). */
+static double viewer_us(uint64_t ns) {
+    char a[32];
+    snprintf(a, sizeof a, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+    return strtod(a, NULL);
+}
+
+/* Viewers compute a slice's end as ts + dur in doubles, and it can land a
+ * hair past the nanosecond it stands for: a child that ends where its parent
+ * ends, or a slice that ends where the next begins, then seems to overlap
+ * and DevTools drops it from the tree. For a slice whose end is such a
+ * shared boundary, dur is written as the double that makes ts + dur exactly
+ * the double of its end (end - ts of two nearby doubles is exact), so every
+ * such comparison is made on the ends' own, monotone, values. Marks them in
+ * t->pad: parents' ends equal to a child's, ends equal to a start in the
+ * subtree, and top-level slices (whose next sibling is in another subtree). */
+static int pad_ends(sp_trace *t, const sp_event *ev, const uint32_t *parent, uint32_t n) {
+    if (n > t->pad_cap) {
+        unsigned char *v = realloc(t->pad, n);
+        if (!v) return -1;
+        t->pad = v;
+        t->pad_cap = n;
+    }
+    memset(t->pad, 0, n);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t p = parent[k];
+        if (ev[k].kind != SP_SCOPE) continue;
+        if (p == SP_NO_PARENT) t->pad[k] = 1;
+        else if (ev[p].end == ev[k].end) t->pad[k] = t->pad[p] = 1;
+    }
+    return 0;
+}
+
+/* Mark the slices (sorted by start in t->ord[0..m)) ending where another
+ * starts: binary search of each end among the starts. */
+static void pad_siblings(sp_trace *t, uint32_t m) {
+    for (uint32_t i = 0; i < m; i++) {
+        uint64_t end = t->ord[i].end;
+        uint32_t lo = i + 1, hi = m;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (t->ord[mid].start < end) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < m && t->ord[lo].start == end && t->ord[i].start != end) t->pad[t->ord[i].k] = 1;
+    }
+}
+
+/* dur as written: exact to the ns ("1.234"), or for a marked slice whose
+ * ts + dur would not give the double of its end, that difference in full. */
+static void write_dur(sp_out *o, uint64_t ts, uint64_t dur, int exact_end) {
+    if (exact_end) {
+        double s = viewer_us(ts), e = viewer_us(ts + dur), d = e - s;
+        char b[40];
+        snprintf(b, sizeof b, "%llu.%03llu", (unsigned long long)(dur / 1000), (unsigned long long)(dur % 1000));
+        if (s + strtod(b, NULL) != e) {
+            snprintf(b, sizeof b, "%.17g", d);
+            sp_out_str(o, b);
+            return;
+        }
+    }
+    sp_out_us(o, dur);
+}
+
+/* A complete event up to the inside of its "args" object (left open). */
+static void slice(sp_trace *t, const site_text *st, const char *cat, uint64_t ts, uint64_t dur,
+                  uint64_t pid, uint64_t tid, unsigned pad) {
+    comma(t);
+    sp_out_str(&t->o, st->pre);
+    sp_out_str(&t->o, cat);
+    sp_out_str(&t->o, "\",\"ph\":\"X\",\"ts\":");
+    sp_out_us(&t->o, ts);
+    sp_out_str(&t->o, ",\"dur\":");
+    write_dur(&t->o, ts, dur, pad);
+    sp_out_str(&t->o, ",\"pid\":");
+    sp_out_u64(&t->o, pid);
+    sp_out_str(&t->o, ",\"tid\":");
+    sp_out_u64(&t->o, tid);
+    sp_out_str(&t->o, st->post);
+}
+
+/* One end of a flow arrow: ph "s" on the launching CPU slice, "f" on the GPU
+ * slice ("bp":"e": bound to the slice it lands on). Both carry the ts, pid,
+ * tid and category of their slice, which is how viewers bind them. */
+static void flow(sp_trace *t, const char *ph, uint64_t id, uint64_t ts, uint64_t pid, uint64_t tid) {
+    comma(t);
+    sp_out_str(&t->o, "{\"name\":\"launch\",\"cat\":\"gpu\",\"ph\":\"");
+    sp_out_str(&t->o, ph);
+    sp_out_str(&t->o, ph[0] == 'f' ? "\",\"bp\":\"e\",\"id\":" : "\",\"id\":");
+    sp_out_u64(&t->o, id);
+    sp_out_str(&t->o, ",\"ts\":");
+    sp_out_us(&t->o, ts);
+    sp_out_str(&t->o, ",\"pid\":");
+    sp_out_u64(&t->o, pid);
+    sp_out_str(&t->o, ",\"tid\":");
+    sp_out_u64(&t->o, tid);
+    sp_out_str(&t->o, "}");
+}
+
+/* The process of GPU `dev` of the current file, made up on first use. */
+static uint64_t gpu_pid(sp_trace *t, uint32_t dev) {
+    if (dev >= SP_MAX_DEVICES) dev = SP_MAX_DEVICES - 1;
+    if (!t->gpu_pid[dev]) t->gpu_pid[dev] = GPU_PID_BASE + t->next_gpu_pid++;
+    return t->gpu_pid[dev];
+}
+
+/* The track (tid in the GPU process) of a stream: 1, 2, ... in order of
+ * first sight; past MAX_TRACKS streams, one shared track (tid 0). */
+static int gpu_track(sp_trace *t, uint64_t pid, uint64_t stream, uint64_t *tid) {
+    uint32_t per_pid = 0;
+    for (uint32_t i = 0; i < t->ntracks; i++) {
+        if (t->tracks[i].pid != pid) continue;
+        if (t->tracks[i].stream == stream) return (void)(*tid = t->tracks[i].tid), 0;
+        per_pid++;
+    }
+    if (t->ntracks >= MAX_TRACKS) return (void)(*tid = 0), 0;
+    if (t->ntracks == t->tracks_cap) {
+        uint32_t c = t->tracks_cap ? t->tracks_cap * 2 : 8;
+        struct gpu_track *v = realloc(t->tracks, (size_t)c * sizeof *v);
+        if (!v) return -1;
+        t->tracks = v;
+        t->tracks_cap = c;
+    }
+    t->tracks[t->ntracks++] = (struct gpu_track){pid, stream, per_pid + 1};
+    *tid = per_pid + 1;
+    return 0;
+}
+
+/* GPU intervals go to their own tracks at once (they need no ancestors), with
+ * a flow arrow from the CPU scope that enqueued them; memory records are kept
+ * for the counter tracks written at the end of the file. */
+static int trace_gpu_mem(sp_trace *t, const sp_thread *th, const sp_event *ev, uint32_t n) {
+    const sp_gpu_info *gi = sp_reader_gpu_info(t->rd);
+    for (uint32_t k = 0; k < n; k++) {
+        const sp_event *e = &ev[k];
+        if (e->kind == SP_MEM) {
+            if (e->start < t->win_lo || e->start > t->win_hi) continue;
+            if (t->nmem == t->mem_cap) {
+                uint32_t c = t->mem_cap ? t->mem_cap * 2 : 256;
+                if (c < t->mem_cap) return -1;
+                struct mem_rec *v = realloc(t->mem, (size_t)c * sizeof *v);
+                if (!v) return -1;
+                t->mem = v;
+                t->mem_cap = c;
+            }
+            t->mem[t->nmem] = (struct mem_rec){e->start, e->bytes, e->device, t->nmem};
+            t->nmem++;
+            continue;
+        }
+        if (e->gpu_ns < 0 || !gi || !gi[k].timed || !in_window(t, e->start, e->end)) continue;
+        site_text tmp = {NULL, NULL}, *st;
+        uint64_t pid = gpu_pid(t, gi[k].device), tid, id = ++t->flow_id;
+        if (gpu_track(t, pid, gi[k].stream, &tid) != 0 || site_of(t, e->site, &tmp, &st) != 0)
+            return -1;
+        slice(t, st, "gpu", e->gpu_start, (uint64_t)e->gpu_ns, pid, tid, 0);
+        sp_out_str(&t->o, ",\"launch_ts\":");
+        sp_out_us(&t->o, e->start);
+        sp_out_str(&t->o, "}}");
+        flow(t, "s", id, e->start, t->pid, thread_tid(t, th->slot));
+        flow(t, "f", id, e->gpu_start, pid, tid);
+        if (st == &tmp) {
+            free(tmp.pre);
+            free(tmp.post);
+        }
+    }
+    return t->o.err ? -1 : 0;
+}
+
 /* A finished subtree of one thread: written in start order, so that each
  * thread's events are properly nested in the file as well. */
 static int trace_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uint32_t *parent,
                          uint32_t n) {
     sp_trace *t = ctx;
-    (void)parent;
+    if (pad_ends(t, ev, parent, n) != 0) return -1;
     if (n > t->ord_cap) {
         struct order *v = realloc(t->ord, (size_t)n * sizeof *v);
         if (!v) return -1;
@@ -230,42 +452,21 @@ static int trace_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uin
     }
     uint32_t m = 0;
     for (uint32_t k = 0; k < n; k++)
-        if (ev[k].kind == SP_SCOPE) t->ord[m++] = (struct order){ev[k].start, ev[k].end, k};
+        if (ev[k].kind == SP_SCOPE && in_window(t, ev[k].start, ev[k].end))
+            t->ord[m++] = (struct order){ev[k].start, ev[k].end, k};
     qsort(t->ord, m, sizeof *t->ord, cmp_order);
+    pad_siblings(t, m);
     uint64_t tid = thread_tid(t, slot);
     for (uint32_t i = 0; i < m; i++) {
         const sp_event *e = &ev[t->ord[i].k];
         site_text tmp = {NULL, NULL}, *st = &tmp;
-        if (e->site < SITE_CACHE_MAX && sp_reader_site(t->rd, e->site)) {
-            if (e->site >= t->nsites) {
-                uint32_t c = e->site + 1 > t->nsites * 2 ? e->site + 1 : t->nsites * 2;
-                site_text *v = realloc(t->sites, (size_t)c * sizeof *v);
-                if (!v) return -1;
-                memset(v + t->nsites, 0, (size_t)(c - t->nsites) * sizeof *v);
-                t->sites = v;
-                t->nsites = c;
-            }
-            st = &t->sites[e->site];
-        }
-        if (!st->pre) {
-            sp_out pre, post;
-            sp_out_init(&pre, NULL);
-            sp_out_init(&post, NULL);
-            build_site(t->rd, e->site, &pre, &post);
-            st->pre = take(&pre);
-            st->post = take(&post);
-            if (!st->pre || !st->post) return -1;
-        }
-        comma(t);
-        sp_out_str(&t->o, st->pre);
-        sp_out_us(&t->o, e->start);
-        sp_out_str(&t->o, ",\"dur\":");
-        sp_out_us(&t->o, e->end - e->start);
-        sp_out_str(&t->o, ",\"pid\":");
-        sp_out_u64(&t->o, t->pid);
-        sp_out_str(&t->o, ",\"tid\":");
-        sp_out_u64(&t->o, tid);
-        sp_out_str(&t->o, st->post);
+        if (site_of(t, e->site, &tmp, &st) != 0) return -1;
+        /* A timed GPU scope's CPU side is in category "gpu", as its GPU
+         * interval and the flow arrow between them: a flow binds to the
+         * slice of its own category at its ts, so a parent scope starting
+         * at the same nanosecond cannot take the arrow. */
+        slice(t, st, e->gpu_ns >= 0 ? "gpu" : "scope", e->start, e->end - e->start, t->pid, tid,
+              t->pad[t->ord[i].k]);
         if (e->gpu_ns >= 0) {
             sp_out_str(&t->o, ",\"gpu_ts\":");
             sp_out_us(&t->o, e->gpu_start);
@@ -281,16 +482,34 @@ static int trace_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uin
     return t->o.err ? -1 : 0;
 }
 
-static void metadata(sp_trace *t, const char *what, uint64_t tid, const char *name) {
+static void metadata_pid(sp_trace *t, const char *what, uint64_t pid, uint64_t tid,
+                         const char *name) {
     comma(t);
     sp_out_str(&t->o, "{\"name\":\"");
     sp_out_str(&t->o, what);
     sp_out_str(&t->o, "\",\"ph\":\"M\",\"pid\":");
-    sp_out_u64(&t->o, t->pid);
+    sp_out_u64(&t->o, pid);
     sp_out_str(&t->o, ",\"tid\":");
     sp_out_u64(&t->o, tid);
     sp_out_str(&t->o, ",\"args\":{\"name\":");
     sp_out_json_str(&t->o, name);
+    sp_out_str(&t->o, "}}");
+}
+
+static void metadata(sp_trace *t, const char *what, uint64_t tid, const char *name) {
+    metadata_pid(t, what, t->pid, tid, name);
+}
+
+static void sort_index(sp_trace *t, const char *what, uint64_t pid, uint64_t tid, int64_t index) {
+    comma(t);
+    sp_out_str(&t->o, "{\"name\":\"");
+    sp_out_str(&t->o, what);
+    sp_out_str(&t->o, "\",\"ph\":\"M\",\"pid\":");
+    sp_out_u64(&t->o, pid);
+    sp_out_str(&t->o, ",\"tid\":");
+    sp_out_u64(&t->o, tid);
+    sp_out_str(&t->o, ",\"args\":{\"sort_index\":");
+    sp_out_i64(&t->o, index);
     sp_out_str(&t->o, "}}");
 }
 
@@ -323,8 +542,72 @@ static int trace_header(void *ctx, const sp_reader *r, const sp_header *h) {
 static int trace_events(void *ctx, const sp_reader *r, const sp_thread *th, const sp_event *ev,
                         uint32_t n) {
     sp_trace *t = ctx;
-    (void)r;
+    t->rd = r;
+    if (trace_gpu_mem(t, th, ev, n) != 0) return -1;
     return sp_tree_add(&t->tree, th->slot, ev, n);
+}
+
+static int cmp_mem(const void *a, const void *b) {
+    const struct mem_rec *x = a, *y = b;
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Counter tracks: per device, the net bytes allocated since the file began,
+ * after each allocation or free, in time order across threads (the records
+ * of a file are held in memory and sorted: memory grows with their number).
+ * CPU memory is a counter of the program's process, GPU n's of its GPU. */
+static void trace_counters(sp_trace *t) {
+    if (t->nmem) qsort(t->mem, t->nmem, sizeof *t->mem, cmp_mem);
+    int64_t level = 0;
+    for (uint32_t i = 0; i < t->nmem; i++) {
+        const struct mem_rec *m = &t->mem[i];
+        if (i == 0 || m->dev != t->mem[i - 1].dev) level = 0;
+        if (__builtin_add_overflow(level, m->bytes, &level)) level = m->bytes > 0 ? INT64_MAX : INT64_MIN;
+        comma(t);
+        sp_out_str(&t->o, m->dev ? "{\"name\":\"GPU memory\"" : "{\"name\":\"CPU memory\"");
+        sp_out_str(&t->o, ",\"cat\":\"memory\",\"ph\":\"C\",\"ts\":");
+        sp_out_us(&t->o, m->t);
+        sp_out_str(&t->o, ",\"pid\":");
+        sp_out_u64(&t->o, m->dev ? gpu_pid(t, m->dev - 1) : t->pid);
+        sp_out_str(&t->o, ",\"args\":{\"allocated\":");
+        sp_out_i64(&t->o, level);
+        sp_out_str(&t->o, "}}");
+    }
+    t->nmem = 0;
+}
+
+/* Steps as slices "ProfilerStep#N" on a track of their own: a step begins
+ * where the previous one ended (the first when profiling started), so steps
+ * would cut across the scopes of the main thread and break its nesting. */
+static void trace_steps(sp_trace *t, const sp_reader *r) {
+    const sp_step *s;
+    uint32_t n = sp_reader_steps(r, &s), shown = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!in_window(t, s[i].start, s[i].end)) continue;
+        char name[48];
+        snprintf(name, sizeof name, "ProfilerStep#%llu", (unsigned long long)s[i].number);
+        comma(t);
+        sp_out_str(&t->o, "{\"name\":\"");
+        sp_out_str(&t->o, name);
+        sp_out_str(&t->o, "\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":");
+        sp_out_us(&t->o, s[i].start);
+        sp_out_str(&t->o, ",\"dur\":");
+        sp_out_us(&t->o, s[i].end - s[i].start);
+        sp_out_str(&t->o, ",\"pid\":");
+        sp_out_u64(&t->o, t->pid);
+        sp_out_str(&t->o, ",\"tid\":");
+        sp_out_u64(&t->o, STEPS_TID);
+        sp_out_str(&t->o, ",\"args\":{\"step\":");
+        sp_out_u64(&t->o, s[i].number);
+        sp_out_str(&t->o, "}}");
+        shown++;
+    }
+    if (shown) {
+        metadata(t, "thread_name", STEPS_TID, "Steps");
+        sort_index(t, "thread_sort_index", t->pid, STEPS_TID, -1); /* above the threads */
+    }
 }
 
 static int trace_finish(void *ctx, const sp_reader *r) {
@@ -337,6 +620,34 @@ static int trace_finish(void *ctx, const sp_reader *r) {
         else snprintf(name, sizeof name, "thread %u", th->index);
         metadata(t, "thread_name", thread_tid(t, i), name);
     }
+    trace_steps(t, r);
+    trace_counters(t);
+    /* GPU processes "GPU n: NAME" (after the program's own), a thread per
+     * stream. */
+    const sp_header *h = sp_reader_header(r);
+    for (uint32_t d = 0; d < SP_MAX_DEVICES; d++) {
+        if (!t->gpu_pid[d]) continue;
+        const char *dn = sp_reader_device_name(r, d);
+        char name[400];
+        int len = snprintf(name, sizeof name, "GPU %u: %s", d, dn && dn[0] ? dn : "unknown device");
+        if (h->rank != 0xFFFFFFFFu && len > 0 && (size_t)len < sizeof name)
+            snprintf(name + len, sizeof name - (size_t)len, " (rank %u)", h->rank);
+        metadata_pid(t, "process_name", t->gpu_pid[d], 0, name);
+        sort_index(t, "process_sort_index", t->gpu_pid[d], 0, (int64_t)(t->gpu_pid[d] - GPU_PID_BASE) + 1000000);
+    }
+    for (uint32_t i = 0; i < t->ntracks; i++) {
+        char name[64];
+        if (t->tracks[i].stream)
+            snprintf(name, sizeof name, "stream 0x%llx", (unsigned long long)t->tracks[i].stream);
+        else
+            snprintf(name, sizeof name, "stream 0 (default)");
+        metadata_pid(t, "thread_name", t->tracks[i].pid, t->tracks[i].tid, name);
+    }
+    if (t->ntracks >= MAX_TRACKS)
+        for (uint32_t d = 0; d < SP_MAX_DEVICES; d++)
+            if (t->gpu_pid[d]) metadata_pid(t, "thread_name", t->gpu_pid[d], 0, "other streams");
+    memset(t->gpu_pid, 0, sizeof t->gpu_pid);
+    t->ntracks = 0;
     /* Site ids and thread slots belong to one file. */
     for (uint32_t i = 0; i < t->nsites; i++) {
         free(t->sites[i].pre);
@@ -357,14 +668,10 @@ sp_trace *sp_trace_open(FILE *out) {
     if (!t) return NULL;
     sp_out_init(&t->o, out);
     t->first = 1;
+    t->win_hi = UINT64_MAX;
     sp_tree_init(&t->tree, trace_subtree, t);
     sp_out_str(&t->o, "{\"traceEvents\":[\n");
     return t;
-}
-
-static sp_callbacks trace_callbacks(sp_trace *t) {
-    sp_callbacks cb = {t, trace_header, trace_events, trace_finish};
-    return cb;
 }
 
 /* sp_reader_* need the reader during callbacks: remember it on the way in. */
@@ -373,15 +680,23 @@ static int hdr_hook(void *ctx, const sp_reader *r, const sp_header *h) {
     return trace_header(ctx, r, h);
 }
 
+sp_callbacks sp_trace_callbacks(sp_trace *t) {
+    sp_callbacks cb = {t, hdr_hook, trace_events, trace_finish};
+    return cb;
+}
+
+void sp_trace_set_window(sp_trace *t, uint64_t lo, uint64_t hi) {
+    t->win_lo = lo;
+    t->win_hi = hi;
+}
+
 int sp_trace_add_file(sp_trace *t, const char *path, sp_result *res) {
-    sp_callbacks cb = trace_callbacks(t);
-    cb.header = hdr_hook;
+    sp_callbacks cb = sp_trace_callbacks(t);
     return sp_read_file(path, &cb, res);
 }
 
 int sp_trace_add_mem(sp_trace *t, const void *data, size_t n, sp_result *res) {
-    sp_callbacks cb = trace_callbacks(t);
-    cb.header = hdr_hook;
+    sp_callbacks cb = sp_trace_callbacks(t);
     return sp_read_mem(data, n, &cb, res);
 }
 
@@ -392,6 +707,9 @@ int sp_trace_close(sp_trace *t) {
     sp_tree_free(&t->tree);
     free(t->pids);
     free(t->ord);
+    free(t->tracks);
+    free(t->mem);
+    free(t->pad);
     free(t);
     return rc;
 }

@@ -36,6 +36,12 @@ sp_trace *sp_trace_open(FILE *out);
  * and fills *res. Files added in turn share one timeline, one pid each. */
 int sp_trace_add_file(sp_trace *t, const char *path, sp_result *res);
 int sp_trace_add_mem(sp_trace *t, const void *data, size_t n, sp_result *res);
+/* The reader callbacks that append a file to the trace, for callers that
+ * read files themselves (cli.c's single reading entry). */
+sp_callbacks sp_trace_callbacks(sp_trace *t);
+/* Keep only scopes that lie inside [lo, hi] (ns), memory records and steps
+ * too, in the files added from now on (--steps); 0, UINT64_MAX: everything. */
+void sp_trace_set_window(sp_trace *t, uint64_t lo, uint64_t hi);
 /* Finish the JSON and free; returns -1 if writing failed. */
 int sp_trace_close(sp_trace *t);
 

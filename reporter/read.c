@@ -73,6 +73,7 @@ typedef struct gpu_queue { /* the GPU records of a thread's latest GPU chunk */
 } gpu_queue;
 
 struct sp_reader {
+    const sp_reader_vtbl *vtbl; /* NULL: first, as in every reader (read.h) */
     /* Input: a file descriptor through buf, or a memory block (buf = data). */
     int fd;
     const unsigned char *mem;
@@ -90,7 +91,13 @@ struct sp_reader {
     uint32_t nthreads, threads_cap;
     u32map thread_ids; /* file thread index -> slot */
     sp_event *ev;
+    sp_gpu_info *ev_gpu; /* parallel to ev */
     uint32_t ev_cap;
+    sp_step *steps;
+    uint32_t nsteps, steps_cap;
+    char *devices[SP_MAX_DEVICES]; /* DEVICE names, by GPU index */
+    sp_memory memrec[SP_MAX_DEVICES];
+    uint32_t nmem;
 };
 
 static uint32_t get32(const unsigned char *p) {
@@ -285,6 +292,9 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
         sp_event *v = realloc(r->ev, n * sizeof *v);
         if (!v) return NOMEM();
         r->ev = v;
+        sp_gpu_info *g = realloc(r->ev_gpu, n * sizeof *g);
+        if (!g) return NOMEM();
+        r->ev_gpu = g;
         r->ev_cap = n;
     }
     gpu_queue *q = &r->gpu[slot];
@@ -299,6 +309,7 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
         e->gpu_start = 0;
         e->bytes = 0;
         e->device = 0;
+        memset(&r->ev_gpu[i], 0, sizeof r->ev_gpu[i]);
         if (d & SCOPEPROF_DEPTH_MEM) {
             e->kind = SP_MEM;
             e->depth = SCOPEPROF_MEM_DEPTH(d);
@@ -314,6 +325,9 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
             if ((d & SCOPEPROF_DEPTH_GPU) && q->pos < q->n && q->rec[q->pos].launch_ns == e->start) {
                 const scopeprof_gpu_record *g = &q->rec[q->pos++];
                 if (g->status == 0) {
+                    r->ev_gpu[i].stream = g->stream;
+                    r->ev_gpu[i].device = g->device;
+                    r->ev_gpu[i].timed = 1;
                     e->gpu_start = g->start_ns;
                     e->gpu_ns = g->end_ns >= g->start_ns ? (int64_t)(g->end_ns - g->start_ns) : 0;
                 }
@@ -332,6 +346,61 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
     if (cb->events) {
         int rc = cb->events(cb->ctx, r, &r->threads[slot], r->ev, n);
         if (rc) return fail(res, SP_STOPPED, off, "stopped by the reader's client");
+    }
+    return 0;
+}
+
+static int read_device(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
+                       sp_result *res) {
+    if (len < 8) return CORRUPT("DEVICE chunk shorter than 8 bytes");
+    uint32_t dev = get32(p), nl = get32(p + 4);
+    if (nl > len - 8) return CORRUPT("DEVICE chunk: name length %u runs past the chunk", nl);
+    if (dev >= SP_MAX_DEVICES) return 0; /* no writer numbers GPUs this far */
+    char *name = dupn(p + 8, nl > 255 ? 255 : nl);
+    if (!name) return NOMEM();
+    free(r->devices[dev]);
+    r->devices[dev] = name;
+    return 0;
+}
+
+static int read_steps(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
+                      sp_result *res) {
+    if (len < 8) return CORRUPT("STEPS chunk shorter than 8 bytes");
+    uint32_t n = get32(p);
+    if (n > (len - 8) / 24) return CORRUPT("STEPS chunk: %u steps run past the chunk", n);
+    if (r->nsteps + (uint64_t)n > r->steps_cap) { /* bounded by the file's size */
+        uint64_t c = r->steps_cap ? r->steps_cap : 16;
+        while (c < r->nsteps + (uint64_t)n) c *= 2;
+        if (c > UINT32_MAX / sizeof(sp_step)) return NOMEM();
+        sp_step *v = realloc(r->steps, (size_t)c * sizeof *v);
+        if (!v) return NOMEM();
+        r->steps = v;
+        r->steps_cap = (uint32_t)c;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *s = p + 8 + (size_t)i * 24;
+        sp_step *st = &r->steps[r->nsteps++];
+        st->number = get64(s);
+        st->start = get64(s + 8);
+        st->end = get64(s + 16);
+        if (st->end < st->start) st->end = st->start;
+    }
+    return 0;
+}
+
+static int read_memory(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
+                       sp_result *res) {
+    if (len < 4) return CORRUPT("MEMORY chunk shorter than 4 bytes");
+    uint32_t n = get32(p);
+    if (n > (len - 4) / 32) return CORRUPT("MEMORY chunk: %u records run past the chunk", n);
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *s = p + 4 + (size_t)i * 32;
+        sp_memory m = {get32(s), (int64_t)get64(s + 8), (int64_t)get64(s + 16), get64(s + 24)};
+        if (m.device >= SP_MAX_DEVICES) continue;
+        uint32_t k = 0;
+        while (k < r->nmem && r->memrec[k].device != m.device) k++;
+        if (k == r->nmem) r->nmem++;
+        r->memrec[k] = m; /* a later record (a later cycle, the final one) wins */
     }
     return 0;
 }
@@ -403,8 +472,11 @@ static int read_all(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
         case SCOPEPROF_CHUNK_THREAD: rc = read_thread(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_EVENTS: rc = read_events(r, p, len, off, cb, res); break;
         case SCOPEPROF_CHUNK_GPU: rc = read_gpu(r, p, len, off, res); break;
+        case SCOPEPROF_CHUNK_DEVICE: rc = read_device(r, p, len, off, res); break;
+        case SCOPEPROF_CHUNK_STEPS: rc = read_steps(r, p, len, off, res); break;
+        case SCOPEPROF_CHUNK_MEMORY: rc = read_memory(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_END: res->saw_end = 1; break;
-        default: break; /* DEVICE, STEPS, MEMORY, and newer types: skipped */
+        default: break; /* newer types: skipped */
         }
         if (rc) return rc;
         consume(r, SCOPEPROF_CHUNK_HEADER_SIZE + (size_t)len);
@@ -422,6 +494,9 @@ static void reader_free(sp_reader *r) {
     free(r->threads);
     free(r->gpu);
     free(r->ev);
+    free(r->ev_gpu);
+    free(r->steps);
+    for (uint32_t i = 0; i < SP_MAX_DEVICES; i++) free(r->devices[i]);
     map_free(&r->site_ids);
     map_free(&r->thread_ids);
     if (!r->mem) free(r->buf);
@@ -467,14 +542,34 @@ int sp_read_file(const char *path, const sp_callbacks *cb, sp_result *res) {
     return st;
 }
 
+/* The one dispatch point: another format's reader answers for itself. */
 const sp_site *sp_reader_site(const sp_reader *r, uint32_t id) {
     uint32_t i;
+    if (r->vtbl) return r->vtbl->site(r, id);
     return map_get(&r->site_ids, id, &i) ? &r->sites[i] : NULL;
 }
-const sp_header *sp_reader_header(const sp_reader *r) { return &r->hdr; }
-uint32_t sp_reader_nthreads(const sp_reader *r) { return r->nthreads; }
+const sp_header *sp_reader_header(const sp_reader *r) { return r->vtbl ? r->vtbl->header(r) : &r->hdr; }
+uint32_t sp_reader_nthreads(const sp_reader *r) { return r->vtbl ? r->vtbl->nthreads(r) : r->nthreads; }
 const sp_thread *sp_reader_thread(const sp_reader *r, uint32_t slot) {
+    if (r->vtbl) return r->vtbl->thread(r, slot);
     return slot < r->nthreads ? &r->threads[slot] : NULL;
+}
+const sp_gpu_info *sp_reader_gpu_info(const sp_reader *r) {
+    return r->vtbl ? r->vtbl->gpu_info(r) : r->ev_gpu;
+}
+uint32_t sp_reader_steps(const sp_reader *r, const sp_step **steps) {
+    if (r->vtbl) return r->vtbl->steps(r, steps);
+    *steps = r->steps;
+    return r->nsteps;
+}
+const char *sp_reader_device_name(const sp_reader *r, uint32_t device) {
+    if (r->vtbl) return r->vtbl->device_name(r, device);
+    return device < SP_MAX_DEVICES ? r->devices[device] : NULL;
+}
+uint32_t sp_reader_memory(const sp_reader *r, const sp_memory **mem) {
+    if (r->vtbl) return r->vtbl->memory(r, mem);
+    *mem = r->memrec;
+    return r->nmem;
 }
 
 void sp_result_message(const sp_result *res, const char *file, char *buf, size_t n) {

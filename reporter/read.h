@@ -81,15 +81,64 @@ typedef struct sp_result {
     char msg[160];     /* why, for SP_TRUNCATED / SP_CORRUPT / SP_IOERR */
 } sp_result;
 
-/* Read a file (path "-" is stdin) or a buffer. */
+/* What a GPU scope's record says beyond its interval (see sp_reader_gpu_info). */
+typedef struct sp_gpu_info {
+    uint64_t stream;  /* the stream handle, an opaque id */
+    uint32_t device;  /* GPU index (0: the first GPU) */
+    uint32_t timed;   /* 1: ev[k] is a GPU scope with a GPU interval */
+} sp_gpu_info;
+
+/* One STEPS record: the range of ProfilerStep#number. */
+typedef struct sp_step {
+    uint64_t number, start, end;
+} sp_step;
+
+/* One MEMORY record (the last one for a device wins). */
+typedef struct sp_memory {
+    uint32_t device;        /* 0: CPU, n: GPU n-1 */
+    int64_t peak, final;    /* net bytes */
+    uint64_t unknown_frees; /* device 0 only */
+} sp_memory;
+
+/* Devices above this are ignored in DEVICE and MEMORY chunks (the MEM flag
+ * has 6 bits of device); GPU records beyond it share the last one. */
+#define SP_MAX_DEVICES 64u
+
+/* Readers of other formats (chrome.h) keep their own tables: their state
+ * starts with a pointer to these accessors, where the native reader's holds
+ * NULL, so the sp_reader_* functions below dispatch on it (read.c), whatever
+ * reader the callbacks were handed. */
+typedef struct sp_reader_vtbl {
+    const sp_site *(*site)(const sp_reader *r, uint32_t id);
+    const sp_header *(*header)(const sp_reader *r);
+    uint32_t (*nthreads)(const sp_reader *r);
+    const sp_thread *(*thread)(const sp_reader *r, uint32_t slot);
+    const sp_gpu_info *(*gpu_info)(const sp_reader *r);
+    uint32_t (*steps)(const sp_reader *r, const sp_step **steps);
+    const char *(*device_name)(const sp_reader *r, uint32_t device);
+    uint32_t (*memory)(const sp_reader *r, const sp_memory **mem);
+} sp_reader_vtbl;
+
+/* Read a file (path "-" is stdin) or a buffer: the native format only (see
+ * sp_read_any in chrome.h for either format). */
 int sp_read_file(const char *path, const sp_callbacks *cb, sp_result *res);
 int sp_read_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res);
 
-/* Tables of the file being read, valid during callbacks. */
+/* Tables of the file being read, valid during callbacks, for any reader. */
 const sp_site *sp_reader_site(const sp_reader *r, uint32_t id); /* NULL if undefined */
 const sp_header *sp_reader_header(const sp_reader *r);
 uint32_t sp_reader_nthreads(const sp_reader *r);
 const sp_thread *sp_reader_thread(const sp_reader *r, uint32_t slot);
+/* During an `events` callback: an array parallel to its `ev` (entry k for
+ * ev[k]) with the stream and device of each timed GPU scope, kept apart from
+ * sp_event so that sp_event stays as other readers fill it. */
+const sp_gpu_info *sp_reader_gpu_info(const sp_reader *r);
+/* Every STEPS record read so far, in file order; returns the count. */
+uint32_t sp_reader_steps(const sp_reader *r, const sp_step **steps);
+/* The name of GPU `device` from the DEVICE chunks so far, or NULL. */
+const char *sp_reader_device_name(const sp_reader *r, uint32_t device);
+/* The MEMORY records so far, one per device in order of first sight. */
+uint32_t sp_reader_memory(const sp_reader *r, const sp_memory **mem);
 
 /* One line for stderr: "FILE: truncated at byte N (last whole chunk ends at M)"
  * or "FILE: offset N: what". Empty for SP_OK. */

@@ -2,21 +2,23 @@
 #   $(BUILD)/scopeprof       the reporter
 #   make fuzz                libFuzzer run over the reader and the aggregation
 #                            (FUZZ_TIME seconds, default 300; needs clang)
-REPORTER_SRCS := reporter/read.c reporter/tree.c reporter/json.c reporter/cli.c
-REPORTER_HDRS := reporter/read.h reporter/tree.h reporter/json.h reporter/cli.h $(HEADER)
+REPORTER_SRCS := reporter/read.c reporter/chrome.c reporter/tree.c reporter/json.c reporter/cli.c
+REPORTER_HDRS := reporter/read.h reporter/chrome.h reporter/tree.h reporter/json.h reporter/cli.h $(HEADER)
+# -lm: chrome.c rounds JSON numbers (llround)
+REPORTER_LIBS := -lm $(LDLIBS)
 
 all: $(BUILD)/scopeprof
 
 $(BUILD)/scopeprof: reporter/main.c $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Ireporter reporter/main.c $(REPORTER_SRCS) -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Ireporter reporter/main.c $(REPORTER_SRCS) -o $@ $(REPORTER_LIBS)
 
 # The fuzz target: always built with clang (libFuzzer is clang's). CRCs are
 # not checked in it, or random mutations would almost never get past them.
 $(BUILD)/fuzz_read: reporter/fuzz_read.c $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(CSTD) $(WARN) -O1 -g -Iinclude -Ireporter -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=all -DSP_FUZZ_IGNORE_CRC reporter/fuzz_read.c $(REPORTER_SRCS) -o $@ $(LDLIBS)
+	  -fno-sanitize-recover=all -DSP_FUZZ_IGNORE_CRC reporter/fuzz_read.c $(REPORTER_SRCS) -o $@ $(REPORTER_LIBS)
 
 FUZZ_TIME ?= 300
 fuzz: $(BUILD)/fuzz_read

@@ -3,8 +3,11 @@
 #                        fallback, memory, every malformed-input class
 #   chrome_table[_asan]  `table` for one Chrome trace without cli.c (reader +
 #                        header aggregation + scopeprof_table_print)
-#   compare_pytorch.sh   chrome_table on the PyTorch fixtures vs the tables
-#                        PyTorch printed (tests/chrome/compare.py)
+#   compare_pytorch.sh   `scopeprof table` on the PyTorch fixtures vs the tables
+#                        PyTorch printed (tests/chrome/compare.py), and
+#                        chrome_table_asan printing the same bytes
+#   cli.sh               `scopeprof` on Chrome JSON from standard input, stacks,
+#                        trace parsed back, malformed input from a pipe
 #   fuzz_chrome.sh       a short libFuzzer run of $(BUILD)/fuzz_chrome
 CHR_T    := $(BUILD)/tests/chrome
 CHR_SRCS := reporter/chrome.c reporter/read.c
@@ -24,9 +27,10 @@ $(BUILD)/fuzz_chrome: reporter/fuzz_chrome.c $(CHR_SRCS) $(CHR_HDRS)
 	  -fno-sanitize-recover=all reporter/fuzz_chrome.c $(CHR_SRCS) -o $@ -lm $(LDLIBS)
 
 TEST_BINS += $(CHR_T)/test_chrome $(CHR_T)/test_chrome_asan $(CHR_T)/chrome_table \
-             $(CHR_T)/chrome_table_asan $(BUILD)/fuzz_chrome
+             $(CHR_T)/chrome_table_asan $(BUILD)/fuzz_chrome $(BUILD)/scopeprof \
+             $(BUILD)/tests/reporter/mktrace
 TEST_CMDS += $(CHR_T)/test_chrome $(CHR_T)/test_chrome_asan tests/chrome/compare_pytorch.sh \
-             tests/chrome/fuzz_chrome.sh
+             tests/chrome/cli.sh tests/chrome/fuzz_chrome.sh
 
 .PHONY: fuzz-chrome
 fuzz-chrome: $(BUILD)/fuzz_chrome

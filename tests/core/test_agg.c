@@ -450,8 +450,8 @@ static void test_table_row_limit(void **state) {
 }
 
 /* Column widths come from every row, not only the rows shown (PyTorch's
- * _build_table): a long name below the row limit still widens Name. A text
- * column is at most 75 wide; a longer cell is cut and ends with "...". */
+ * _build_table): a long name below the row limit still widens Name. A source
+ * column is at most 75 wide; a longer cell keeps its end behind "...". */
 static void test_table_widths(void **state) {
     (void)state;
     scopeprof_agg a;
@@ -460,6 +460,7 @@ static void test_table_widths(void **state) {
     char longx[200];
     memset(longx, 'x', sizeof longx - 1);
     longx[sizeof longx - 1] = 0;
+    longx[sizeof longx - 2] = 'E'; /* a cut keeps the end, behind "..." (PyTorch's trim_path) */
     uint32_t big = scopeprof_agg_row(&a, "big", "big", "a.c:1");
     uint32_t wide = scopeprof_agg_row(&a, "a_name_of_twenty_six_chars", "a_name_of_twenty_six_chars", longx);
     assert_int_equal(scopeprof_agg_event(&a, 0, big, 0, 100, 0), 0);
@@ -472,8 +473,9 @@ static void test_table_widths(void **state) {
     free(t);
     t = table(&a, SCOPEPROF_SORT_CPU_TIME_TOTAL, 0);
     char cut[96];
-    snprintf(cut, sizeof cut, "  %.72s...  \n", longx);
+    snprintf(cut, sizeof cut, "  ...%.72s  \n", longx + sizeof longx - 1 - 72);
     assert_non_null(strstr(t, cut));
+    assert_non_null(strstr(cut, "xE  \n"));
     /* Every line (separators, header, rows) is as wide as the first. */
     size_t w = strcspn(t, "\n");
     for (const char *l = t; *l && strncmp(l, "Self CPU", 8) != 0; l += strcspn(l, "\n") + 1)

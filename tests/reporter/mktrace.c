@@ -3,6 +3,8 @@
  *   mktrace known OUT [PID]   the known event set (tw.h)
  *   mktrace nasty OUT         names that need JSON escaping, two threads,
  *                             equal starts, zero durations
+ *   mktrace rich OUT [RANK]   GPU scopes, memory, steps, device, peaks (tw.h)
+ *   mktrace rank OUT PID RANK SCALE   the known set, times * SCALE, a rank
  *   mktrace corpus DIR        the bad-file corpus (tests/reporter/corpus/,
  *                             regenerate with tests/reporter/make_corpus.sh)
  */
@@ -163,6 +165,9 @@ static int corpus(const char *dir) {
     RESET();
     nasty(&w);
     bad |= save(&w, dir, "nasty");
+    RESET();
+    tw_rich(&w, 100, 0xFFFFFFFFu);
+    bad |= save(&w, dir, "rich");
     free(w.b);
     free(u.b);
     return bad;
@@ -170,7 +175,8 @@ static int corpus(const char *dir) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: mktrace known OUT [PID] | nasty OUT | corpus DIR\n");
+        fprintf(stderr, "usage: mktrace known OUT [PID] | nasty OUT | rich OUT [RANK] |\n"
+                        "       rank OUT PID RANK SCALE | corpus DIR\n");
         return 2;
     }
     tw w = {0, 0, 0};
@@ -180,6 +186,13 @@ int main(int argc, char **argv) {
         rc = tw_save(&w, argv[2]) != 0;
     } else if (strcmp(argv[1], "nasty") == 0) {
         nasty(&w);
+        rc = tw_save(&w, argv[2]) != 0;
+    } else if (strcmp(argv[1], "rich") == 0) {
+        tw_rich(&w, 100, argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 10) : 0xFFFFFFFFu);
+        rc = tw_save(&w, argv[2]) != 0;
+    } else if (strcmp(argv[1], "rank") == 0 && argc > 5) {
+        tw_known_rank(&w, strtoull(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 10),
+                      strtoull(argv[5], NULL, 10));
         rc = tw_save(&w, argv[2]) != 0;
     } else if (strcmp(argv[1], "corpus") == 0) {
         rc = corpus(argv[2]);

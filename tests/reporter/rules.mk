@@ -6,23 +6,25 @@
 #   trace_json.sh         the trace JSON parsed back by python3: nesting,
 #                         ordering, escaping, merged pids
 #   fuzz_short.sh         a short libFuzzer run over the corpus
+#   devtools.sh           the trace JSON loaded by Chrome DevTools' own trace
+#                         model (npm @paulirish/trace_engine, pinned)
 
 REP_T   := $(BUILD)/tests/reporter
 REP_TSRC := tests/reporter/test_reporter.c tests/reporter/mktrace.c tests/reporter/tw.h
 
 $(REP_T)/test_reporter: $(REP_TSRC) $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Ireporter -Itests/reporter tests/reporter/test_reporter.c $(REPORTER_SRCS) -o $@ -lcmocka $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Ireporter -Itests/reporter tests/reporter/test_reporter.c $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
 
 $(REP_T)/test_reporter_asan: $(REP_TSRC) $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -Iinclude -Ireporter -Itests/reporter tests/reporter/test_reporter.c $(REPORTER_SRCS) -o $@ -lcmocka $(LDLIBS)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -Iinclude -Ireporter -Itests/reporter tests/reporter/test_reporter.c $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
 
 $(REP_T)/mktrace: tests/reporter/mktrace.c tests/reporter/tw.h $(HEADER)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 
 TEST_BINS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/mktrace \
-             $(BUILD)/scopeprof $(BUILD)/fuzz_read
+             $(BUILD)/scopeprof $(BUILD)/fuzz_read $(BUILD)/samples/train_cpu
 TEST_CMDS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan tests/reporter/trace_json.sh \
-             tests/reporter/fuzz_short.sh
+             tests/reporter/fuzz_short.sh tests/reporter/devtools.sh

@@ -415,6 +415,217 @@ static void test_trace_json_text(void **state) {
     free(js);
 }
 
+
+/* ---- Chrome trace JSON through the CLI (reporter/chrome.c) ----------------- */
+static void put_file(const char *name, const char *text) {
+    FILE *f = fopen(path(name), "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* PyTorch's GPU case: aten::linear -> aten::addmm -> cudaLaunchKernel, and
+ * the kernel gemm (4 us) of addmm's External id. PyTorch's _build_table:
+ * addmm self GPU 4 us, gemm's row 4 us, Self CUDA time total 4 us (device
+ * events only), so both rows show 100%. */
+static const char gpu_json[] =
+    "{\"traceEvents\":[\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10,\"args\":{\"External id\":1}},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":8,\"args\":{\"External id\":2,\"Input Dims\":[[4,8],[8,8],[]]}},\n"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":3,\"args\":{\"External id\":2}},\n"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":5,\"dur\":4,\"args\":{\"External id\":2,\"device\":0,\"stream\":7}}\n"
+    "]}\n";
+
+static const char gpu_golden[] =
+    "--------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+    "                Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg      Self GPU    Self GPU %     GPU total  GPU time avg    # of Calls  \n"
+    "--------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+    "        aten::linear        20.00%       2.000us       100.00%      10.000us      10.000us       0.000us         0.00%       4.000us       4.000us             1  \n"
+    "         aten::addmm        50.00%       5.000us        80.00%       8.000us       8.000us       4.000us       100.00%       4.000us       4.000us             1  \n"
+    "    cudaLaunchKernel        30.00%       3.000us        30.00%       3.000us       3.000us       0.000us         0.00%       0.000us       0.000us             1  \n"
+    "                gemm         0.00%       0.000us         0.00%       0.000us       0.000us       4.000us       100.00%       4.000us       4.000us             1  \n"
+    "--------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+    "Self CPU time total: 10.000us\n"
+    "Self GPU time total: 4.000us\n";
+
+static void test_chrome_gpu_total(void **state) {
+    (void)state;
+    char *out, *err;
+    put_file("gpu.json", gpu_json);
+    assert_int_equal(run(&out, &err, "table", path("gpu.json"), NULL), 0);
+    assert_string_equal(out, gpu_golden);
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("gpu.json"), NULL), 0);
+    assert_non_null(strstr(out, "\naten::addmm,1,5000,8000,8000,50.00,80.00,4000,4000,4000,100.00\n"));
+    assert_non_null(strstr(out, "\ngemm,1,0,0,0,0.00,0.00,4000,4000,4000,100.00\n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--format", "json", path("gpu.json"), NULL), 0);
+    assert_non_null(strstr(out, "\"self_gpu_time_total_ns\":4000,\"rows\""));
+    free(out);
+    free(err);
+    /* The rule holds through the stack grouping (device sites noted before
+     * the tree) and over two files (8 us, still 50% + 50% = 100% per side). */
+    assert_int_equal(run(&out, &err, "table", "--group-by", "stack:1", path("gpu.json"), NULL), 0);
+    assert_non_null(strstr(out, "Self GPU time total: 4.000us\n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--per-rank", path("gpu.json"), path("gpu.json"), NULL), 0);
+    assert_non_null(strstr(out, "Self GPU time total: 8.000us\n"));
+    free(out);
+    free(err);
+    /* A .sprof file's GPU scopes: every row counts, as before. */
+    tw w = {0, 0, 0};
+    tw_rich(&w, 100, 0xFFFFFFFFu);
+    assert_int_equal(tw_save(&w, path("rich.sprof")), 0);
+    free(w.b);
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("rich.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\ngemm,2,200,200,100,5.88,5.88,550,550,275,91.67,"));
+    assert_non_null(strstr(out, "\ncopy,1,100,100,100,2.94,2.94,50,50,50,8.33,"));
+    free(out);
+    free(err);
+}
+
+static void test_chrome_input(void **state) {
+    (void)state;
+    char *out, *err;
+    /* The bare-array form, with leading space: the same rows. */
+    put_file("arr.json", "\n  [{\"ph\":\"X\",\"name\":\"outer\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10},\n"
+                         "{\"ph\":\"X\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":4}]\n");
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("arr.json"), NULL), 0);
+    assert_non_null(strstr(out, "\nouter,1,6000,10000,10000,60.00,100.00\n"));
+    assert_non_null(strstr(out, "\ninner,1,4000,4000,4000,40.00,40.00\n"));
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+    /* Chrome JSON and a .sprof file merge into one table. */
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("arr.json"), path("known.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\nouter,1,"));
+    assert_non_null(strstr(out, "\nmain,1,"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "stacks", path("gpu.json"), NULL), 0);
+    assert_string_equal(out, "aten::linear;aten::addmm;cudaLaunchKernel 3000\naten::linear;aten::addmm 5000\n"
+                             "aten::linear 2000\n");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", path("gpu.json"), NULL), 0);
+    assert_non_null(strstr(out, "{\"name\":\"aten::addmm\",\"cat\":\"gpu\",\"ph\":\"X\",\"ts\":1.000,\"dur\":8.000,"));
+    assert_non_null(strstr(out, "{\"name\":\"gemm\",\"cat\":\"gpu\",\"ph\":\"X\",\"ts\":5.000,\"dur\":4.000,"));
+    assert_non_null(strstr(out, "\"name\":\"stream 0x7\""));
+    free(out);
+    free(err);
+    /* --group-by shape: name + "Input Dims", PyTorch's input_shapes text. */
+    assert_int_equal(run(&out, &err, "table", "--group-by", "shape", "--format", "csv", path("gpu.json"), NULL), 0);
+    assert_non_null(strstr(out, ",input_shapes\n"));
+    assert_non_null(strstr(out, "\naten::addmm,1,5000,8000,8000,50.00,80.00,4000,4000,4000,100.00,\"[[4, 8], [8, 8], []]\"\n"));
+    assert_non_null(strstr(out, "\naten::linear,1,2000,10000,10000,20.00,100.00,0,4000,4000,0.00,[]\n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "shape", path("gpu.json"), NULL), 0);
+    assert_non_null(strstr(out, "Input Shapes  \n"));
+    assert_non_null(strstr(out, "[[4, 8], [8, 8], []]  \n"));
+    free(out);
+    free(err);
+    /* ...is a usage error on a .sprof file, with no partial output. */
+    assert_int_equal(run(&out, &err, "table", "--group-by", "shape", "--format", "json", path("gpu.json"),
+                         path("known.sprof"), NULL), 2);
+    assert_string_equal(out, "");
+    assert_non_null(strstr(err, "known.sprof: --group-by shape needs Chrome trace JSON"));
+    free(out);
+    free(err);
+    /* Malformed JSON: the file, the byte offset, exit 1; what came before is
+     * still reported. */
+    put_file("bad.json", "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5}, {\"ph\":\"X\" \"name\":\"b\"}]");
+    assert_int_equal(run(&out, &err, "table", path("bad.json"), NULL), 1);
+    assert_non_null(strstr(err, "bad.json: offset 65: expected ',' or '}'"));
+    assert_non_null(strstr(out, "\n    a  "));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", path("bad.json"), NULL), 1);
+    assert_non_null(strstr(err, "bad.json: offset 65:"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "stacks", path("bad.json"), NULL), 1);
+    assert_non_null(strstr(err, "bad.json: offset 65:"));
+    free(out);
+    free(err);
+}
+
+/* --per-rank: a row missing from a file counts as 0 there (min, mean, max). */
+static void test_per_rank_missing(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    tw_header_rank(&w, 9, "part", 1);
+    tw_site(&w, 1, 10, "main", "main.c", "main");
+    tw_site(&w, 2, 20, "A", "a.c", "fa");
+    tw_thread(&w, 0, 9, "main");
+    static const tw_ev ev[] = {{100000, 300000, 2, 1}, {0, 1000000, 1, 0}};
+    tw_events(&w, 0, ev, 2);
+    tw_end(&w, 3);
+    assert_int_equal(tw_save(&w, path("part.sprof")), 0);
+    free(w.b);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--per-rank", "--format", "csv", path("known.sprof"),
+                         path("part.sprof"), NULL), 0);
+    /* B: 100us in known.sprof, absent from part.sprof: min 0, mean 50us. */
+    assert_non_null(strstr(out, "\nB,1,100000,100000,100000,5.00,5.00,0,50000,100000,"));
+    assert_non_null(strstr(out, "\nA,3,"));
+    assert_non_null(strstr(out, ",200000,300000,400000,"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--per-rank", path("known.sprof"), path("part.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "0.000us / 50.000us / 100.000us (file 1)"));
+    free(out);
+    free(err);
+}
+
+/* --steps: only scopes inside the chosen steps (tw_rich: one step_body per
+ * step, worker_task across steps 1 and 2). */
+static void test_steps(void **state) {
+    (void)state;
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--steps", "2", "--format", "csv", path("rich.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\nstep_body,1,600,800,800,"));
+    assert_non_null(strstr(out, "\ngemm,1,100,100,100,"));
+    assert_null(strstr(out, "worker_task"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--steps", "1:2", "--format", "csv", path("rich.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\nstep_body,2,"));
+    assert_non_null(strstr(out, "\nworker_task,1,"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--steps", "9", path("rich.sprof"), NULL), 0);
+    assert_non_null(strstr(err, "no steps 9 (its steps are 1..3)"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--steps", "2:1", path("rich.sprof"), NULL), 2);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--steps", "1", "-", NULL), 2);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", "--steps", "3", path("rich.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\"name\":\"ProfilerStep#3\""));
+    assert_null(strstr(out, "\"name\":\"ProfilerStep#2\""));
+    assert_null(strstr(out, "\"name\":\"gemm\""));
+    free(out);
+    free(err);
+    /* Chrome JSON: ProfilerStep#N ranges are the steps. */
+    put_file("steps.json", "[{\"ph\":\"X\",\"name\":\"ProfilerStep#4\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10},\n"
+                           "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2},\n"
+                           "{\"ph\":\"X\",\"name\":\"ProfilerStep#5\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":10},\n"
+                           "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":11,\"dur\":3}]\n");
+    assert_int_equal(run(&out, &err, "table", "--steps", "5", "--format", "csv", path("steps.json"), NULL), 0);
+    assert_non_null(strstr(out, "\nop,1,3000,3000,"));
+    assert_non_null(strstr(out, "\nProfilerStep*,1,7000,10000,"));
+    free(out);
+    free(err);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_table), cmocka_unit_test(test_sort_and_limit),
@@ -423,6 +634,8 @@ int main(void) {
         cmocka_unit_test(test_merge),        cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_truncated),    cmocka_unit_test(test_skips_and_empty),
         cmocka_unit_test(test_trace_json_text),
+        cmocka_unit_test(test_chrome_gpu_total), cmocka_unit_test(test_chrome_input),
+        cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_steps),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -55,6 +55,12 @@ static inline void tw_header_v(tw *w, uint64_t pid, const char *prog, uint32_t v
     tw_put(w, prog, pl);
 }
 static inline void tw_header(tw *w, uint64_t pid, const char *prog) { tw_header_v(w, pid, prog, 1); }
+/* The same with a rank (offset 40). */
+static inline void tw_header_rank(tw *w, uint64_t pid, const char *prog, uint32_t rank) {
+    size_t at = w->n;
+    tw_header(w, pid, prog);
+    for (int i = 0; i < 4; i++) w->b[at + 40 + (size_t)i] = (unsigned char)(rank >> (8 * i));
+}
 
 /* A chunk around a payload; returns the offset of its header. */
 static inline size_t tw_chunk(tw *w, uint32_t type, const tw *payload) {
@@ -110,6 +116,75 @@ static inline size_t tw_events(tw *w, uint32_t thread, const tw_ev *ev, uint32_t
     return at;
 }
 
+/* Flags word of a memory record (docs/FORMAT.md, type 3). */
+#define TW_MEM(device, depth) (0x40000000u | (uint32_t)(device) << 24 | (uint32_t)(depth))
+#define TW_GPU(depth) (0x80000000u | (uint32_t)(depth))
+
+typedef struct tw_gpu_rec {
+    uint64_t start, end, launch, stream;
+    uint32_t site, device, status;
+} tw_gpu_rec;
+
+static inline size_t tw_gpu(tw *w, uint32_t thread, const tw_gpu_rec *g, uint32_t n) {
+    tw p = {0, 0, 0};
+    tw_u32(&p, thread);
+    tw_u32(&p, n);
+    for (uint32_t i = 0; i < n; i++) {
+        tw_u64(&p, g[i].start);
+        tw_u64(&p, g[i].end);
+        tw_u64(&p, g[i].launch);
+        tw_u64(&p, g[i].stream);
+        tw_u32(&p, g[i].site);
+        tw_u32(&p, g[i].device);
+        tw_u32(&p, g[i].status);
+        tw_u32(&p, 0);
+    }
+    size_t at = tw_chunk(w, 5, &p);
+    free(p.b);
+    return at;
+}
+
+static inline size_t tw_device(tw *w, uint32_t device, const char *name) {
+    tw p = {0, 0, 0};
+    tw_u32(&p, device);
+    tw_u32(&p, (uint32_t)strlen(name));
+    tw_put(&p, name, strlen(name));
+    size_t at = tw_chunk(w, 6, &p);
+    free(p.b);
+    return at;
+}
+
+/* steps: n triples (number, start_ns, end_ns). */
+static inline size_t tw_steps(tw *w, const uint64_t (*steps)[3], uint32_t n) {
+    tw p = {0, 0, 0};
+    tw_u32(&p, n);
+    tw_u32(&p, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        tw_u64(&p, steps[i][0]);
+        tw_u64(&p, steps[i][1]);
+        tw_u64(&p, steps[i][2]);
+    }
+    size_t at = tw_chunk(w, 7, &p);
+    free(p.b);
+    return at;
+}
+
+/* mem: n records (device, peak, final, unknown_frees). */
+static inline size_t tw_memory(tw *w, const int64_t (*mem)[4], uint32_t n) {
+    tw p = {0, 0, 0};
+    tw_u32(&p, n);
+    for (uint32_t i = 0; i < n; i++) {
+        tw_u32(&p, (uint32_t)mem[i][0]);
+        tw_u32(&p, 0);
+        tw_u64(&p, (uint64_t)mem[i][1]);
+        tw_u64(&p, (uint64_t)mem[i][2]);
+        tw_u64(&p, (uint64_t)mem[i][3]);
+    }
+    size_t at = tw_chunk(w, 8, &p);
+    free(p.b);
+    return at;
+}
+
 static inline size_t tw_end(tw *w, uint64_t total) {
     tw p = {0, 0, 0};
     tw_u64(&p, total);
@@ -136,13 +211,21 @@ static inline int tw_save(const tw *w, const char *path) {
  * 1ms; A count 2, self 300us, total 400us; B and C 100us each. The events
  * come in two EVENTS chunks (B, A | A, C, main). */
 #define TW_LONG_NAME "a_very_long_scope_name_that_is_longer_than_the_column_width_"
-static inline void tw_known(tw *w, uint64_t pid) {
-    static const tw_ev ev[] = {{150000, 250000, 3, 2},
-                               {100000, 400000, 2, 1},
-                               {500000, 600000, 2, 1},
-                               {700000, 800000, 4, 1},
-                               {0, 1000000, 1, 0}};
-    tw_header(w, pid, "known");
+/* The known set with every time multiplied by `scale`, and a rank
+ * (0xFFFFFFFF: none): the ranks of the --per-rank tests. */
+static inline void tw_known_rank(tw *w, uint64_t pid, uint32_t rank, uint64_t scale) {
+    static const tw_ev base[] = {{150000, 250000, 3, 2},
+                                 {100000, 400000, 2, 1},
+                                 {500000, 600000, 2, 1},
+                                 {700000, 800000, 4, 1},
+                                 {0, 1000000, 1, 0}};
+    tw_ev ev[5];
+    for (int i = 0; i < 5; i++) {
+        ev[i] = base[i];
+        ev[i].start *= scale;
+        ev[i].end *= scale;
+    }
+    tw_header_rank(w, pid, "known", rank);
     tw_site(w, 1, 10, "main", "main.c", "main");
     tw_site(w, 2, 20, "A", "a.c", "fa");
     tw_site(w, 3, 30, "B", "b.c", "fb");
@@ -151,6 +234,56 @@ static inline void tw_known(tw *w, uint64_t pid) {
     tw_events(w, 0, ev, 2);
     tw_events(w, 0, ev + 2, 3);
     tw_end(w, 5);
+}
+static inline void tw_known(tw *w, uint64_t pid) { tw_known_rank(w, pid, 0xFFFFFFFFu, 1); }
+
+/* GPU scopes, memory records, steps, a device name and peak memory
+ * (times in ns; the header's start is 1000, where step 1 begins):
+ *   steps 1 [1000,2000]  2 [2000,3000]  3 [3000,4000]
+ *   thread 0 (tid 100 "main"), one top-level "step_body" per step:
+ *     step 1: step_body [1100,1900]; alloc +4096 CPU at 1150;
+ *             gemm [1200,1300], GPU [1250,1450] on stream 0xa
+ *     step 2: step_body [2100,2900]; alloc +1000000 on GPU 0 at 2150;
+ *             gemm [2200,2300], GPU [2250,2600] stream 0xa;
+ *             copy [2400,2500], GPU [2500,2550] stream 0xb; free -4096 CPU at 2800
+ *     step 3: step_body [3100,3900]; alloc +8192 CPU at 3200
+ *   thread 1 (tid 101 "worker"), written last: worker_task [1500,2500]
+ *     (across steps 1 and 2), alloc +100 CPU at 1600
+ * So the CPU memory counter, in time order over both threads, reads 4096,
+ * 4196, 100, 8292. MEMORY records: CPU peak 8292 with 2 unknown frees, GPU 0
+ * peak 1000000. The STEPS come in two chunks after the events. */
+static inline void tw_rich(tw *w, uint64_t pid, uint32_t rank) {
+    tw_header_rank(w, pid, "rich", rank);
+    tw_site(w, 1, 10, "step_body", "train.c", "step");
+    tw_site(w, 2, 20, "gemm", "train.c", "gemm");
+    tw_site(w, 3, 30, "copy", "train.c", "copy");
+    tw_site(w, 4, 40, "alloc", "train.c", "step");
+    tw_site(w, 5, 50, "worker_task", "worker.c", "work");
+    tw_thread(w, 0, 100, "main");
+    tw_thread(w, 1, 101, "worker");
+    tw_device(w, 0, "Test GPU \"X\"");
+    static const tw_gpu_rec g1[] = {{1250, 1450, 1200, 0xa, 2, 0, 0}};
+    static const tw_ev s1[] = {{1150, 4096, 4, TW_MEM(0, 1)}, {1200, 1300, 2, TW_GPU(1)}, {1100, 1900, 1, 0}};
+    tw_gpu(w, 0, g1, 1);
+    tw_events(w, 0, s1, 3);
+    static const tw_gpu_rec g2[] = {{2250, 2600, 2200, 0xa, 2, 0, 0}, {2500, 2550, 2400, 0xb, 3, 0, 0}};
+    static const tw_ev s2[] = {{2150, 1000000, 4, TW_MEM(1, 1)},
+                               {2200, 2300, 2, TW_GPU(1)},
+                               {2400, 2500, 3, TW_GPU(1)},
+                               {2800, (uint64_t)-4096, 4, TW_MEM(0, 1)},
+                               {2100, 2900, 1, 0}};
+    tw_gpu(w, 0, g2, 2);
+    tw_events(w, 0, s2, 5);
+    static const tw_ev s3[] = {{3200, 8192, 4, TW_MEM(0, 1)}, {3100, 3900, 1, 0}};
+    tw_events(w, 0, s3, 2);
+    static const tw_ev t1[] = {{1600, 100, 4, TW_MEM(0, 1)}, {1500, 2500, 5, 0}};
+    tw_events(w, 1, t1, 2);
+    static const uint64_t st[][3] = {{1, 1000, 2000}, {2, 2000, 3000}, {3, 3000, 4000}};
+    tw_steps(w, st, 2);
+    tw_steps(w, st + 2, 1);
+    static const int64_t mem[][4] = {{0, 8292, 8292, 2}, {1, 1000000, 1000000, 0}};
+    tw_memory(w, mem, 2);
+    tw_end(w, 12);
 }
 
 #endif

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The shipped `scopeprof` on Chrome trace JSON, where in-process tests cannot
+# go: standard input (a pipe: one pass, the format told from the first byte),
+# both forms, and the trace JSON of a Chrome input parsed back by python3.
+set -u
+BUILD=${BUILD:-build}
+bin=$BUILD/scopeprof
+fx=tests/chrome/fixtures
+rc=0
+fail() { echo "FAIL: $*"; rc=1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Object form (Kineto layout) and bare array (torch's legacy export): a file
+# and the same bytes through a pipe give the same table.
+for f in "$fx/nested.kineto.json" "$fx/nested.json"; do
+  "$bin" table "$f" >"$tmp/file.txt" || fail "table $f"
+  "$bin" table - <"$f" >"$tmp/pipe.txt" || fail "table - <$f"
+  cat "$f" | "$bin" table - >"$tmp/pipe2.txt" || fail "cat $f | table -"
+  cmp -s "$tmp/file.txt" "$tmp/pipe.txt" && cmp -s "$tmp/file.txt" "$tmp/pipe2.txt" || fail "$f: stdin table differs"
+  grep -q '^ *aten::mm ' "$tmp/file.txt" || fail "$f: no aten::mm row"
+done
+cat "$fx/nested.kineto.json" | "$bin" table --group-by shape - | grep -q 'Input Shapes' || fail "shape from a pipe"
+# A .sprof file still reads from a pipe (the sniffed head is handed back).
+"$BUILD/tests/reporter/mktrace" known "$tmp/k.sprof" 7 || fail mktrace
+"$bin" table - <"$tmp/k.sprof" | grep -q '^ *main ' || fail "sprof from a pipe"
+# stacks and trace of a Chrome input.
+"$bin" stacks "$fx/nested.kineto.json" | grep -q '^rec;rec;aten::mm [0-9]*$' || fail "stacks: no rec;rec;aten::mm"
+"$bin" trace "$fx/mlp.kineto.json" -o "$tmp/t.json" || fail "trace"
+python3 - "$tmp/t.json" <<'PY' || rc=1
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+x = [e for e in ev if e.get("ph") == "X"]
+assert len(x) > 100, len(x)
+assert any(e["name"] == "aten::addmm" for e in x), "no aten::addmm"
+PY
+# Malformed JSON from a pipe: the byte offset, exit 1.
+printf '{"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":2,}]}' | "$bin" table - >/dev/null 2>"$tmp/err"
+st=$?
+[ $st = 1 ] || fail "malformed: exit $st"
+grep -q '^-: offset [0-9]*: ' "$tmp/err" || fail "malformed: $(cat "$tmp/err")"
+[ $rc = 0 ] && echo "cli.sh: all passed"
+exit $rc

@@ -1,0 +1,111 @@
+// check.mjs TRACE.json TABLE.json [--gpu]
+// Loads scopeprof's trace JSON into Chrome DevTools' own trace model
+// (@paulirish/trace_engine, the Performance panel's engine) and checks:
+//   - it parses with no exception and no console error or warning;
+//   - every complete event ("X") lands in its thread's tree (the engine
+//     silently drops a slice that overlaps its parent: that is a nesting bug);
+//   - per name, the self time the engine computes on the CPU threads equals
+//     the table's self_cpu_time_total_ns (TABLE.json: `scopeprof table
+//     --format json` of the same files);
+//   - with --gpu: every flow arrow binds to a slice at both ends.
+import fs from 'node:fs';
+import * as Trace from '@paulirish/trace_engine';
+
+const [tracePath, tablePath, ...flags] = process.argv.slice(2);
+if (!tracePath || !tablePath) {
+  console.error('usage: node check.mjs TRACE.json TABLE.json [--gpu]');
+  process.exit(2);
+}
+// The engine runs in browsers; in node it only lacks DOMRect.
+globalThis.DOMRect ??= class DOMRect {
+  constructor(x = 0, y = 0, width = 0, height = 0) { Object.assign(this, {x, y, width, height}); }
+  static fromRect(r = {}) { return new DOMRect(r.x, r.y, r.width, r.height); }
+};
+
+const problems = [];
+const fail = msg => problems.push(msg);
+// Whatever the engine complains about is a failure.
+for (const level of ['error', 'warn']) {
+  const orig = console[level];
+  console[level] = (...args) => { fail(`engine console.${level}: ${args.join(' ')}`); orig(...args); };
+}
+
+const doc = JSON.parse(fs.readFileSync(tracePath, 'utf8'));
+const events = doc.traceEvents;
+const model = Trace.TraceModel.Model.createWithAllHandlers();
+await model.parse(events);
+const parsed = model.parsedTrace()?.data;
+if (!parsed) throw new Error("the engine returned no parsed trace");
+for (const [kind, list] of parsed.Warnings.perWarning ?? [])
+  fail(`engine warning ${kind}: ${list.length} event(s)`);
+if (!parsed.Meta.traceIsGeneric) fail('the engine took the trace for a Chrome browser trace');
+
+// Every X slice is in the tree of its thread.
+const {processes, entryToNode} = parsed.Renderer;
+const slices = events.filter(e => e.ph === 'X');
+let inTree = 0;
+for (const e of slices) {
+  const thread = processes.get(e.pid)?.threads.get(e.tid);
+  if (!thread) { fail(`no thread ${e.pid}/${e.tid} for ${e.name}`); continue; }
+  // The engine keeps our objects: find ours among the thread's entries.
+  const node = entryToNode.get(e);
+  if (!node) { fail(`slice not in its thread's tree: ${JSON.stringify(e)}`); continue; }
+  let root = node;
+  while (root.parent) root = root.parent;
+  if (!thread.tree.roots.has(root)) fail(`slice in another thread's tree: ${e.name}`);
+  inTree++;
+}
+
+// Per-name self time on the CPU threads (category "scope" or "gpu" on a
+// program's process; not the GPU processes, nor the Steps track, which the
+// table does not count), against the table.
+const table = JSON.parse(fs.readFileSync(tablePath, 'utf8')).tables[0].rows;
+const cpuPids = new Set(events.filter(e => e.ph === 'M' && e.name === 'process_name' &&
+                                          !e.args.name.startsWith('GPU ')).map(e => e.pid));
+const selfUs = new Map(), calls = new Map();
+for (const e of slices) {
+  if (!cpuPids.has(e.pid) || e.cat === 'step') continue;
+  const node = entryToNode.get(e);
+  if (!node) continue;
+  selfUs.set(e.name, (selfUs.get(e.name) ?? 0) + node.selfTime);
+  calls.set(e.name, (calls.get(e.name) ?? 0) + 1);
+}
+let compared = 0;
+for (const row of table) {
+  const ours = row.self_cpu_time_total_ns / 1000;
+  const theirs = selfUs.get(row.name) ?? 0;
+  // The table subtracts integer nanoseconds; the engine subtracts child
+  // durations from a parent's in double-precision microseconds. Each ts/dur
+  // is written exactly to the nanosecond (three decimals) and parses to the
+  // nearest double, whose error is far below 1e-6 us at any realistic
+  // duration; each call adds at most a few such roundings (its own dur, its
+  // children's). 1e-6 us per call (plus 1e-9 relative) is therefore a bound
+  // that real arithmetic errors stay under and a single lost or misplaced
+  // nanosecond would exceed.
+  const tol = 1e-6 * (row.count + (calls.get(row.name) ?? 0)) + 1e-9 * Math.abs(ours);
+  if (Math.abs(ours - theirs) > tol)
+    fail(`self time of ${JSON.stringify(row.name)}: table ${ours} us, DevTools ${theirs} us`);
+  if ((calls.get(row.name) ?? 0) !== row.count)
+    fail(`calls of ${JSON.stringify(row.name)}: table ${row.count}, trace ${calls.get(row.name)}`);
+  compared++;
+}
+if (compared === 0) fail('the table has no rows');
+
+// Flows: each arrow must bind to a slice at both ends (the engine keeps only
+// flows with two or more bound events).
+let flows = 0;
+if (flags.includes('--gpu')) {
+  const starts = events.filter(e => e.ph === 's').length;
+  flows = parsed.Flows.flows.length;
+  if (starts === 0) fail('no flow arrows in the trace');
+  if (flows !== starts) fail(`${starts} flow arrows written, ${flows} bound at both ends`);
+  for (const flow of parsed.Flows.flows)
+    if (flow.length !== 2 || flow[0].pid === flow[1].pid) fail(`flow not CPU -> GPU: ${JSON.stringify(flow)}`);
+}
+
+if (problems.length) {
+  for (const p of problems.slice(0, 20)) console.log('FAIL:', p);
+  process.exit(1);
+}
+console.log(`DevTools trace model: ${slices.length} slices all in their threads' trees, ` +
+            `${compared} self times equal to the table's` + (flows ? `, ${flows} flows bound` : ''));
