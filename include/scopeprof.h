@@ -161,7 +161,15 @@ typedef struct scopeprof_row {
     int64_t total_ns; /* inclusive, summed over calls (recursion counts twice) */
     int64_t gpu_self_ns, gpu_total_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
+    int gpu_role; /* SCOPEPROF_ROW_*: does its self GPU time count in the total? */
 } scopeprof_row;
+
+/* PyTorch's Self GPU time total sums device events only: a CPU op of a
+ * Kineto trace shows the GPU time of the kernels it launched as its own, and
+ * counting it too would count those kernels twice. Rows start as ANY
+ * (counted: the exit summary's GPU scopes are the device events); a reader
+ * marks LAUNCHER rows (host ops) and DEVICE rows (which win: counted). */
+enum { SCOPEPROF_ROW_ANY, SCOPEPROF_ROW_LAUNCHER, SCOPEPROF_ROW_DEVICE };
 
 typedef struct scopeprof_agg_pending { /* what an open scope has seen, per depth */
     int64_t sum_ns, gpu_ns;  /* its closed children: CPU durations, GPU totals */
@@ -231,6 +239,9 @@ int scopeprof_agg_mem(scopeprof_agg *a, uint32_t thread, uint32_t depth, uint32_
                       int64_t bytes);
 /* Sum of self CPU time over all rows: the denominator of both CPU %. */
 int64_t scopeprof_agg_self_total(const scopeprof_agg *a);
+/* Sum of self GPU time over the rows that are not LAUNCHER rows: the
+ * denominator of Self GPU % and the `Self GPU time total`. */
+int64_t scopeprof_agg_gpu_self_total(const scopeprof_agg *a);
 
 /* Sort keys are PyTorch's attribute names; cuda_* are aliases of gpu_*.
  * Returns 0 and sets *out, or -1 for an unknown key. */
@@ -733,6 +744,13 @@ SCOPEPROF__API int scopeprof_agg_event(scopeprof_agg *a, uint32_t thread, uint32
     return scopeprof_agg_event_gpu(a, thread, row, start, end, depth, -1);
 }
 
+SCOPEPROF__API int64_t scopeprof_agg_gpu_self_total(const scopeprof_agg *a) {
+    int64_t s = 0;
+    for (uint32_t i = 0; i < a->nrows; i++)
+        if (a->rows[i].gpu_role != SCOPEPROF_ROW_LAUNCHER) scopeprof__add(&s, a->rows[i].gpu_self_ns);
+    return s;
+}
+
 SCOPEPROF__API int64_t scopeprof_agg_self_total(const scopeprof_agg *a) {
     int64_t s = 0;
     for (uint32_t i = 0; i < a->nrows; i++) scopeprof__add(&s, a->rows[i].self_ns);
@@ -901,8 +919,7 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     if (eh) scopeprof__cell(out, eh, extra_w);
     fprintf(out, "\n%s\n", sep);
 
-    int64_t self_total = scopeprof_agg_self_total(a), gpu_self_total = 0;
-    for (uint32_t i = 0; i < a->nrows; i++) scopeprof__add(&gpu_self_total, a->rows[i].gpu_self_ns);
+    int64_t self_total = scopeprof_agg_self_total(a), gpu_self_total = scopeprof_agg_gpu_self_total(a);
     for (uint32_t i = 0; i < nshow; i++) {
         const scopeprof_row *r = &a->rows[idx[i]];
         char name[NAME_MAX_W + 1], b[64];

@@ -87,7 +87,6 @@ typedef struct rank_stat rank_stat;
 typedef struct agg_ctx agg_ctx;
 static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort key, long limit,
                             char **files, int nfiles, const rank_stat *rs, const agg_ctx *mem);
-static void print_text(FILE *out, const agg_ctx *c, scopeprof_sort key, int limit);
 
 /* The one place that reads an input file: every command goes through it.
  * The format is told from the content (chrome.h): a .sprof file or Chrome
@@ -118,11 +117,11 @@ struct agg_ctx {
     uint64_t peak_seen; /* bit mask of devices */
     uint64_t unknown_frees;
     int mem_files;      /* files with MEMORY records */
-    /* Rows in PyTorch's Self GPU total (gpu_self_total): those of device
-     * events (sp_gpu_info.timed) of a Chrome trace, noted per site id of the
-     * file, and every row of a .sprof file. */
-    unsigned char *dev_site, *dev_row;
-    uint32_t ndev_site, ndev_row;
+    /* Sites of device events (sp_gpu_info.timed) of a Chrome trace, per site
+     * id of the file: their rows are DEVICE rows, the rest LAUNCHER rows
+     * (scopeprof_row.gpu_role); every row of a .sprof file is a DEVICE row. */
+    unsigned char *dev_site;
+    uint32_t ndev_site;
     int native_shape; /* --group-by shape met a .sprof file */
 };
 
@@ -219,10 +218,11 @@ static void account(agg_ctx *c, uint32_t slot, uint32_t row, const sp_event *e) 
         c->oom = 1;
         return;
     }
-    if (!sp_chrome_vtbl(c->rd) || (e->site < c->ndev_site && c->dev_site[e->site])) {
-        if (flags_fit(&c->dev_row, &c->ndev_row, row)) c->oom = 1;
-        else c->dev_row[row] = 1;
-    }
+    scopeprof_row *r = &c->agg.rows[row];
+    if (!sp_chrome_vtbl(c->rd) || (e->site < c->ndev_site && c->dev_site[e->site]))
+        r->gpu_role = SCOPEPROF_ROW_DEVICE;
+    else if (r->gpu_role == SCOPEPROF_ROW_ANY)
+        r->gpu_role = SCOPEPROF_ROW_LAUNCHER;
     if (scopeprof_agg_event_gpu(&c->agg, slot, row, e->start, e->end, e->depth, e->gpu_ns) != 0)
         c->oom = 1;
 }
@@ -367,7 +367,6 @@ static void agg_ctx_free(agg_ctx *c) {
     sp_tree_free(&c->tree);
     free(c->site_row);
     free(c->dev_site);
-    free(c->dev_row);
 }
 
 /* Read one file into the aggregation, report problems on err; returns the
@@ -400,7 +399,7 @@ int sp_report_mem(const void *data, size_t n, const char *group, FILE *out) {
         for (uint32_t i = 0; i < c.agg.nrows; i++)
             fprintf(out, "%s %lld\n", c.agg.rows[i].key, (long long)c.agg.rows[i].self_ns);
     } else {
-        print_text(out, &c, SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL, 0);
+        scopeprof_table_print(out, &c.agg, SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL, 0);
         sp_out js;
         sp_out_init(&js, out);
         print_json_table(&js, &c.agg, SCOPEPROF_SORT_COUNT, 0, NULL, 0, NULL, &c);
@@ -531,80 +530,12 @@ static void csv_header(FILE *out, const scopeprof_agg *a, int file_col, const ra
     fputc('\n', out);
 }
 
-/* PyTorch's Self GPU time total, the denominator of Self GPU %: _build_table
- * sums self device time over device events only (kernels, memcpy, memset;
- * and legacy CPU events, which do not occur here), not over the CPU ops that
- * launched them, whose self GPU time is the same time again. In a .sprof
- * file only GPU scopes, the device events, have self GPU time: all its rows
- * count. */
-static int64_t gpu_self_total(const agg_ctx *c) {
-    int64_t s = 0;
-    for (uint32_t i = 0; i < c->agg.nrows && i < c->ndev_row; i++)
-        if (c->dev_row[i]) sat_add(&s, c->agg.rows[i].gpu_self_ns);
-    return s;
-}
-
-/* The text table: the header's printer, whose Self GPU % and Self GPU time
- * total sum self GPU time over every row. Where that differs from PyTorch's
- * (gpu_self_total: a Chrome trace with kernels and the ops that launched
- * them), the table is printed to memory and those cells and that line are
- * rewritten: cells are right-aligned under their head, and each row's old
- * cell is checked before it is replaced (a name with a line break spans
- * lines). To go once scopeprof_table_print takes the denominator. */
-static void print_text(FILE *out, const agg_ctx *c, scopeprof_sort key, int limit) {
-    const scopeprof_agg *a = &c->agg;
-    int64_t all = 0, den = gpu_self_total(c);
-    for (uint32_t i = 0; i < a->nrows; i++) sat_add(&all, a->rows[i].gpu_self_ns);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = a->has_gpu && den != all ? open_memstream(&buf, &len) : NULL;
-    if (!m) {
-        scopeprof_table_print(out, a, key, limit);
-        return;
-    }
-    scopeprof_table_print(m, a, key, limit);
-    uint32_t *idx = fclose(m) == 0 ? scopeprof_agg_sorted(a, key) : NULL;
-    static const char head[] = "Self GPU %";
-    char *h = idx ? strstr(buf, head) : NULL, *line = NULL, *tot = NULL;
-    if (h) {
-        char *hl = h;
-        while (hl > buf && hl[-1] != '\n') hl--;
-        size_t end = (size_t)(h - hl) + sizeof head - 1; /* the cell's end in a line */
-        line = strchr(h, '\n');
-        if (line) line = strchr(line + 1, '\n'); /* past the separator */
-        uint32_t n = limit > 0 && (uint32_t)limit < a->nrows ? (uint32_t)limit : a->nrows;
-        for (uint32_t i = 0; line && i < n; line = strchr(line + 1, '\n')) {
-            char *l = line + 1, old[32], cell[32];
-            const scopeprof_row *r = &a->rows[idx[i]];
-            scopeprof__percent(old, sizeof old, r->gpu_self_ns, all);
-            size_t w = strlen(old);
-            char *nl = strchr(l, '\n');
-            if (!nl || (size_t)(nl - l) < end || memcmp(l + end - w, old, w) != 0) continue;
-            scopeprof__percent(cell, sizeof cell, r->gpu_self_ns, den);
-            if (end >= 12) snprintf(old, sizeof old, "%12s", cell), memcpy(l + end - 12, old, 12);
-            i++;
-        }
-        tot = strstr(buf, "\nSelf GPU time total: ");
-    }
-    if (tot) {
-        char b[64];
-        fwrite(buf, 1, (size_t)(tot - buf), out);
-        fprintf(out, "\nSelf GPU time total: %s\n", scopeprof_format_time(b, sizeof b, (double)den / 1e3));
-        char *rest = strchr(tot + 1, '\n');
-        if (rest) fputs(rest + 1, out);
-    } else {
-        fwrite(buf, 1, len, out);
-    }
-    free(idx);
-    free(buf);
-}
-
 static int print_csv(FILE *out, const agg_ctx *c, scopeprof_sort key, long limit,
                      const char *file, const rank_stat *rs) {
     const scopeprof_agg *a = &c->agg;
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return -1;
-    int64_t st = scopeprof_agg_self_total(a), gt = gpu_self_total(c);
+    int64_t st = scopeprof_agg_self_total(a), gt = scopeprof_agg_gpu_self_total(a);
     uint32_t n = limit > 0 && (uint32_t)limit < a->nrows ? (uint32_t)limit : a->nrows;
     for (uint32_t i = 0; i < n; i++) {
         const scopeprof_row *r = &a->rows[idx[i]];
@@ -652,7 +583,7 @@ static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort ke
     }
     sp_out_str(o, "]");
     json_num(o, "self_cpu_time_total_ns", scopeprof_agg_self_total(a));
-    if (a->has_gpu) json_num(o, "self_gpu_time_total_ns", gpu_self_total(mem));
+    if (a->has_gpu) json_num(o, "self_gpu_time_total_ns", scopeprof_agg_gpu_self_total(a));
     if (mem && mem->peak_seen) {
         sp_out_str(o, ",\"peak_memory\":[");
         for (uint32_t d = 0, k = 0; d < SP_MAX_DEVICES; d++) {
@@ -852,10 +783,7 @@ static int merge_file(agg_ctx *dst, const agg_ctx *src, rank_stat *rs, int file)
         sat_add(&m->self_cpu_mem, r->self_cpu_mem);
         sat_add(&m->gpu_mem, r->gpu_mem);
         sat_add(&m->self_gpu_mem, r->self_gpu_mem);
-        if (i < src->ndev_row && src->dev_row[i]) {
-            if (flags_fit(&dst->dev_row, &dst->ndev_row, k)) return -1;
-            dst->dev_row[k] = 1;
-        }
+        if (r->gpu_role > m->gpu_role) m->gpu_role = r->gpu_role; /* DEVICE wins */
         rank_row *x = &rs->row[k];
         if (!x->seen || r->total_ns < x->min) x->min = r->total_ns;
         if (!x->seen || r->total_ns > x->max) x->max = r->total_ns, x->argmax = file;
@@ -972,7 +900,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         if (usable && !usage) {
             if (text) {
                 if (o->per_process) fprintf(out, "%s== %s\n", t ? "\n" : "", files[0]);
-                print_text(out, &c, key, o->limit > 0 ? (int)o->limit : 0);
+                scopeprof_table_print(out, &c.agg, key, o->limit > 0 ? (int)o->limit : 0);
                 print_memory_footer(out, &c);
             } else if (csv) {
                 if (t == 0 || !o->per_process) csv_header(out, &c.agg, o->per_process, r);
