@@ -123,6 +123,8 @@ struct agg_ctx {
     unsigned char *dev_site;
     uint32_t ndev_site;
     int native_shape; /* --group-by shape met a .sprof file */
+    uint64_t undefined; /* events whose site id no SITES chunk had defined yet */
+    int chrome;         /* the last file read is Chrome JSON */
 };
 
 /* Grow a byte array to hold index i (zeroed); -1 if out of memory. */
@@ -170,6 +172,7 @@ static uint32_t make_row(agg_ctx *c, const char *key, const char *name, const ch
 /* Row of a site for name and site grouping, cached per site id. */
 static uint32_t site_row(agg_ctx *c, uint32_t id) {
     const sp_site *s = sp_reader_site(c->rd, id);
+    c->undefined += !s; /* not cached: counts every such event */
     int cache = s && id < (1u << 20);
     if (cache && id < c->nsite_row && c->site_row[id]) return c->site_row[id] - 1;
     const char *name = s ? s->name : "<unknown>";
@@ -285,6 +288,7 @@ static int agg_header(void *ctx, const sp_reader *r, const sp_header *h) {
     agg_ctx *c = ctx;
     c->rd = r;
     c->rank = h->rank;
+    c->chrome = sp_chrome_vtbl(r) != NULL;
     /* Input shapes exist only in PyTorch's JSON ("Input Dims"). */
     if (c->group == GROUP_SHAPE && !sp_chrome_vtbl(r)) return c->native_shape = 1;
     return 0;
@@ -374,6 +378,7 @@ static void agg_ctx_free(agg_ctx *c) {
 static int agg_file(agg_ctx *c, const char *path, FILE *err) {
     sp_callbacks cb = {c, agg_header, agg_events, agg_finish};
     sp_result res;
+    uint64_t unordered = c->agg.unordered, undefined = c->undefined;
     int st = read_input(path, &cb, &res);
     char msg[512];
     sp_result_message(&res, path, msg, sizeof msg);
@@ -382,6 +387,23 @@ static int agg_file(agg_ctx *c, const char *path, FILE *err) {
                 "\"Input Dims\"); this is a scopeprof trace\n", path);
     else if (st != SP_OK) fprintf(err, "%s\n", msg);
     if (c->oom) fprintf(err, "%s: out of memory: some events were not counted\n", path);
+    /* Inconsistent files (not ours): say what is off. Only events out of
+     * close order make the numbers wrong, so only they fail the command. */
+    if (res.sites_redefined)
+        fprintf(err, "%s: offset %llu: site id %u defined again differently (%u time(s)); the first "
+                "definition is kept\n", path, (unsigned long long)res.redefined_offset,
+                res.redefined_id, res.sites_redefined);
+    if (c->undefined > undefined)
+        fprintf(err, "%s: %llu event(s) use a site id no SITES chunk had defined before them; "
+                "shown as <unknown>\n", path, (unsigned long long)(c->undefined - undefined));
+    /* The Chrome reader nests by PyTorch's rule, whose order is its own: the
+     * close-order check is for .sprof files, which are written in it. */
+    if (c->agg.unordered > unordered && !c->chrome) {
+        fprintf(err, "%s: %llu event(s) close before an earlier event of their thread: the file "
+                "is not in close order, and self times are not to be trusted\n", path,
+                (unsigned long long)(c->agg.unordered - unordered));
+        if (st == SP_OK) st = SP_CORRUPT;
+    }
     return st;
 }
 

@@ -205,7 +205,15 @@ static int read_sites(sp_reader *r, const unsigned char *p, uint32_t len, uint64
         const unsigned char *str = s + 20;
         pos += 20 + (uint32_t)(l[0] + l[1] + l[2]);
         uint32_t have;
-        if (map_get(&r->site_ids, id, &have)) continue; /* defined already: first wins */
+        if (map_get(&r->site_ids, id, &have)) { /* defined already: the first wins */
+            const sp_site *o = &r->sites[have];
+            const char *now[3] = {(const char *)str, (const char *)str + l[0], (const char *)str + l[0] + l[1]};
+            const char *was[3] = {o->name, o->file, o->func};
+            int same = o->line == line;
+            for (int k = 0; k < 3 && same; k++) same = strlen(was[k]) == l[k] && memcmp(was[k], now[k], l[k]) == 0;
+            if (!same && res->sites_redefined++ == 0) res->redefined_id = id, res->redefined_offset = off;
+            continue;
+        }
         if (r->nsites >= SP_MAX_SITES) return CORRUPT("more than %u sites", SP_MAX_SITES);
         if (r->nsites == r->sites_cap) {
             uint32_t c = r->sites_cap ? r->sites_cap * 2 : 64;

@@ -79,6 +79,10 @@ typedef struct sp_result {
     uint64_t events;   /* records delivered */
     int saw_end;       /* an END chunk was read */
     char msg[160];     /* why, for SP_TRUNCATED / SP_CORRUPT / SP_IOERR */
+    /* A site id defined again differently (the first definition is kept):
+     * how many times, and the first id and chunk offset. Not an error. */
+    uint32_t sites_redefined, redefined_id;
+    uint64_t redefined_offset;
 } sp_result;
 
 /* What a GPU scope's record says beyond its interval (see sp_reader_gpu_info). */
