@@ -1,6 +1,9 @@
 /* A small convolution + linear network trained for a few steps on the CPU,
  * instrumented the way one instruments a real training loop: one scope per
- * layer and phase, a data-loading thread, a manual range for the optimizer.
+ * layer and phase, a data-loading thread, a manual range for the optimizer,
+ * PROFILE_STEP() per iteration (ProfilerStep#N ranges) and the activations'
+ * memory (CPU Mem / Self CPU Mem columns: allocated in forward, freed after
+ * the backward pass, as a framework's autograd buffers are).
  *
  *   cc -O2 -DPROFILE_ENABLE -Iinclude samples/train_cpu.c -o train_cpu -lpthread -lm
  *   ./train_cpu            # prints the key_averages table, writes train_cpu.<pid>.sprof
@@ -155,7 +158,6 @@ static void sgd(model *m, model *g, float lr) {
 int main(void) {
     PROFILE_FUNCTION();
     static model m, g;
-    static float act[CH][OUT][OUT];
     unsigned seed = 1;
     for (size_t i = 0; i < sizeof m / sizeof(float); i++) ((float *)&m)[i] = 0.05f * frand(&seed);
 
@@ -168,19 +170,26 @@ int main(void) {
         float loss = 0;
         for (int i = 0; i < BATCH; i++) {
             float logits[CLASSES], dlogits[CLASSES];
+            float(*act)[OUT][OUT];
             {
                 PROFILE_SCOPE("forward");
+                act = malloc(sizeof(float[CH][OUT][OUT]));
+                if (!act) return 1;
+                PROFILE_ALLOC(act, sizeof(float[CH][OUT][OUT]));
                 conv2d(&m, (const float(*)[IMG])b.x[i], act);
                 relu(&act[0][0][0], FEAT);
                 linear(&m, &act[0][0][0], logits);
             }
             loss += softmax_xent(logits, b.y[i], dlogits);
             backward(&m, &g, (const float(*)[IMG])b.x[i], &act[0][0][0], dlogits);
+            PROFILE_FREE(act);
+            free(act);
         }
         PROFILE_BEGIN("optimizer_step");
         sgd(&m, &g, 0.01f / BATCH);
         PROFILE_END();
         if (s % 4 == 0) printf("step %2d  loss %.4f\n", s, loss / BATCH);
+        PROFILE_STEP();
     }
     pthread_join(th, NULL);
     return 0;
