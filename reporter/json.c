@@ -594,7 +594,7 @@ static void trace_steps(sp_trace *t, const sp_reader *r) {
         sp_out_str(&t->o, "\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":");
         sp_out_us(&t->o, s[i].start);
         sp_out_str(&t->o, ",\"dur\":");
-        sp_out_us(&t->o, s[i].end - s[i].start);
+        write_dur(&t->o, s[i].start, s[i].end - s[i].start, 1); /* ends where the next begins */
         sp_out_str(&t->o, ",\"pid\":");
         sp_out_u64(&t->o, t->pid);
         sp_out_str(&t->o, ",\"tid\":");
