@@ -143,6 +143,8 @@ static int64_t *im_slot(i64map *m, uint64_t k, int create) {
 typedef struct range { /* an open or buffered range, or a buffered [memory] record */
     uint64_t start, end;
     uint64_t ext;      /* "External id" (0: none) */
+    uint64_t flow;     /* a runtime call that launched a device event: the
+                          "correlation" they share (0: none), sp_chrome_flow */
     int64_t gpu_kids;  /* GPU time of its closed children */
     int64_t bytes;     /* SP_MEM */
     uint64_t order;    /* arrival, for a stable sort */
@@ -206,15 +208,17 @@ typedef struct cj {
     uint32_t nthreads, threads_cap;
     strmap thread_ids; /* pid \x1f tid -> slot */
     i64map kernel_ns;  /* External id -> GPU ns of its kernels (pass 1) */
+    i64map corr;       /* correlation -> LINK_* bits (pass 1): who carries it */
     /* the event being read */
     sbuf name, ph, cat, pid, tid, shape, argname, key;
     int has_ts, has_dur, has_shape, has_bytes, dev_type, dev_id;
-    uint64_t ts, dur, ext;
+    uint64_t ts, dur, ext, correlation;
     int64_t bytes;
     uint64_t order;
     /* output batch: events of one thread */
     sp_event out[OUT_BATCH];
     sp_gpu_info out_gpu[OUT_BATCH]; /* parallel to out: sp_reader_gpu_info */
+    uint64_t out_flow[OUT_BATCH];   /* parallel to out: sp_chrome_flow */
     uint32_t nout, out_slot;
     sp_step *steps; /* ProfilerStep#N ranges: sp_reader_steps */
     uint32_t nsteps, steps_cap;
@@ -662,9 +666,10 @@ static int flush_out(cj *r) {
 }
 
 /* g: the device event's GPU info, NULL for a CPU range. */
-static int emit(cj *r, uint32_t slot, const sp_event *e, const sp_gpu_info *g) {
+static int emit(cj *r, uint32_t slot, const sp_event *e, const sp_gpu_info *g, uint64_t flow) {
     if (r->nout && (r->out_slot != slot || r->nout == OUT_BATCH) && flush_out(r)) return -1;
     r->out_slot = slot;
+    r->out_flow[r->nout] = flow;
     if (g) r->out_gpu[r->nout] = *g;
     else memset(&r->out_gpu[r->nout], 0, sizeof *r->out_gpu);
     r->out[r->nout++] = *e;
@@ -691,7 +696,7 @@ static int pop(cj *r, uint32_t slot) {
     s->n--;
     if (s->n) s->v[s->n - 1].gpu_kids += gpu;
     r->st.ranges++;
-    return emit(r, slot, &ev, NULL);
+    return emit(r, slot, &ev, NULL, e->flow);
 }
 
 /* PyTorch's nesting rule: the top of the stack cannot be the parent of a range
@@ -717,10 +722,10 @@ static int push(cj *r, uint32_t slot, const range *e) {
         /* Inside the innermost open range; outside all of them PyTorch shows a
          * "[memory]" row of its own. */
         sp_event m = {e->start, e->start, 0, s->n ? s->n : 1, SP_MEM, e->device, e->bytes, -1, 0};
-        if (emit(r, slot, &m, NULL)) return -1;
+        if (emit(r, slot, &m, NULL, 0)) return -1;
         if (s->n) return 0;
         sp_event row = {e->start, e->start, e->site, 0, SP_SCOPE, 0, 0, -1, e->start};
-        return emit(r, slot, &row, NULL);
+        return emit(r, slot, &row, NULL, 0);
     }
     if (s->n >= SP_MAX_DEPTH) return CORRUPT("ranges nested deeper than %u", SP_MAX_DEPTH);
     return rv_push(s, e) ? NOMEM() : 0;
@@ -777,6 +782,22 @@ static int is_device_event(const cj *r) {
            cat_is(r, "memcpy") || cat_is(r, "memset");
 }
 
+/* Runtime calls carry their op's External id but own no kernels. */
+static int is_runtime(const cj *r) {
+    return cat_is(r, "cuda_runtime") || cat_is(r, "cuda_driver") || cat_is(r, "Runtime");
+}
+
+/* Flow arrows, launch -> device event: Kineto gives a runtime call (say
+ * cudaLaunchKernel) and the kernels it enqueued one "correlation" (its ac2g
+ * flow events say the same; they are not needed). Pass 1 notes which
+ * correlations both sides carry, so that no arrow is left with one end;
+ * one-pass reads (pipes) draw none. */
+enum { LINK_DEVICE = 1, LINK_LAUNCH = 2 };
+static uint64_t flow_of(cj *r) {
+    int64_t *b = r->correlation ? im_slot(&r->corr, r->correlation, 0) : NULL;
+    return b && *b == (LINK_DEVICE | LINK_LAUNCH) ? r->correlation : 0;
+}
+
 /* Names PyTorch leaves out of key_averages (profiler utility ops). */
 static int pytorch_filtered(const char *n) {
     static const char *const names[] = {
@@ -801,6 +822,13 @@ static int add_step(cj *r, uint64_t number, uint64_t start, uint64_t end) {
     return 0;
 }
 
+/* The header's pid (named with `prog` by `trace`, which reads the header at
+ * the end for a Chrome input): the first process_name's, else the first CPU
+ * event's, when numeric. Set while reading: the header callback comes first. */
+static void set_pid(cj *r) {
+    if (!r->hdr.pid && r->pid.n && r->pid.p[0] != 's') r->hdr.pid = strtoull(r->pid.p, NULL, 10);
+}
+
 static int handle_event(cj *r) {
     const char *ph = sb_str(&r->ph), *name = sb_str(&r->name);
     r->st.events++;
@@ -809,6 +837,11 @@ static int handle_event(cj *r) {
             int64_t *k = im_slot(&r->kernel_ns, r->ext, 1);
             if (!k) return NOMEM();
             *k += (int64_t)r->dur;
+        }
+        if (strcmp(ph, "X") == 0 && r->correlation && (is_device_event(r) || is_runtime(r))) {
+            int64_t *b = im_slot(&r->corr, r->correlation, 1);
+            if (!b) return NOMEM();
+            *b |= is_device_event(r) ? LINK_DEVICE : LINK_LAUNCH;
         }
         return 0;
     }
@@ -823,6 +856,7 @@ static int handle_event(cj *r) {
             r->threads[slot].t.name = d;
         } else if (strcmp(name, "process_name") == 0 && r->argname.p && !r->hdr.prog[0]) {
             snprintf(r->hdr.prog, sizeof r->hdr.prog, "%s", r->argname.p);
+            set_pid(r);
         }
         r->st.skipped += strcmp(name, "thread_name") != 0;
         return 0;
@@ -853,6 +887,7 @@ static int handle_event(cj *r) {
     }
     uint32_t slot;
     if (thread_of(r, &slot)) return -1;
+    if (!(p == 'X' && is_device_event(r)) && !r->hdr.prog[0]) set_pid(r);
     cthread *t = &r->threads[slot];
     range e;
     memset(&e, 0, sizeof e);
@@ -897,7 +932,7 @@ static int handle_event(cj *r) {
         uint64_t dev = r->pid.n && r->pid.p[0] != 's' ? strtoull(sb_str(&r->pid), NULL, 10) : 0;
         sp_gpu_info g = {r->threads[slot].t.tid, dev < SP_MAX_DEVICES ? (uint32_t)dev : SP_MAX_DEVICES - 1, 1};
         r->st.ranges++;
-        return emit(r, slot, &k, &g);
+        return emit(r, slot, &k, &g, flow_of(r));
     }
     int step = strncmp(name, "ProfilerStep#", 13) == 0;
     const char *rowname = step ? "ProfilerStep*" : name;
@@ -920,7 +955,8 @@ static int handle_event(cj *r) {
         e.open = p == 'B';
         e.end = p == 'B' ? UINT64_MAX : r->ts + r->dur;
         e.ext = r->ext;
-        e.takes_gpu = !cat_is(r, "cuda_runtime") && !cat_is(r, "cuda_driver") && !cat_is(r, "Runtime");
+        e.takes_gpu = !is_runtime(r);
+        if (!e.takes_gpu) e.flow = flow_of(r);
     }
     if (!t->sorting && e.start < t->last_start && start_sorting(r, t)) return -1;
     if (e.start > t->last_start) t->last_start = e.start;
@@ -969,10 +1005,11 @@ static int read_args(cj *r) {
             r->has_shape = 1;
         } else if (key_is(r, "name") && c == '"') {
             if (read_string(r, &r->argname)) return -1;
-        } else if (isnum && (key_is(r, "External id") || key_is(r, "Bytes") ||
+        } else if (isnum && (key_is(r, "External id") || key_is(r, "correlation") || key_is(r, "Bytes") ||
                              key_is(r, "Device Type") || key_is(r, "Device Id"))) {
             if (read_number(r, &v)) return -1;
             if (key_is(r, "External id")) r->ext = v.d > 0 && v.d < 1.8e19 ? (uint64_t)v.d : 0;
+            else if (key_is(r, "correlation")) r->correlation = v.d > 0 && v.d < 1.8e19 ? (uint64_t)v.d : 0;
             else if (key_is(r, "Bytes")) {
                 if (!(fabs(v.d) <= (double)SP_MAX_VALUE)) return CORRUPT("absurd \"Bytes\" %s", v.text);
                 r->bytes = (int64_t)v.d;
@@ -1002,7 +1039,7 @@ static int read_event(cj *r) {
     if (r->pid.p) r->pid.p[0] = 0;
     if (r->tid.p) r->tid.p[0] = 0;
     r->has_ts = r->has_dur = r->has_shape = r->has_bytes = 0;
-    r->ts = r->dur = r->ext = 0;
+    r->ts = r->dur = r->ext = r->correlation = 0;
     r->bytes = 0;
     r->dev_type = r->dev_id = -1;
     uint64_t at = here(r);
@@ -1214,6 +1251,8 @@ static void cj_free(cj *r) {
     sm_free(&r->thread_ids);
     free(r->kernel_ns.keys);
     free(r->kernel_ns.vals);
+    free(r->corr.keys);
+    free(r->corr.vals);
     sbuf *bufs[] = {&r->name, &r->ph, &r->cat, &r->pid, &r->tid, &r->shape, &r->argname, &r->key};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->p);
     if (!r->mem) free(r->buf);
@@ -1343,30 +1382,8 @@ int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res) {
     if (chrome) {
         st = read_fd(fd, head, n, cb, res);
     } else {
-        /* A native trace from a pipe: its reader cannot take the head back,
-         * so the whole input goes to it in memory. */
-        size_t cap = n > 65536 ? n : 65536;
-        unsigned char *all = malloc(cap);
-        if (all) memcpy(all, head, n);
-        while (all) {
-            if (n == cap) {
-                unsigned char *b = realloc(all, cap * 2);
-                if (!b) break;
-                all = b;
-                cap *= 2;
-            }
-            do got = read(fd, all + n, cap - n);
-            while (got < 0 && errno == EINTR);
-            if (got <= 0) break;
-            n += (size_t)got;
-        }
-        if (all) st = sp_read_mem(all, n, cb, res);
-        else {
-            memset(res, 0, sizeof *res);
-            snprintf(res->msg, sizeof res->msg, "out of memory");
-            st = res->status = SP_IOERR;
-        }
-        free(all);
+        /* A native trace from a pipe: streamed, the head handed back first. */
+        st = sp_read_fd(fd, head, n, cb, res);
     }
     if (fd > 0) close(fd);
     return st;
@@ -1393,3 +1410,7 @@ const sp_thread *sp_chrome_thread(const sp_reader *r, uint32_t slot) {
     return slot < c->nthreads ? &c->threads[slot].t : NULL;
 }
 const sp_chrome_stats *sp_chrome_get_stats(const sp_reader *r) { return &((const cj *)(const void *)r)->st; }
+uint64_t sp_chrome_flow(const sp_reader *r, uint32_t k) {
+    const cj *c = (const cj *)(const void *)r;
+    return k < OUT_BATCH ? c->out_flow[k] : 0;
+}

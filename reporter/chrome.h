@@ -55,6 +55,13 @@ const char *sp_chrome_shape(const sp_reader *r, uint32_t id);
  * pid, stream = its numeric tid); steps are the ProfilerStep#N ranges seen so
  * far; no device names, no MEMORY records (NULL, 0). */
 
+/* During an `events` callback: the flow arrow of ev[k], 0 for none. For a
+ * device event, the arrow that ends on it; for a CPU range (a runtime call
+ * such as cudaLaunchKernel), the arrow that starts there. The id is the JSON's
+ * "correlation", unique within a file; both ends are present or neither.
+ * Only from a two-pass read (a file or memory with device events). */
+uint64_t sp_chrome_flow(const sp_reader *r, uint32_t k);
+
 /* What was skipped or repaired, for a summary line (valid in finish). */
 typedef struct sp_chrome_stats {
     uint64_t events;          /* trace events seen (objects in traceEvents) */

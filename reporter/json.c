@@ -1,10 +1,12 @@
 /* json.c -- buffered output, JSON strings, and the Chrome trace writer. */
 #include "json.h"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "scopeprof.h"
+#include "chrome.h"
 #include "tree.h"
 
 /* ---- Buffered output ------------------------------------------------------ */
@@ -43,12 +45,62 @@ void sp_out_write(sp_out *o, const void *p, size_t n) {
 
 void sp_out_str(sp_out *o, const char *s) { sp_out_write(o, s, strlen(s)); }
 
+/* Room for n more bytes at the end of the buffer (written by the caller, who
+ * then adds what it wrote to o->n), or NULL when memory ran out. */
+static char *out_reserve(sp_out *o, size_t n) {
+    if (o->cap - o->n < n || (o->f && o->n + n > OUT_FLUSH_AT)) {
+        if (o->f && o->n + n > OUT_FLUSH_AT) out_drain(o);
+        if (o->cap - o->n < n) {
+            size_t c = o->cap ? o->cap : 256;
+            while (c - o->n < n) c *= 2;
+            if (o->f && c < OUT_FLUSH_AT) c = OUT_FLUSH_AT;
+            char *b = realloc(o->buf, c);
+            if (!b) return o->err = 1, NULL;
+            o->buf = b;
+            o->cap = c;
+        }
+    }
+    return o->buf + o->n;
+}
+
+static char *put(char *p, const void *s, size_t n) {
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* Two digits per division: timestamps have 10 to 16 digits, and this loop
+ * is most of the remaining per-slice cost. */
+static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                 "8081828384858687888990919293949596979899";
+
+static char *put_u64(char *p, uint64_t v) { /* at most 20 digits */
+    static const uint64_t pow10[19] = {
+        10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
+        1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+        100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+        1000000000000000000ull, 10000000000000000000ull};
+    unsigned n = 1;
+    while (n < 20 && v >= pow10[n - 1]) n++;
+    char *e = p + n; /* filled from the end, in place: no copy of a variable length */
+    for (; v >= 100; v /= 100) memcpy(e -= 2, digits2 + v % 100 * 2, 2);
+    if (v >= 10) memcpy(e - 2, digits2 + v * 2, 2);
+    else e[-1] = (char)('0' + v);
+    return p + n;
+}
+
+static char *put_us(char *p, uint64_t ns) { /* at most 24 bytes */
+    uint64_t f = ns % 1000;
+    p = put_u64(p, ns / 1000);
+    p[0] = '.';
+    p[1] = (char)('0' + f / 100);
+    memcpy(p + 2, digits2 + f % 100 * 2, 2);
+    return p + 4;
+}
+
 void sp_out_u64(sp_out *o, uint64_t v) {
-    char b[24];
-    int i = sizeof b;
-    do b[--i] = (char)('0' + v % 10);
-    while (v /= 10);
-    sp_out_write(o, b + i, sizeof b - (size_t)i);
+    char *p = out_reserve(o, 20);
+    if (p) o->n += (size_t)(put_u64(p, v) - p);
 }
 
 void sp_out_i64(sp_out *o, int64_t v) {
@@ -61,10 +113,8 @@ void sp_out_i64(sp_out *o, int64_t v) {
 }
 
 void sp_out_us(sp_out *o, uint64_t ns) {
-    char f[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10),
-                 (char)('0' + ns % 10)};
-    sp_out_u64(o, ns / 1000);
-    sp_out_write(o, f, 4);
+    char *p = out_reserve(o, 24);
+    if (p) o->n += (size_t)(put_us(p, ns) - p);
 }
 
 /* Length of the valid UTF-8 sequence at s, or 0. */
@@ -135,9 +185,13 @@ void sp_out_free(sp_out *o) {
  *   {"name":"N","cat":"   scope","ph":"X","ts":...   ,"args":{"file":...    */
 typedef struct site_text {
     char *pre, *post;
+    size_t npre, npost;
 } site_text;
 
 #define SITE_CACHE_MAX (1u << 20)
+/* A slice's bytes besides its site text, category and tail: ",\n", 4 keys
+ * (16 + 3 * 7), ts (24), dur (24; "%.17g" at most 24), pid and tid (20 each). */
+#define SLICE_MAX_FIXED 160u
 
 struct sp_trace {
     sp_out o;
@@ -157,6 +211,17 @@ struct sp_trace {
     uint32_t pad_cap;
     uint64_t win_lo, win_hi; /* --steps: what to keep, in ns */
     uint64_t flow_id;        /* flow arrows so far (ids are trace-wide) */
+    /* A Chrome input (per file): its device events are GPU slices only, and
+     * its arrows start on the runtime calls that launched them. */
+    int chrome;
+    uint64_t flow_base;      /* flow ids of this file: flow_base + correlation */
+    struct flows { uint64_t *v; uint32_t off, n, cap; } *fl; /* per slot: see trace_events */
+    uint32_t nfl;
+    struct flow_end { uint64_t id, ts, pid, tid; } *ends; /* arrow ends held back */
+    uint32_t nends, ends_cap;
+    unsigned char *used;     /* per slot: a slice was written (Chrome: stream
+                                threads hold none and get no track) */
+    uint32_t nused;
     uint64_t next_gpu_pid;   /* made-up pids of GPU processes */
     /* Per file: */
     uint64_t gpu_pid[SP_MAX_DEVICES]; /* by GPU index; 0 = no process yet */
@@ -237,8 +302,10 @@ static int cmp_order(const void *a, const void *b) {
     return x->k > y->k ? -1 : x->k < y->k; /* same interval: the later closed encloses */
 }
 
-/* The cached JSON text of a site (or *tmp for one not cached). */
+/* The cached JSON text of a site (or *tmp for one not cached). The hit is
+ * checked first: it is the per-event path, and needs no reader call. */
 static int site_of(sp_trace *t, uint32_t site, site_text *tmp, site_text **out) {
+    if (site < t->nsites && t->sites[site].pre) return (void)(*out = &t->sites[site]), 0;
     site_text *st = tmp;
     if (site < SITE_CACHE_MAX && sp_reader_site(t->rd, site)) {
         if (site >= t->nsites) {
@@ -256,6 +323,8 @@ static int site_of(sp_trace *t, uint32_t site, site_text *tmp, site_text **out) 
         sp_out_init(&pre, NULL);
         sp_out_init(&post, NULL);
         build_site(t->rd, site, &pre, &post);
+        st->npre = pre.n;
+        st->npost = post.n;
         st->pre = take(&pre);
         st->post = take(&post);
         if (!st->pre || !st->post) {
@@ -270,8 +339,14 @@ static int site_of(sp_trace *t, uint32_t site, site_text *tmp, site_text **out) 
 }
 
 /* A time as we write it, parsed to the nearest double as a viewer does
- * (strtod and JavaScript both round correctly). */
+ * (strtod and JavaScript both round correctly). Up to 2^53 ns both ns and
+ * 1000 are exact doubles and IEEE division rounds correctly, so ns / 1000.0
+ * is that same double without printing and parsing (the per-slice cost of
+ * write_dur). */
 static double viewer_us(uint64_t ns) {
+#if FLT_EVAL_METHOD == 0
+    if (ns <= 1ull << 53) return (double)ns / 1000.0;
+#endif
     char a[32];
     snprintf(a, sizeof a, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
     return strtod(a, NULL);
@@ -320,35 +395,42 @@ static void pad_siblings(sp_trace *t, uint32_t m) {
 
 /* dur as written: exact to the ns ("1.234"), or for a marked slice whose
  * ts + dur would not give the double of its end, that difference in full. */
-static void write_dur(sp_out *o, uint64_t ts, uint64_t dur, int exact_end) {
+static char *put_dur(char *p, uint64_t ts, uint64_t dur, int exact_end) {
     if (exact_end) {
-        double s = viewer_us(ts), e = viewer_us(ts + dur), d = e - s;
-        char b[40];
-        snprintf(b, sizeof b, "%llu.%03llu", (unsigned long long)(dur / 1000), (unsigned long long)(dur % 1000));
-        if (s + strtod(b, NULL) != e) {
-            snprintf(b, sizeof b, "%.17g", d);
-            sp_out_str(o, b);
-            return;
-        }
+        double s = viewer_us(ts), e = viewer_us(ts + dur);
+        if (s + viewer_us(dur) != e) return p + snprintf(p, 32, "%.17g", e - s);
     }
-    sp_out_us(o, dur);
+    return put_us(p, dur);
 }
 
-/* A complete event up to the inside of its "args" object (left open). */
+static void write_dur(sp_out *o, uint64_t ts, uint64_t dur, int exact_end) {
+    char *p = out_reserve(o, 32);
+    if (p) o->n += (size_t)(put_dur(p, ts, dur, exact_end) - p);
+}
+
+/* A complete event up to the inside of its "args" object (left open), then
+ * `tail` (may be ""). Written straight into the buffer after one reservation:
+ * this is the per-slice path, and a write per field was most of its cost. */
 static void slice(sp_trace *t, const site_text *st, const char *cat, uint64_t ts, uint64_t dur,
-                  uint64_t pid, uint64_t tid, unsigned pad) {
-    comma(t);
-    sp_out_str(&t->o, st->pre);
-    sp_out_str(&t->o, cat);
-    sp_out_str(&t->o, "\",\"ph\":\"X\",\"ts\":");
-    sp_out_us(&t->o, ts);
-    sp_out_str(&t->o, ",\"dur\":");
-    write_dur(&t->o, ts, dur, pad);
-    sp_out_str(&t->o, ",\"pid\":");
-    sp_out_u64(&t->o, pid);
-    sp_out_str(&t->o, ",\"tid\":");
-    sp_out_u64(&t->o, tid);
-    sp_out_str(&t->o, st->post);
+                  uint64_t pid, uint64_t tid, unsigned pad, const char *tail) {
+    size_t ncat = strlen(cat), ntail = strlen(tail);
+    char *p = out_reserve(&t->o, st->npre + ncat + st->npost + ntail + SLICE_MAX_FIXED), *p0 = p;
+    if (!p) return;
+    if (!t->first) p = put(p, ",\n", 2);
+    t->first = 0;
+    p = put(p, st->pre, st->npre);
+    p = put(p, cat, ncat);
+    p = put(p, "\",\"ph\":\"X\",\"ts\":", 16);
+    p = put_us(p, ts);
+    p = put(p, ",\"dur\":", 7);
+    p = put_dur(p, ts, dur, pad);
+    p = put(p, ",\"pid\":", 7);
+    p = put_u64(p, pid);
+    p = put(p, ",\"tid\":", 7);
+    p = put_u64(p, tid);
+    p = put(p, st->post, st->npost);
+    p = put(p, tail, ntail);
+    t->o.n += (size_t)(p - p0);
 }
 
 /* One end of a flow arrow: ph "s" on the launching CPU slice, "f" on the GPU
@@ -398,6 +480,26 @@ static int gpu_track(sp_trace *t, uint64_t pid, uint64_t stream, uint64_t *tid) 
     return 0;
 }
 
+/* The trace-wide id of a Chrome file's arrow (its correlation). */
+static uint64_t flow_id_of(sp_trace *t, uint64_t c) {
+    uint64_t id = t->flow_base + c;
+    if (id > t->flow_id) t->flow_id = id; /* the next file's ids start above */
+    return id;
+}
+
+/* Grow a per-slot array of `size`-byte entries to hold slot; zero-filled. */
+static int grow_slots(void *pv, uint32_t *n, uint32_t slot, size_t size) {
+    if (slot < *n) return 0;
+    void **p = pv;
+    uint32_t c = slot + 1 > *n * 2 ? slot + 1 : *n * 2;
+    char *v = realloc(*p, (size_t)c * size);
+    if (!v) return -1;
+    memset(v + (size_t)*n * size, 0, (size_t)(c - *n) * size);
+    *p = v;
+    *n = c;
+    return 0;
+}
+
 /* GPU intervals go to their own tracks at once (they need no ancestors), with
  * a flow arrow from the CPU scope that enqueued them; memory records are kept
  * for the counter tracks written at the end of the file. */
@@ -420,16 +522,37 @@ static int trace_gpu_mem(sp_trace *t, const sp_thread *th, const sp_event *ev, u
             continue;
         }
         if (e->gpu_ns < 0 || !gi || !gi[k].timed || !in_window(t, e->start, e->end)) continue;
-        site_text tmp = {NULL, NULL}, *st;
-        uint64_t pid = gpu_pid(t, gi[k].device), tid, id = ++t->flow_id;
+        site_text tmp = {NULL, NULL, 0, 0}, *st;
+        uint64_t pid = gpu_pid(t, gi[k].device), tid;
         if (gpu_track(t, pid, gi[k].stream, &tid) != 0 || site_of(t, e->site, &tmp, &st) != 0)
             return -1;
-        slice(t, st, "gpu", e->gpu_start, (uint64_t)e->gpu_ns, pid, tid, 0);
-        sp_out_str(&t->o, ",\"launch_ts\":");
-        sp_out_us(&t->o, e->start);
-        sp_out_str(&t->o, "}}");
-        flow(t, "s", id, e->start, t->pid, thread_tid(t, th->slot));
-        flow(t, "f", id, e->gpu_start, pid, tid);
+        if (t->chrome) {
+            /* A device event of the JSON: its launch is another event (a
+             * runtime call), whose arrow start trace_subtree writes. */
+            uint64_t c = sp_chrome_flow(t->rd, k);
+            slice(t, st, "gpu", e->gpu_start, (uint64_t)e->gpu_ns, pid, tid, 0, "}}");
+            /* Its arrow's end waits for the end of the file: viewers
+             * (DevTools) pair "s" and "f" in file order, and the launch's
+             * "s" is written with its thread's subtree, later than this. */
+            if (c) {
+                if (t->nends == t->ends_cap) {
+                    uint32_t cap = t->ends_cap ? t->ends_cap * 2 : 64;
+                    struct flow_end *v = cap > t->ends_cap ? realloc(t->ends, (size_t)cap * sizeof *v) : NULL;
+                    if (!v) return -1;
+                    t->ends = v;
+                    t->ends_cap = cap;
+                }
+                t->ends[t->nends++] = (struct flow_end){flow_id_of(t, c), e->gpu_start, pid, tid};
+            }
+        } else {
+            uint64_t id = ++t->flow_id;
+            slice(t, st, "gpu", e->gpu_start, (uint64_t)e->gpu_ns, pid, tid, 0, "");
+            sp_out_str(&t->o, ",\"launch_ts\":");
+            sp_out_us(&t->o, e->start);
+            sp_out_str(&t->o, "}}");
+            flow(t, "s", id, e->start, t->pid, thread_tid(t, th->slot));
+            flow(t, "f", id, e->gpu_start, pid, tid);
+        }
         if (st == &tmp) {
             free(tmp.pre);
             free(tmp.post);
@@ -454,26 +577,58 @@ static int trace_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uin
     for (uint32_t k = 0; k < n; k++)
         if (ev[k].kind == SP_SCOPE && in_window(t, ev[k].start, ev[k].end))
             t->ord[m++] = (struct order){ev[k].start, ev[k].end, k};
-    qsort(t->ord, m, sizeof *t->ord, cmp_order);
+    /* Subtrees are mostly a handful of slices: insertion sort beats qsort's
+     * calls through a pointer there. The order is total (k breaks ties), so
+     * either sort gives the same sequence. */
+    if (m > 16) qsort(t->ord, m, sizeof *t->ord, cmp_order);
+    else
+        for (uint32_t i = 1; i < m; i++)
+            for (uint32_t j = i; j > 0 && cmp_order(&t->ord[j - 1], &t->ord[j]) > 0; j--) {
+                struct order x = t->ord[j];
+                t->ord[j] = t->ord[j - 1];
+                t->ord[j - 1] = x;
+            }
     pad_siblings(t, m);
+    /* A Chrome file's arrow starts, parallel to ev (trace_events). */
+    const uint64_t *fl = NULL;
+    if (t->chrome && slot < t->nfl) {
+        struct flows *f = &t->fl[slot];
+        if (f->n - f->off >= n) fl = f->v + f->off;
+        f->off += f->n - f->off >= n ? n : f->n - f->off;
+        if (f->off == f->n) f->off = f->n = 0;
+    }
+    if (m && t->chrome) {
+        if (grow_slots(&t->used, &t->nused, slot, 1) != 0) return -1;
+        t->used[slot] = 1;
+    }
     uint64_t tid = thread_tid(t, slot);
     for (uint32_t i = 0; i < m; i++) {
         const sp_event *e = &ev[t->ord[i].k];
-        site_text tmp = {NULL, NULL}, *st = &tmp;
+        site_text tmp = {NULL, NULL, 0, 0}, *st = &tmp;
         if (site_of(t, e->site, &tmp, &st) != 0) return -1;
+        if (t->chrome) {
+            /* An op's GPU time is attributed, not an interval of its own:
+             * no gpu_ts. A launch is in "gpu", where its arrow binds. */
+            uint64_t c = fl ? fl[t->ord[i].k] : 0;
+            slice(t, st, c ? "gpu" : "scope", e->start, e->end - e->start, t->pid, tid,
+                  t->pad[t->ord[i].k], "}}");
+            if (c) flow(t, "s", flow_id_of(t, c), e->start, t->pid, tid);
+            if (st == &tmp) free(tmp.pre), free(tmp.post);
+            continue;
+        }
         /* A timed GPU scope's CPU side is in category "gpu", as its GPU
          * interval and the flow arrow between them: a flow binds to the
          * slice of its own category at its ts, so a parent scope starting
          * at the same nanosecond cannot take the arrow. */
         slice(t, st, e->gpu_ns >= 0 ? "gpu" : "scope", e->start, e->end - e->start, t->pid, tid,
-              t->pad[t->ord[i].k]);
+              t->pad[t->ord[i].k], e->gpu_ns >= 0 ? "" : "}}");
         if (e->gpu_ns >= 0) {
             sp_out_str(&t->o, ",\"gpu_ts\":");
             sp_out_us(&t->o, e->gpu_start);
             sp_out_str(&t->o, ",\"gpu_dur\":");
             sp_out_us(&t->o, (uint64_t)e->gpu_ns);
+            sp_out_str(&t->o, "}}");
         }
-        sp_out_str(&t->o, "}}");
         if (st == &tmp) {
             free(tmp.pre);
             free(tmp.post);
@@ -515,7 +670,6 @@ static void sort_index(sp_trace *t, const char *what, uint64_t pid, uint64_t tid
 
 static int trace_header(void *ctx, const sp_reader *r, const sp_header *h) {
     sp_trace *t = ctx;
-    (void)r;
     /* The file's pid, unless an earlier file used it (two runs of one
      * program on one machine can share it): then one above the largest. */
     uint64_t pid = h->pid, top = 0;
@@ -529,6 +683,9 @@ static int trace_header(void *ctx, const sp_reader *r, const sp_header *h) {
     t->pids = v;
     t->pids[t->nfiles++] = pid;
     t->pid = pid;
+    t->chrome = sp_chrome_vtbl(r) != NULL;
+    t->flow_base = t->flow_id;
+    if (t->chrome) return 0; /* named at the end: the JSON's names come later */
     char name[320];
     if (h->rank != 0xFFFFFFFFu)
         snprintf(name, sizeof name, "%s (pid %llu, rank %u)", h->prog, (unsigned long long)h->pid,
@@ -544,7 +701,33 @@ static int trace_events(void *ctx, const sp_reader *r, const sp_thread *th, cons
     sp_trace *t = ctx;
     t->rd = r;
     if (trace_gpu_mem(t, th, ev, n) != 0) return -1;
-    return sp_tree_add(&t->tree, th->slot, ev, n);
+    if (!t->chrome) return sp_tree_add(&t->tree, th->slot, ev, n);
+    /* Chrome: device events are on their GPU tracks already; the rest goes
+     * to the tree with each one's arrow start appended to the slot's queue,
+     * which the tree's subtrees then consume in the same order (a subtree is
+     * the slot's events buffered so far, in the order they were added). */
+    const sp_gpu_info *gi = sp_reader_gpu_info(r);
+    if (grow_slots(&t->fl, &t->nfl, th->slot, sizeof *t->fl) != 0) return -1;
+    struct flows *f = &t->fl[th->slot];
+    for (uint32_t k = 0, j; k < n; k = j) {
+        for (j = k; j < n && !(gi && gi[j].timed); j++) {
+            if (f->n == f->cap) {
+                uint32_t c = f->cap ? f->cap * 2 : 64;
+                uint64_t *v = realloc(f->v, (size_t)c * sizeof *v);
+                if (!v) return -1;
+                f->v = v;
+                f->cap = c;
+            }
+            f->v[f->n++] = sp_chrome_flow(r, j);
+        }
+        if (j > k) {
+            int rc = sp_tree_add(&t->tree, th->slot, ev + k, j - k);
+            if (rc) return rc;
+            f = &t->fl[th->slot];
+        }
+        if (j < n) j++; /* a device event */
+    }
+    return 0;
 }
 
 static int cmp_mem(const void *a, const void *b) {
@@ -613,8 +796,21 @@ static void trace_steps(sp_trace *t, const sp_reader *r) {
 static int trace_finish(void *ctx, const sp_reader *r) {
     sp_trace *t = ctx;
     int rc = sp_tree_flush_all(&t->tree);
+    for (uint32_t i = 0; i < t->nends; i++)
+        flow(t, "f", t->ends[i].id, t->ends[i].ts, t->ends[i].pid, t->ends[i].tid);
+    t->nends = 0;
+    const sp_header *h = sp_reader_header(r);
+    if (t->chrome) { /* the JSON's process_name, else its pid */
+        char name[320];
+        if (h->prog[0] && h->pid) snprintf(name, sizeof name, "%s (pid %llu)", h->prog, (unsigned long long)h->pid);
+        else if (h->prog[0]) snprintf(name, sizeof name, "%s", h->prog);
+        else if (h->pid) snprintf(name, sizeof name, "pid %llu", (unsigned long long)h->pid);
+        else snprintf(name, sizeof name, "Chrome trace");
+        metadata(t, "process_name", 0, name);
+    }
     for (uint32_t i = 0; i < sp_reader_nthreads(r); i++) {
         const sp_thread *th = sp_reader_thread(r, i);
+        if (t->chrome && (i >= t->nused || !t->used[i])) continue; /* a stream's: no slices */
         char name[96];
         if (th->name[0]) snprintf(name, sizeof name, "%.80s", th->name);
         else snprintf(name, sizeof name, "thread %u", th->index);
@@ -624,7 +820,6 @@ static int trace_finish(void *ctx, const sp_reader *r) {
     trace_counters(t);
     /* GPU processes "GPU n: NAME" (after the program's own), a thread per
      * stream. */
-    const sp_header *h = sp_reader_header(r);
     for (uint32_t d = 0; d < SP_MAX_DEVICES; d++) {
         if (!t->gpu_pid[d]) continue;
         const char *dn = sp_reader_device_name(r, d);
@@ -655,9 +850,14 @@ static int trace_finish(void *ctx, const sp_reader *r) {
     }
     free(t->sites);
     free(t->tids);
+    for (uint32_t i = 0; i < t->nfl; i++) free(t->fl[i].v);
+    free(t->fl);
+    free(t->used);
     t->sites = NULL;
     t->tids = NULL;
-    t->nsites = t->ntids = 0;
+    t->fl = NULL;
+    t->used = NULL;
+    t->nsites = t->ntids = t->nfl = t->nused = 0;
     sp_tree_free(&t->tree);
     sp_tree_init(&t->tree, trace_subtree, t);
     return rc;
@@ -708,6 +908,7 @@ int sp_trace_close(sp_trace *t) {
     free(t->pids);
     free(t->ord);
     free(t->tracks);
+    free(t->ends);
     free(t->mem);
     free(t->pad);
     free(t);

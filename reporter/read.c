@@ -533,20 +533,27 @@ int sp_read_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *r
     return run(&r, cb, res);
 }
 
-int sp_read_file(const char *path, const sp_callbacks *cb, sp_result *res) {
+int sp_read_fd(int fd, const void *head, size_t n, const sp_callbacks *cb, sp_result *res) {
     sp_reader r;
     memset(&r, 0, sizeof r);
     memset(res, 0, sizeof *res);
-    r.fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-    if (r.fd < 0) return fail(res, SP_IOERR, 0, "cannot open: %s", strerror(errno));
-    r.cap = 1u << 20;
+    r.fd = fd;
+    r.cap = n > (1u << 20) ? n : 1u << 20;
     r.buf = malloc(r.cap);
-    if (!r.buf) {
-        if (r.fd > 0) close(r.fd);
-        return fail(res, SP_IOERR, 0, "out of memory");
+    if (!r.buf) return fail(res, SP_IOERR, 0, "out of memory");
+    if (n) memcpy(r.buf, head, n);
+    r.hi = n;
+    return run(&r, cb, res);
+}
+
+int sp_read_file(const char *path, const sp_callbacks *cb, sp_result *res) {
+    int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        memset(res, 0, sizeof *res);
+        return fail(res, SP_IOERR, 0, "cannot open: %s", strerror(errno));
     }
-    int st = run(&r, cb, res);
-    if (r.fd > 0) close(r.fd);
+    int st = sp_read_fd(fd, NULL, 0, cb, res);
+    if (fd > 0) close(fd);
     return st;
 }
 

@@ -127,6 +127,9 @@ typedef struct sp_reader_vtbl {
  * sp_read_any in chrome.h for either format). */
 int sp_read_file(const char *path, const sp_callbacks *cb, sp_result *res);
 int sp_read_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res);
+/* From an open descriptor (not closed) whose first n bytes were already read
+ * into `head` (to tell the format from a pipe): the file is still streamed. */
+int sp_read_fd(int fd, const void *head, size_t n, const sp_callbacks *cb, sp_result *res);
 
 /* Tables of the file being read, valid during callbacks, for any reader. */
 const sp_site *sp_reader_site(const sp_reader *r, uint32_t id); /* NULL if undefined */

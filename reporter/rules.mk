@@ -21,7 +21,18 @@ $(BUILD)/fuzz_read: reporter/fuzz_read.c $(REPORTER_SRCS) $(REPORTER_HDRS)
 	  -fno-sanitize-recover=all -DSP_FUZZ_IGNORE_CRC reporter/fuzz_read.c $(REPORTER_SRCS) -o $@ $(REPORTER_LIBS)
 
 FUZZ_TIME ?= 300
+# A campaign: grows $(BUILD)/fuzz_corpus from the hand-made and the kept
+# corpus. To keep what it found (once coverage stops growing), merge it into
+# the kept corpus: `make fuzz-keep` (docs/REPORTER.md).
 fuzz: $(BUILD)/fuzz_read
 	@mkdir -p $(BUILD)/fuzz_corpus
+	tar -xzf tests/reporter/fuzz_corpus.tar.gz -C $(BUILD)
 	$(BUILD)/fuzz_read -max_total_time=$(FUZZ_TIME) -max_len=4096 -rss_limit_mb=2048 \
-	  $(BUILD)/fuzz_corpus tests/reporter/corpus
+	  -artifact_prefix=$(BUILD)/fuzz- $(BUILD)/fuzz_corpus tests/reporter/corpus
+
+.PHONY: fuzz-keep
+fuzz-keep: $(BUILD)/fuzz_read
+	rm -rf $(BUILD)/fuzz_keep && mkdir -p $(BUILD)/fuzz_keep/fuzz_corpus
+	$(BUILD)/fuzz_read -merge=1 $(BUILD)/fuzz_keep/fuzz_corpus $(BUILD)/fuzz_corpus tests/reporter/corpus
+	tar -czf tests/reporter/fuzz_corpus.tar.gz --sort=name --owner=0 --group=0 --numeric-owner \
+	  --mtime=2026-01-01 -C $(BUILD)/fuzz_keep fuzz_corpus

@@ -8,6 +8,9 @@
 #                        chrome_table_asan printing the same bytes
 #   cli.sh               `scopeprof` on Chrome JSON from standard input, stacks,
 #                        trace parsed back, malformed input from a pipe
+#   trace_chrome.sh      `scopeprof trace` of a Kineto trace: CPU ops on their
+#                        threads, kernels on stream tracks, launch->kernel flows,
+#                        the process named from the JSON
 #   fuzz_chrome.sh       a short libFuzzer run of $(BUILD)/fuzz_chrome
 CHR_T    := $(BUILD)/tests/chrome
 CHR_SRCS := reporter/chrome.c reporter/read.c
@@ -30,7 +33,7 @@ TEST_BINS += $(CHR_T)/test_chrome $(CHR_T)/test_chrome_asan $(CHR_T)/chrome_tabl
              $(CHR_T)/chrome_table_asan $(BUILD)/fuzz_chrome $(BUILD)/scopeprof \
              $(BUILD)/tests/reporter/mktrace
 TEST_CMDS += $(CHR_T)/test_chrome $(CHR_T)/test_chrome_asan tests/chrome/compare_pytorch.sh \
-             tests/chrome/cli.sh tests/chrome/fuzz_chrome.sh
+             tests/chrome/cli.sh tests/chrome/trace_chrome.sh tests/chrome/fuzz_chrome.sh
 
 .PHONY: fuzz-chrome
 fuzz-chrome: $(BUILD)/fuzz_chrome
