@@ -37,6 +37,18 @@ TEST_CMDS += $(CHR_T)/test_chrome $(CHR_T)/test_chrome_asan tests/chrome/compare
 
 .PHONY: fuzz-chrome
 fuzz-chrome: $(BUILD)/fuzz_chrome
-	@mkdir -p $(BUILD)/fuzz_chrome_corpus
+	@mkdir -p $(BUILD)/fuzz_chrome_corpus $(BUILD)/fuzz_chrome_kept
+	tar -xzf tests/chrome/fuzz_corpus.tar.gz -C $(BUILD)/fuzz_chrome_kept
 	$(BUILD)/fuzz_chrome -max_total_time=$(FUZZ_TIME) -max_len=8192 -rss_limit_mb=2048 \
-	  $(BUILD)/fuzz_chrome_corpus tests/chrome/corpus
+	  -artifact_prefix=$(BUILD)/fuzz-chrome- $(BUILD)/fuzz_chrome_corpus \
+	  $(BUILD)/fuzz_chrome_kept/fuzz_corpus tests/chrome/corpus
+
+# Keep what a campaign found (once coverage stops growing): merged into the
+# kept corpus, the smallest set with the same coverage.
+.PHONY: fuzz-chrome-keep
+fuzz-chrome-keep: $(BUILD)/fuzz_chrome
+	rm -rf $(BUILD)/fuzz_chrome_keep && mkdir -p $(BUILD)/fuzz_chrome_keep/fuzz_corpus
+	$(BUILD)/fuzz_chrome -merge=1 $(BUILD)/fuzz_chrome_keep/fuzz_corpus $(BUILD)/fuzz_chrome_corpus \
+	  $(BUILD)/fuzz_chrome_kept/fuzz_corpus tests/chrome/corpus
+	tar -czf tests/chrome/fuzz_corpus.tar.gz --sort=name --owner=0 --group=0 --numeric-owner \
+	  --mtime=2026-01-01 -C $(BUILD)/fuzz_chrome_keep fuzz_corpus
