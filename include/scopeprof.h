@@ -2751,8 +2751,7 @@ typedef struct scopeprof_gpu_scope { /* what a PROFILE_GPU_SCOPE variable holds 
 
 /* Turn GPU timing off for the rest of the run, with one line saying why. */
 SCOPEPROF__INTERNAL void scopeprof__gpu_off(const char *what, scopeprof__gerr err) {
-    if (scopeprof__gm.status == -1) return;
-    scopeprof__gm.status = -1;
+    if (__atomic_exchange_n(&scopeprof__gm.status, -1, __ATOMIC_ACQ_REL) == -1) return;
     const char *msg = scopeprof__gm.api.GetErrorString ? scopeprof__gm.api.GetErrorString(err) : "";
     scopeprof__warn("scopeprof: %s%s%s (error %d%s%s); GPU scopes record their CPU side only",
                     SCOPEPROF__G_NAME, " error in ", what, (int)err, msg ? ": " : "", msg ? msg : "");
@@ -2780,9 +2779,10 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_start(void) {
     scopeprof__gmod *m = &scopeprof__gm;
     scopeprof__state *g = scopeprof__state_get();
     pthread_mutex_lock(&m->lock);
-    if (m->status != 0) {
+    int status = __atomic_load_n(&m->status, __ATOMIC_ACQUIRE);
+    if (status != 0) {
         pthread_mutex_unlock(&m->lock);
-        return m->status == 1;
+        return status == 1;
     }
     int linked = 1;
 #define SCOPEPROF__G_LINKED(f) m->api.f = &SCOPEPROF__G(f); if (!m->api.f) linked = 0;
@@ -2800,7 +2800,7 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_start(void) {
         SCOPEPROF__G_FUNCS(SCOPEPROF__G_DLSYM)
 #undef SCOPEPROF__G_DLSYM
         if (!found) {
-            m->status = -1;
+            __atomic_store_n(&m->status, -1, __ATOMIC_RELEASE);
             pthread_mutex_unlock(&m->lock);
             scopeprof__warn("scopeprof: no %s runtime library (%s); GPU scopes record their CPU "
                             "side only", SCOPEPROF__G_NAME, why ? why : "missing functions");
@@ -2810,7 +2810,7 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_start(void) {
     int count = 0;
     scopeprof__gerr err = m->api.GetDeviceCount(&count);
     if (err != SCOPEPROF__G_OK || count <= 0) {
-        m->status = -1;
+        __atomic_store_n(&m->status, -1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&m->lock);
         const char *msg = err != SCOPEPROF__G_OK ? m->api.GetErrorString(err) : "0 devices";
         scopeprof__warn("scopeprof: no %s device (%sGetDeviceCount: %s); GPU scopes record their "
@@ -2818,7 +2818,8 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_start(void) {
                         msg ? msg : "?");
         return 0;
     }
-    m->status = 1;
+    /* Release: a thread that reads status 1 without the lock sees m->api. */
+    __atomic_store_n(&m->status, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&m->lock);
     pthread_mutex_lock(&g->lock); /* not under the module lock: lock order */
     if (!g->gpu_take) {
@@ -2998,8 +2999,9 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_ready(scopeprof__state *g, scopeprof__thr
 /* Out of line: the GPU half of a scope's open. Returns 1 if it is timed. */
 SCOPEPROF__INTERNAL int scopeprof__gpu_open(scopeprof_gpu_scope *gs) {
     scopeprof__gmod *m = &scopeprof__gm;
-    if (m->status == 0 && !scopeprof__gpu_start()) return 0;
-    if (m->status != 1) return 0;
+    int status = __atomic_load_n(&m->status, __ATOMIC_ACQUIRE);
+    if (status == 0 && !scopeprof__gpu_start()) return 0;
+    if (__atomic_load_n(&m->status, __ATOMIC_ACQUIRE) != 1) return 0;
     scopeprof__gthread *gt = scopeprof__gpu_thread(scopeprof__tls);
     int dev = 0;
     scopeprof__gerr err;
@@ -3039,7 +3041,7 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_close(scopeprof_gpu_scope *gs) {
     scopeprof__gthread *gt = (scopeprof__gthread *)scopeprof__tls->gpu;
     scopeprof__gevent end;
     scopeprof__gerr err = SCOPEPROF__G_OK;
-    int ok = m->status == 1 && scopeprof__gpu_event(gt, &end);
+    int ok = __atomic_load_n(&m->status, __ATOMIC_ACQUIRE) == 1 && scopeprof__gpu_event(gt, &end);
     if (ok && (err = m->api.EventRecord(end, gs->stream)) != SCOPEPROF__G_OK) {
         pthread_mutex_lock(&gt->lock);
         scopeprof__gpu_release(gt, end);
@@ -3094,7 +3096,7 @@ static inline scopeprof_gpu_scope scopeprof__gpu_begin(scopeprof_site *s, scopep
     gs.stream = stream;
     gs.anchor = NULL;
     gs.device = 0;
-    gs.ok = scopeprof__gm.status != -1 && scopeprof__gpu_open(&gs);
+    gs.ok = __atomic_load_n(&scopeprof__gm.status, __ATOMIC_ACQUIRE) != -1 && scopeprof__gpu_open(&gs);
     return gs;
 }
 

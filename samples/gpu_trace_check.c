@@ -4,7 +4,7 @@
  * For each record: duration within TOLERANCE (a fraction, 0.05 = 5%) of
  * EXPECTED_MS, and the GPU interval starting after its CPU launch. Prints
  * every record; exits 1 if any check fails or there is no record. */
-#include "../tests/gpu/trace_read.h"
+#include "../tests/common/trace.h"
 
 int main(int argc, char **argv) {
     if (argc != 5) {
@@ -12,7 +12,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     tr_trace t;
-    if (tr_load(&t, argv[1]) != 0 && t.ngpu == 0) {
+    if (!tr_read(argv[1], &t) && t.ngpu == 0) {
         fprintf(stderr, "cannot read %s\n", argv[1]);
         return 1;
     }

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "child.h"
-#include "tracefile.h"
+#include "trace.h"
 
 int empty_define_enables(void);
 
@@ -24,11 +24,11 @@ static void test_events_chunk_type(void **state) {
     (void)state;
     child c;
     child_run(&c, "prog_basic", NULL);
-    tracefile t;
-    assert_true(tf_read(c.trace, &t));
-    uint32_t wrong = t.events_type_4096;
-    uint64_t events = t.events;
-    tf_free(&t);
+    tr_trace t;
+    assert_true(tr_read(c.trace, &t));
+    uint32_t wrong = t.events_chunks_4096;
+    uint64_t events = t.nev;
+    tr_free(&t);
     child_free(&c);
     assert_int_equal(events, 41);
     assert_int_equal(wrong, 0);
@@ -51,11 +51,11 @@ static void test_thread_named_after_first_scope(void **state) {
     child c;
     child_run(&c, "prog_threads", NULL);
     assert_int_equal(c.status, 0);
-    tracefile t;
-    assert_true(tf_read(c.trace, &t));
+    tr_trace t;
+    assert_true(tr_read(c.trace, &t));
     int found = 0;
-    for (uint32_t i = 0; i < t.nthreads; i++) found += strcmp(t.thread_name[i], "setname-late") == 0;
-    tf_free(&t);
+    for (uint32_t i = 0; i < t.nthreads; i++) found += strcmp(tr_thread_name(&t, i), "setname-late") == 0;
+    tr_free(&t);
     child_free(&c);
     assert_int_equal(found, 1);
 }
@@ -68,7 +68,7 @@ static void test_main_range_open_at_exit(void **state) {
     child c;
     child_run(&c, "prog_mismatch", NULL);
     assert_int_equal(c.status, 0);
-    int reported = count_lines_with(c.err, "\"main_open\"");
+    int reported = child_lines_with(c.err, "\"main_open\"");
     child_free(&c);
     assert_int_equal(reported, 1);
 }
@@ -83,10 +83,10 @@ static void test_dlclose_first_recorder(void **state) {
     child c;
     child_run(&c, "prog_dlclose", NULL);
     int status = c.status;
-    trow rows[16];
-    int n = parse_table(c.err, rows, 16);
-    const trow *after = find_row(rows, n, "after_dlclose"), *thr = find_row(rows, n, "thread_after");
-    int tables = count_lines_with(c.err, "Self CPU time total");
+    child_row rows[16];
+    int n = child_table_rows(c.err, rows, 16);
+    const child_row *after = child_find_row(rows, n, "after_dlclose"), *thr = child_find_row(rows, n, "thread_after");
+    int tables = child_lines_with(c.err, "Self CPU time total");
     if (status != 0 || tables != 1 || !after || after->calls != 3 || !thr || thr->calls != 1)
         fprintf(stderr, "exit %d, %d table(s); stderr:\n%s", status, tables, c.err);
     child_free(&c);

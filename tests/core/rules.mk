@@ -8,7 +8,7 @@
 #   regressions[...]           one test per header bug found (see the file)
 # Variants: "" plain ($(ALL_CFLAGS)), _asan (+ASan/UBSan), _tsan (+TSan).
 CORE    := $(BUILD)/tests/core
-CORE_H  := $(HEADER) tests/core/child.h tests/core/tracefile.h
+CORE_H  := $(HEADER) tests/common/child.h tests/common/trace.h
 CORE_PROGS := prog_basic prog_threads prog_mismatch prog_stream prog_dlclose
 CORE_VARIANTS := plain asan tsan
 core_sfx_plain :=
@@ -39,10 +39,10 @@ $(CORE)/multi_main$(core_sfx_$(1)): tests/core/multi_main.c tests/core/multi_b.c
 	$$(CC) $$(ALL_CFLAGS) $(core_flags_$(1)) -DPROFILE_ENABLE -DVARIANT='"$(core_sfx_$(1))"' tests/core/multi_main.c tests/core/multi_b.c -o $$@ -L$(CORE) -lsp_linked$(core_sfx_$(1)) -Wl,-rpath,'$$$$ORIGIN' $$(CORE_LIBS)
 
 $(CORE)/test_record$(core_sfx_$(1)): tests/core/test_record.c $(CORE_H) $(foreach p,$(CORE_PROGS) multi_main,$(CORE)/$(p)$(core_sfx_$(1)))
-	$$(CC) $$(ALL_CFLAGS) $(core_flags_$(1)) -DVARIANT='"$(core_sfx_$(1))"' $$< -o $$@ -lcmocka
+	$$(CC) $$(ALL_CFLAGS) $(core_flags_$(1)) -DVARIANT='"$(core_sfx_$(1))"' -Itests/common $$< -o $$@ -lcmocka
 
 $(CORE)/regressions$(core_sfx_$(1)): tests/core/regressions.c tests/core/enable_empty.c $(CORE_H) $(CORE)/test_record$(core_sfx_$(1))
-	$$(CC) $$(ALL_CFLAGS) $(core_flags_$(1)) -DVARIANT='"$(core_sfx_$(1))"' tests/core/regressions.c tests/core/enable_empty.c -o $$@ -lcmocka $$(LDLIBS)
+	$$(CC) $$(ALL_CFLAGS) $(core_flags_$(1)) -DVARIANT='"$(core_sfx_$(1))"' -Itests/common tests/core/regressions.c tests/core/enable_empty.c -o $$@ -lcmocka $$(LDLIBS)
 
 TEST_BINS += $(CORE)/test_record$(core_sfx_$(1)) $(CORE)/regressions$(core_sfx_$(1))
 TEST_CMDS += $(CORE)/regressions$(core_sfx_$(1))

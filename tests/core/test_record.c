@@ -3,7 +3,7 @@
  * print on stderr and the trace file they write. Timing is never asserted,
  * only structure: counts, nesting, parent >= children, self + children =
  * total up to the table's rounding. */
-#define SCOPEPROF_AGGREGATION /* scopeprof_crc32 for tracefile.h */
+#define SCOPEPROF_AGGREGATION
 #include "scopeprof.h"
 
 #include <stdarg.h>
@@ -13,13 +13,13 @@
 #include <cmocka.h>
 
 #include "child.h"
-#include "tracefile.h"
+#include "trace.h"
 
 #define MAXROWS 64
 
 /* Assert that the summary has row `name` with `calls` calls; return it. */
-static const trow *expect_row(const trow *rows, int n, const char *name, unsigned long calls) {
-    const trow *r = find_row(rows, n, name);
+static const child_row *expect_row(const child_row *rows, int n, const char *name, unsigned long calls) {
+    const child_row *r = child_find_row(rows, n, name);
     if (!r) fail_msg("no row '%s' in the summary", name);
     if (r->calls != calls) fail_msg("row '%s': %lu calls, want %lu", name, r->calls, calls);
     assert_true(r->self_us <= r->total_us + 2e-3);
@@ -28,15 +28,15 @@ static const trow *expect_row(const trow *rows, int n, const char *name, unsigne
 
 /* Every event of site `child_name` lies inside an event of `parent_name` of
  * the same thread, one level up. */
-static void expect_nested(const tracefile *t, const char *child_name, const char *parent_name) {
-    for (uint64_t i = 0; i < t->events; i++) {
-        const tf_event *c = &t->ev[i];
-        if (strcmp(t->site_name[c->site], child_name) != 0) continue;
+static void expect_nested(const tr_trace *t, const char *child_name, const char *parent_name) {
+    for (uint64_t i = 0; i < t->nev; i++) {
+        const tr_event *c = &t->ev[i];
+        if (strcmp(tr_name(t, c->site), child_name) != 0) continue;
         int found = 0;
-        for (uint64_t j = 0; j < t->events && !found; j++) {
-            const tf_event *p = &t->ev[j];
+        for (uint64_t j = 0; j < t->nev && !found; j++) {
+            const tr_event *p = &t->ev[j];
             found = p->thread == c->thread && p->depth + 1 == c->depth &&
-                    strcmp(t->site_name[p->site], parent_name) == 0 && p->start <= c->start &&
+                    strcmp(tr_name(t, p->site), parent_name) == 0 && p->start <= c->start &&
                     c->end <= p->end;
         }
         if (!found) fail_msg("a '%s' event is not inside a '%s' event", child_name, parent_name);
@@ -44,10 +44,10 @@ static void expect_nested(const tracefile *t, const char *child_name, const char
 }
 
 /* Every event of site `name` was recorded at depth `depth`. */
-static void expect_depth(const tracefile *t, const char *name, uint32_t depth) {
+static void expect_depth(const tr_trace *t, const char *name, uint32_t depth) {
     uint64_t n = 0;
-    for (uint64_t i = 0; i < t->events; i++) {
-        if (strcmp(t->site_name[t->ev[i].site], name) != 0) continue;
+    for (uint64_t i = 0; i < t->nev; i++) {
+        if (strcmp(tr_name(t, t->ev[i].site), name) != 0) continue;
         n++;
         if (t->ev[i].depth != depth)
             fail_msg("'%s' recorded at depth %u, want %u", name, t->ev[i].depth, depth);
@@ -56,16 +56,16 @@ static void expect_depth(const tracefile *t, const char *name, uint32_t depth) {
     assert_true(n > 0);
 }
 
-static void read_trace(const child *c, tracefile *t) {
-    if (!tf_read(c->trace, t)) fail_msg("trace file %s: %s", c->trace, t->err);
+static void read_trace(const child *c, tr_trace *t) {
+    if (!tr_read(c->trace, t)) fail_msg("trace file %s: %s", c->trace, t->err);
     assert_true(t->has_end);
-    assert_int_equal(t->end_total, t->events);
+    assert_int_equal(t->end_total, t->nev);
 }
 
 /* prog_basic's summary rows, in the default layout. */
-static int basic_rows(const child *c, trow *rows) {
-    int n = parse_table(c->err, rows, MAXROWS);
-    assert_int_equal(count_lines_with(c->err, "Self CPU time total: "), 1);
+static int basic_rows(const child *c, child_row *rows) {
+    int n = child_table_rows(c->err, rows, MAXROWS);
+    assert_int_equal(child_lines_with(c->err, "Self CPU time total: "), 1);
     return n;
 }
 
@@ -76,11 +76,11 @@ static void test_basic_summary(void **state) {
     child c;
     child_run(&c, "prog_basic", NULL);
     assert_int_equal(c.status, 3); /* its own exit code, untouched */
-    assert_int_equal(count_lines_with(c.err, "scopeprof:"), 0); /* no warnings */
-    trow rows[MAXROWS];
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0); /* no warnings */
+    child_row rows[MAXROWS];
     int n = basic_rows(&c, rows);
     assert_int_equal(n, 9);
-    const trow *step = expect_row(rows, n, "step", 5), *fwd = expect_row(rows, n, "forward", 5),
+    const child_row *step = expect_row(rows, n, "step", 5), *fwd = expect_row(rows, n, "forward", 5),
                *mm = expect_row(rows, n, "matmul", 10), *bwd = expect_row(rows, n, "backward", 5);
     expect_row(rows, n, "early_return", 6);   /* return out of the block */
     expect_row(rows, n, "loop_body", 4);      /* break out of the loop body */
@@ -93,22 +93,22 @@ static void test_basic_summary(void **state) {
     /* Inclusive >= children; self + direct children = inclusive. */
     assert_true(step->total_us + 2e-3 >= fwd->total_us + bwd->total_us);
     assert_true(fwd->total_us + 2e-3 >= mm->total_us);
-    assert_true(about_equal(step->self_us + fwd->total_us + bwd->total_us, step->total_us));
-    assert_true(about_equal(fwd->self_us + mm->total_us, fwd->total_us));
-    assert_true(about_equal(mm->self_us, mm->total_us)); /* a leaf */
-    assert_true(about_equal(bwd->self_us, bwd->total_us));
-    assert_true(about_equal(step->avg_us * 5, step->total_us));
+    assert_true(child_about_equal(step->self_us + fwd->total_us + bwd->total_us, step->total_us));
+    assert_true(child_about_equal(fwd->self_us + mm->total_us, fwd->total_us));
+    assert_true(child_about_equal(mm->self_us, mm->total_us)); /* a leaf */
+    assert_true(child_about_equal(bwd->self_us, bwd->total_us));
+    assert_true(child_about_equal(step->avg_us * 5, step->total_us));
 
     /* The trace file holds the same 41 events, properly nested. */
-    tracefile t;
+    tr_trace t;
     read_trace(&c, &t);
-    assert_int_equal(t.events, 5 + 5 + 10 + 5 + 6 + 4 + 3 + 2 + 1);
-    assert_int_equal(tf_count(&t, "step"), 5);
-    assert_int_equal(tf_count(&t, "matmul"), 10);
-    assert_int_equal(tf_count(&t, "backward"), 5);
-    assert_int_equal(tf_count(&t, "early_return"), 6);
-    assert_int_equal(tf_count(&t, "loop_body"), 4);
-    assert_int_equal(tf_count(&t, "goto_scope"), 3);
+    assert_int_equal(t.nev, 5 + 5 + 10 + 5 + 6 + 4 + 3 + 2 + 1);
+    assert_int_equal(tr_count_all(&t, "step"), 5);
+    assert_int_equal(tr_count_all(&t, "matmul"), 10);
+    assert_int_equal(tr_count_all(&t, "backward"), 5);
+    assert_int_equal(tr_count_all(&t, "early_return"), 6);
+    assert_int_equal(tr_count_all(&t, "loop_body"), 4);
+    assert_int_equal(tr_count_all(&t, "goto_scope"), 3);
     /* A scope left early must give its depth back, or every later scope
      * would be recorded one level deeper. */
     expect_depth(&t, "step", 0);
@@ -123,13 +123,13 @@ static void test_basic_summary(void **state) {
     expect_nested(&t, "forward", "step");
     expect_nested(&t, "backward", "step");
     /* Sites know their file and line. */
-    for (uint64_t i = 0; i < t.events; i++) {
+    for (uint64_t i = 0; i < t.nev; i++) {
         uint32_t s = t.ev[i].site;
-        assert_non_null(strstr(t.site_file[s], "prog_basic.c"));
-        assert_true(t.site_line[s] > 0);
+        assert_non_null(strstr(tr_file(&t, s), "prog_basic.c"));
+        assert_true(tr_line(&t, s) > 0);
     }
     assert_int_equal(t.nthreads, 1);
-    tf_free(&t);
+    tr_free(&t);
     child_free(&c);
 }
 
@@ -141,7 +141,7 @@ static void test_default_output_path(void **state) {
     child c;
     child_run(&c, "prog_basic", env);
     assert_int_equal(c.status, 3);
-    assert_int_equal(child_files(&c), 1);
+    assert_int_equal(child_count_files(&c), 1);
     DIR *d = opendir(c.dir);
     char name[300] = "";
     for (struct dirent *e; (e = readdir(d));)
@@ -153,10 +153,10 @@ static void test_default_output_path(void **state) {
     size_t l = strlen(name);
     assert_true(l > 6 && strcmp(name + l - 6, ".sprof") == 0);
     snprintf(c.trace, sizeof c.trace, "%s/%s", c.dir, name);
-    tracefile t;
+    tr_trace t;
     read_trace(&c, &t);
-    assert_int_equal(t.events, 41);
-    tf_free(&t);
+    assert_int_equal(t.nev, 41);
+    tr_free(&t);
     child_free(&c);
 }
 
@@ -168,8 +168,8 @@ static void test_env_sort_and_limit(void **state) {
     child c;
     child_run(&c, "prog_basic", env);
     assert_int_equal(c.status, 3);
-    assert_int_equal(count_lines_with(c.err, "scopeprof:"), 0);
-    trow rows[MAXROWS];
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
+    child_row rows[MAXROWS];
     int n = basic_rows(&c, rows);
     assert_int_equal(n, 3);
     /* matmul 10, early_return 6, then the first seen of the 5-call rows:
@@ -183,7 +183,7 @@ static void test_env_sort_and_limit(void **state) {
     static const char *const env2[] = {"SCOPEPROF_SORT=self_cuda_time_total",
                                        "SCOPEPROF_ROW_LIMIT=0", "SCOPEPROF_SUMMARY=1", NULL};
     child_run(&c, "prog_basic", env2);
-    assert_int_equal(count_lines_with(c.err, "scopeprof:"), 0);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
     assert_int_equal(basic_rows(&c, rows), 9);
     child_free(&c);
 }
@@ -196,20 +196,20 @@ static void test_env_bad_values(void **state) {
     child_run(&c, "prog_basic", env);
     assert_int_equal(c.status, 3);
     /* Each is named, with its value, once. */
-    assert_int_equal(count_lines_with(c.err, "SCOPEPROF_ROW_LIMIT='abc'"), 1);
-    assert_int_equal(count_lines_with(c.err, "SCOPEPROF_SORT='bogus'"), 1);
-    assert_int_equal(count_lines_with(c.err, "SCOPEPROF_BUFFER_MB='-3'"), 1);
-    assert_int_equal(count_lines_with(c.err, "SCOPEPROF_SUMMARY='maybe'"), 1);
-    assert_int_equal(count_lines_with(c.err, "scopeprof:"), 4);
+    assert_int_equal(child_lines_with(c.err, "SCOPEPROF_ROW_LIMIT='abc'"), 1);
+    assert_int_equal(child_lines_with(c.err, "SCOPEPROF_SORT='bogus'"), 1);
+    assert_int_equal(child_lines_with(c.err, "SCOPEPROF_BUFFER_MB='-3'"), 1);
+    assert_int_equal(child_lines_with(c.err, "SCOPEPROF_SUMMARY='maybe'"), 1);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 4);
     /* ... and ignored: the defaults apply (sort by total, 20 rows, summary on). */
-    trow rows[MAXROWS];
+    child_row rows[MAXROWS];
     int n = basic_rows(&c, rows);
     assert_int_equal(n, 9);
     assert_string_equal(rows[0].name, "step");
-    tracefile t;
+    tr_trace t;
     read_trace(&c, &t);
-    assert_int_equal(t.events, 41);
-    tf_free(&t);
+    assert_int_equal(t.nev, 41);
+    tr_free(&t);
     child_free(&c);
 
     /* Out of range, trailing junk, overflow. */
@@ -217,14 +217,14 @@ static void test_env_bad_values(void **state) {
                                        "SCOPEPROF_BUFFER_MB=0", "SCOPEPROF_SORT=", NULL};
     child_run(&c, "prog_basic", env2);
     assert_int_equal(c.status, 3);
-    assert_int_equal(count_lines_with(c.err, "SCOPEPROF_ROW_LIMIT="), 1);
-    assert_int_equal(count_lines_with(c.err, "SCOPEPROF_BUFFER_MB='0'"), 1);
-    assert_int_equal(count_lines_with(c.err, "SCOPEPROF_SORT=''"), 1);
+    assert_int_equal(child_lines_with(c.err, "SCOPEPROF_ROW_LIMIT="), 1);
+    assert_int_equal(child_lines_with(c.err, "SCOPEPROF_BUFFER_MB='0'"), 1);
+    assert_int_equal(child_lines_with(c.err, "SCOPEPROF_SORT=''"), 1);
     assert_int_equal(basic_rows(&c, rows), 9);
     child_free(&c);
     static const char *const env3[] = {"SCOPEPROF_ROW_LIMIT=2x", NULL};
     child_run(&c, "prog_basic", env3);
-    assert_int_equal(count_lines_with(c.err, "SCOPEPROF_ROW_LIMIT='2x'"), 1);
+    assert_int_equal(child_lines_with(c.err, "SCOPEPROF_ROW_LIMIT='2x'"), 1);
     assert_int_equal(basic_rows(&c, rows), 9);
     child_free(&c);
 }
@@ -239,10 +239,10 @@ static void test_summary_off(void **state) {
         child_run(&c, "prog_basic", env);
         assert_int_equal(c.status, 3);
         assert_string_equal(c.err, ""); /* nothing at all on stderr */
-        tracefile t;                     /* the trace file is still written */
+        tr_trace t;                     /* the trace file is still written */
         read_trace(&c, &t);
-        assert_int_equal(t.events, 41);
-        tf_free(&t);
+        assert_int_equal(t.nev, 41);
+        tr_free(&t);
         child_free(&c);
     }
 }
@@ -254,14 +254,14 @@ static void test_output_unwritable(void **state) {
     child_run(&c, "prog_basic", env);
     assert_int_equal(c.status, 3);
     /* One clear line, naming the path; nothing else from scopeprof. */
-    assert_int_equal(count_lines_with(c.err, "/nonexistent/dir/x.sprof"), 1);
-    assert_int_equal(count_lines_with(c.err, "scopeprof:"), 1);
-    assert_int_equal(count_lines_with(c.err, "scopeprof: cannot create trace file"), 1);
-    trow rows[MAXROWS];
+    assert_int_equal(child_lines_with(c.err, "/nonexistent/dir/x.sprof"), 1);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 1);
+    assert_int_equal(child_lines_with(c.err, "scopeprof: cannot create trace file"), 1);
+    child_row rows[MAXROWS];
     int n = basic_rows(&c, rows); /* the summary is still printed, in full */
     assert_int_equal(n, 9);
     expect_row(rows, n, "matmul", 10);
-    assert_int_equal(child_files(&c), 0);
+    assert_int_equal(child_count_files(&c), 0);
     child_free(&c);
 }
 
@@ -273,10 +273,10 @@ static void test_output_none(void **state) {
         child c;
         child_run(&c, "prog_basic", env);
         assert_int_equal(c.status, 3);
-        assert_int_equal(count_lines_with(c.err, "scopeprof:"), 0);
-        trow rows[MAXROWS];
+        assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
+        child_row rows[MAXROWS];
         assert_int_equal(basic_rows(&c, rows), 9);
-        assert_int_equal(child_files(&c), 0); /* no file, not even "none" */
+        assert_int_equal(child_count_files(&c), 0); /* no file, not even "none" */
         child_free(&c);
     }
 }
@@ -288,42 +288,42 @@ static void test_threads(void **state) {
     child c;
     child_run(&c, "prog_threads", NULL);
     assert_int_equal(c.status, 0);
-    assert_int_equal(count_lines_with(c.err, "scopeprof:"), 0);
-    trow rows[MAXROWS];
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
+    child_row rows[MAXROWS];
     int n = basic_rows(&c, rows);
     assert_int_equal(n, 4);
-    const trow *work = expect_row(rows, n, "work", 4000), *inner = expect_row(rows, n, "inner", 4000);
+    const child_row *work = expect_row(rows, n, "work", 4000), *inner = expect_row(rows, n, "inner", 4000);
     expect_row(rows, n, "early_work", 100); /* its thread exited first */
     expect_row(rows, n, "main_after", 10);
     assert_true(work->total_us + 2e-3 >= inner->total_us);
-    assert_true(about_equal(work->self_us + inner->total_us, work->total_us));
+    assert_true(child_about_equal(work->self_us + inner->total_us, work->total_us));
 
-    tracefile t;
+    tr_trace t;
     read_trace(&c, &t);
-    assert_int_equal(t.events, 100 + 8000 + 10);
+    assert_int_equal(t.nev, 100 + 8000 + 10);
     assert_int_equal(t.nthreads, 6);
     /* Per thread: 100 (early), 2000 for each worker, 10 for main; indexes
      * are given in order of first event, which the test does not fix. */
     int early = 0, workers = 0, mains = 0;
     for (uint32_t i = 0; i < t.nthreads; i++) {
-        early += t.thread_events[i] == 100;
-        workers += t.thread_events[i] == 2000;
-        mains += t.thread_events[i] == 10;
+        early += t.threads[i].events == 100;
+        workers += t.threads[i].events == 2000;
+        mains += t.threads[i].events == 10;
     }
     assert_int_equal(early, 1);
     assert_int_equal(workers, 4);
     assert_int_equal(mains, 1);
     int by_macro = 0, by_setname = 0;
     for (uint32_t i = 0; i < t.nthreads; i++) {
-        by_macro += strcmp(t.thread_name[i], "named-by-macro") == 0;
-        by_setname += strcmp(t.thread_name[i], "setname-early") == 0;
-        assert_true(t.thread_name[i][0] != 0); /* every thread has some name */
+        by_macro += strcmp(tr_thread_name(&t, i), "named-by-macro") == 0;
+        by_setname += strcmp(tr_thread_name(&t, i), "setname-early") == 0;
+        assert_true(tr_thread_name(&t, i)[0] != 0); /* every thread has some name */
     }
     assert_int_equal(by_macro, 1);
     assert_int_equal(by_setname, 1);
     expect_depth(&t, "work", 0);
     expect_depth(&t, "inner", 1);
-    tf_free(&t);
+    tr_free(&t);
     child_free(&c);
 }
 
@@ -342,34 +342,34 @@ static void test_mismatch(void **state) {
     /* The stray END: once, though hit three times, with file:line. */
     char site[64];
     snprintf(site, sizeof site, "prog_mismatch.c:%d", end_line);
-    assert_int_equal(count_lines_with(c.err, "has no matching PROFILE_BEGIN"), 1);
-    assert_int_equal(count_lines_with(c.err, site), 1);
+    assert_int_equal(child_lines_with(c.err, "has no matching PROFILE_BEGIN"), 1);
+    assert_int_equal(child_lines_with(c.err, site), 1);
     /* The range left open at thread exit: reported with its name and site. */
     snprintf(site, sizeof site, "prog_mismatch.c:%d", open_line);
     /* Two ranges are left open: one by a thread at its exit, one by the
      * main thread at program exit; each reported once, with its site. */
-    assert_int_equal(count_lines_with(c.err, "still open"), 2);
-    assert_int_equal(count_lines_with(c.err, site), 1);
-    assert_int_equal(count_lines_with(c.err, "\"left_open\""), 1);
-    assert_int_equal(count_lines_with(c.err, "when its thread exited"), 1);
-    assert_int_equal(count_lines_with(c.err, "\"main_open\""), 1);
-    assert_int_equal(count_lines_with(c.err, "when the program exited"), 1);
+    assert_int_equal(child_lines_with(c.err, "still open"), 2);
+    assert_int_equal(child_lines_with(c.err, site), 1);
+    assert_int_equal(child_lines_with(c.err, "\"left_open\""), 1);
+    assert_int_equal(child_lines_with(c.err, "when its thread exited"), 1);
+    assert_int_equal(child_lines_with(c.err, "\"main_open\""), 1);
+    assert_int_equal(child_lines_with(c.err, "when the program exited"), 1);
 
     /* The rest of the profile is intact. */
-    trow rows[MAXROWS];
+    child_row rows[MAXROWS];
     int n = basic_rows(&c, rows);
     expect_row(rows, n, "before", 1);
-    const trow *after = expect_row(rows, n, "after", 5),
+    const child_row *after = expect_row(rows, n, "after", 5),
                *after_child = expect_row(rows, n, "after_child", 5);
     expect_row(rows, n, "range", 1);
     expect_row(rows, n, "in_range", 1);
-    const trow *lo = expect_row(rows, n, "left_open", 1), *io = expect_row(rows, n, "inside_open", 1);
+    const child_row *lo = expect_row(rows, n, "left_open", 1), *io = expect_row(rows, n, "inside_open", 1);
     expect_row(rows, n, "last", 1);
-    assert_true(about_equal(after->self_us + after_child->total_us, after->total_us));
+    assert_true(child_about_equal(after->self_us + after_child->total_us, after->total_us));
     assert_true(lo->total_us + 2e-3 >= io->total_us);
-    assert_true(about_equal(lo->self_us + io->total_us, lo->total_us));
+    assert_true(child_about_equal(lo->self_us + io->total_us, lo->total_us));
 
-    tracefile t;
+    tr_trace t;
     read_trace(&c, &t);
     expect_depth(&t, "before", 0);
     expect_depth(&t, "after", 0); /* the stray END did not shift depths */
@@ -381,7 +381,7 @@ static void test_mismatch(void **state) {
     expect_depth(&t, "inside_open", 1);
     expect_nested(&t, "inside_open", "left_open");
     expect_nested(&t, "in_range", "range");
-    tf_free(&t);
+    tr_free(&t);
     child_free(&c);
 }
 
@@ -393,7 +393,7 @@ static void test_streaming_keeps_every_event(void **state) {
     child c;
     child_run(&c, "prog_stream", env);
     assert_int_equal(c.status, 0);
-    assert_int_equal(count_lines_with(c.err, "scopeprof:"), 0);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
     /* 300000 x 24 bytes = 6.9 MiB went through a 1 MiB budget: most of it
      * was already in the file before exit. */
     long long mid = -1;
@@ -401,19 +401,19 @@ static void test_streaming_keeps_every_event(void **state) {
     assert_non_null(p);
     sscanf(p, "MIDSIZE %lld", &mid);
     assert_true(mid >= 5 * 1024 * 1024);
-    trow rows[MAXROWS];
+    child_row rows[MAXROWS];
     int n = basic_rows(&c, rows);
     assert_int_equal(n, 1);
     expect_row(rows, n, "s", 300000);
-    tracefile t;
+    tr_trace t;
     read_trace(&c, &t);
     assert_int_equal(t.end_total, 300000);
-    assert_int_equal(t.events, 300000);
-    assert_int_equal(tf_count(&t, "s"), 300000);
+    assert_int_equal(t.nev, 300000);
+    assert_int_equal(tr_count_all(&t, "s"), 300000);
     int full = 0;
-    for (uint32_t i = 0; i < t.nthreads; i++) full += t.thread_events[i] == 150000;
+    for (uint32_t i = 0; i < t.nthreads; i++) full += t.threads[i].events == 150000;
     assert_int_equal(full, 2);
-    tf_free(&t);
+    tr_free(&t);
     child_free(&c);
 
     /* The control: within the default 64 MiB budget nothing is written
@@ -424,8 +424,8 @@ static void test_streaming_keeps_every_event(void **state) {
     sscanf(p, "MIDSIZE %lld", &mid);
     assert_true(mid <= 0);
     read_trace(&c, &t);
-    assert_int_equal(t.events, 300000);
-    tf_free(&t);
+    assert_int_equal(t.nev, 300000);
+    tr_free(&t);
     child_free(&c);
 }
 
@@ -436,38 +436,38 @@ static void test_multi_module(void **state) {
     child c;
     child_run(&c, "multi_main", NULL);
     assert_int_equal(c.status, 0);
-    assert_int_equal(count_lines_with(c.err, "scopeprof:"), 0);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
     /* One table, one file. */
-    assert_int_equal(count_lines_with(c.err, "Self CPU time total: "), 1);
-    assert_int_equal(count_lines_with(c.err, "Self CPU %"), 1);
-    assert_int_equal(child_files(&c), 1);
-    trow rows[MAXROWS];
+    assert_int_equal(child_lines_with(c.err, "Self CPU time total: "), 1);
+    assert_int_equal(child_lines_with(c.err, "Self CPU %"), 1);
+    assert_int_equal(child_count_files(&c), 1);
+    child_row rows[MAXROWS];
     int n = basic_rows(&c, rows);
     assert_int_equal(n, 4);
     expect_row(rows, n, "main_scope", 2);
     expect_row(rows, n, "tu_b_scope", 3);
     expect_row(rows, n, "linked_lib_scope", 4);
-    const trow *dl = expect_row(rows, n, "dl_lib_scope", 5);
-    const trow *ms = find_row(rows, n, "main_scope");
+    const child_row *dl = expect_row(rows, n, "dl_lib_scope", 5);
+    const child_row *ms = child_find_row(rows, n, "main_scope");
     assert_true(ms->total_us + 2e-3 >= dl->total_us);
-    tracefile t;
+    tr_trace t;
     read_trace(&c, &t);
-    assert_int_equal(t.events, 2 + 3 + 4 + 5);
+    assert_int_equal(t.nev, 2 + 3 + 4 + 5);
     assert_int_equal(t.nthreads, 1); /* one thread state shared by all modules */
-    assert_int_equal(tf_count(&t, "dl_lib_scope"), 5);
-    assert_int_equal(tf_count(&t, "linked_lib_scope"), 4);
+    assert_int_equal(tr_count_all(&t, "dl_lib_scope"), 5);
+    assert_int_equal(tr_count_all(&t, "linked_lib_scope"), 4);
     expect_depth(&t, "dl_lib_scope", 1); /* nested in main's scope across modules */
     expect_nested(&t, "dl_lib_scope", "main_scope");
     expect_depth(&t, "tu_b_scope", 0);
     expect_depth(&t, "linked_lib_scope", 0);
     /* Each site keeps its own file. */
     int files_ok = 0;
-    for (uint32_t s = 1; s < TF_MAX_SITES; s++) {
-        if (strcmp(t.site_name[s], "dl_lib_scope") == 0) files_ok += !!strstr(t.site_file[s], "multi_dl.c");
-        if (strcmp(t.site_name[s], "tu_b_scope") == 0) files_ok += !!strstr(t.site_file[s], "multi_b.c");
+    for (uint32_t s = 1; s < t.nsites; s++) {
+        if (strcmp(tr_name(&t, s), "dl_lib_scope") == 0) files_ok += !!strstr(tr_file(&t, s), "multi_dl.c");
+        if (strcmp(tr_name(&t, s), "tu_b_scope") == 0) files_ok += !!strstr(tr_file(&t, s), "multi_b.c");
     }
     assert_int_equal(files_ok, 2);
-    tf_free(&t);
+    tr_free(&t);
     child_free(&c);
 }
 

@@ -12,6 +12,7 @@
 # Variants: "" plain ($(ALL_CFLAGS)), _asan (+ASan/UBSan), _tsan (+TSan).
 GPUT     := $(BUILD)/tests/gpu
 GPUT_H   := $(HEADER) tests/gpu/hip_double.h
+GPUT_TEST_H := tests/common/child.h tests/common/trace.h
 GPUT_HIP := -DPROFILE_ENABLE -DPROFILE_HIP -D__HIP_PLATFORM_AMD__
 gput_sfx_plain :=
 gput_sfx_asan  := _asan
@@ -27,8 +28,8 @@ $(GPUT)/gpu_prog$(gput_sfx_$(1)): tests/gpu/gpu_prog.c tests/gpu/hip_double.c $(
 	@mkdir -p $$(@D)
 	$$(CC) $$(ALL_CFLAGS) $(gput_flags_$(1)) $(GPUT_HIP) tests/gpu/gpu_prog.c tests/gpu/hip_double.c -o $$@ $$(LDLIBS)
 
-$(GPUT)/test_gpu$(gput_sfx_$(1)): tests/gpu/test_gpu.c tests/gpu/hip_double.c tests/gpu/trace_read.h $(GPUT_H) $(GPUT)/gpu_prog$(gput_sfx_$(1))
-	$$(CC) $$(ALL_CFLAGS) $(gput_flags_$(1)) $(GPUT_HIP) $(gput_real_$(1)) -DCHILD_NAME='"gpu_prog$(gput_sfx_$(1))"' tests/gpu/test_gpu.c tests/gpu/hip_double.c -o $$@ -lcmocka $$(LDLIBS)
+$(GPUT)/test_gpu$(gput_sfx_$(1)): tests/gpu/test_gpu.c tests/gpu/hip_double.c $(GPUT_TEST_H) $(GPUT_H) $(GPUT)/gpu_prog$(gput_sfx_$(1))
+	$$(CC) $$(ALL_CFLAGS) $(gput_flags_$(1)) $(GPUT_HIP) $(gput_real_$(1)) -DCHILD_NAME='"gpu_prog$(gput_sfx_$(1))"' -Itests/common tests/gpu/test_gpu.c tests/gpu/hip_double.c -o $$@ -lcmocka $$(LDLIBS)
 
 TEST_BINS += $(GPUT)/test_gpu$(gput_sfx_$(1))
 endef

@@ -1,9 +1,10 @@
 /* test_gpu.c -- GPU scopes (PROFILE_HIP) against the HIP test double.
  *
  * Most tests run a mode of gpu_prog (a profiled program linked with the
- * double) as a child process, because the profile is written at exit; they
- * then read its trace file (trace_read.h), the double's exit log (counters
- * and the log of every hipEventRecord), stdout and the exit table on stderr.
+ * double) as a child process (tests/common/child.h), because the profile is
+ * written at exit; they then read its trace file (tests/common/trace.h), the
+ * double's exit log (counters and the log of every hipEventRecord), stdout
+ * and the exit table on stderr.
  * The child is found next to this binary: CHILD_NAME (gpu_prog, or its
  * sanitizer build).
  *
@@ -18,15 +19,13 @@
 #include "scopeprof.h"
 
 #include "hip_double.h"
-#include "trace_read.h"
+#include "child.h"
+#include "trace.h"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #ifndef CHILD_NAME
 #define CHILD_NAME "gpu_prog"
@@ -34,80 +33,48 @@
 
 #define MS_NS 1000000ull
 
-static char bindir[PATH_MAX];
-static char tmpdir[] = "/tmp/scopeprof-gpu-XXXXXX";
-
 /* ---- Running a child and collecting what it left ------------------------ */
 typedef struct result {
-    int rc;
-    char *out, *err;         /* stdout, stderr */
+    child c;                 /* the run (tests/common/child.h) */
+    int rc;                  /* c.status: exit code, or 128 + signal */
+    char *out, *err;         /* c.out, c.err: stdout, stderr */
     tr_trace tr;
     int tr_ok;
     char *log;               /* the double's exit log */
 } result;
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return calloc(1, 1);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = calloc(1, (size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) b[0] = 0;
-    fclose(f);
-    return b;
-}
-
-/* Run `prog mode` with the given extra environment ("NAME=value", NULL
- * terminated). */
+/* Run `prog mode` (prog named in full: CHILD_NAME carries the variant) in a
+ * fresh directory, with the given extra environment ("NAME=value", NULL
+ * terminated), the double's log in that directory and no row limit. */
 static result run(const char *prog, const char *mode, const char *const *env) {
-    char path[PATH_MAX + 64], trace[PATH_MAX], out[PATH_MAX], err[PATH_MAX], log[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", bindir, prog);
-    snprintf(trace, sizeof trace, "%s/%s.sprof", tmpdir, mode);
-    snprintf(out, sizeof out, "%s/%s.out", tmpdir, mode);
-    snprintf(err, sizeof err, "%s/%s.err", tmpdir, mode);
-    snprintf(log, sizeof log, "%s/%s.log", tmpdir, mode);
-    unlink(trace);
-    unlink(log);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv("SCOPEPROF_OUTPUT", trace, 1);
-        setenv("DOUBLE_LOG", log, 1);
-        setenv("SCOPEPROF_ROW_LIMIT", "0", 1);
-        unsetenv("SCOPEPROF_SUMMARY");
-        unsetenv("SCOPEPROF_BUFFER_MB");
-        unsetenv("SCOPEPROF_INTERNAL_STATE"); /* this process's profiler */
-        for (int i = 0; env && env[i]; i++) putenv((char *)env[i]);
-        int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fo < 0 || fe < 0) _exit(126);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        execl(path, path, mode, (char *)NULL);
-        _exit(127);
-    }
+    const char *envp[32];
+    size_t k = 0;
+    for (size_t i = 0; env && env[i] && k < 29; i++) envp[k++] = env[i];
+    envp[k++] = "DOUBLE_LOG=double.log"; /* relative: the child runs in its directory */
+    envp[k++] = "SCOPEPROF_ROW_LIMIT=0";
+    envp[k] = NULL;
+    const char *argv[] = {mode, NULL};
     result r;
     memset(&r, 0, sizeof r);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    r.log = slurp(log);
-    r.tr_ok = tr_load(&r.tr, trace) == 0;
+    child_run_ex(&r.c, prog, 1, argv, envp);
+    r.rc = r.c.status;
+    r.out = r.c.out;
+    r.err = r.c.err;
+    char log[PATH_MAX];
+    snprintf(log, sizeof log, "%s/double.log", r.c.dir);
+    r.log = child_slurp(log);
+    r.tr_ok = tr_read(r.c.trace, &r.tr);
     if (r.rc != 0 || !r.tr_ok) /* show what went wrong next to the failure */
-        fprintf(stderr, "child %s %s: rc=%d trace_ok=%d\nstderr:\n%s\n", prog, mode, r.rc, r.tr_ok,
-                r.err);
+        fprintf(stderr, "child %s %s: rc=%d trace_ok=%d (%s), files in %s\nstderr:\n%s\n", prog,
+                mode, r.rc, r.tr_ok, r.tr.err, r.c.dir, r.err);
     return r;
 }
 
 static void result_free(result *r) {
-    free(r->out);
-    free(r->err);
     free(r->log);
     tr_free(&r->tr);
+    child_free(&r->c); /* frees out and err */
+    r->out = r->err = NULL;
 }
 
 /* A counter of the double's exit log ("C name value"); -1 if absent. */
@@ -171,12 +138,6 @@ static const char *cell(const result *r, const char *name, int col) {
         p = eol ? eol + 1 : p + len;
     }
     return "";
-}
-
-static size_t count_site(const tr_trace *t, const char *name) {
-    size_t n = 0;
-    for (size_t i = 0; i < t->nev; i++) n += strcmp(tr_name(t, t->ev[i].site), name) == 0;
-    return n;
 }
 
 static size_t count_flagged(const tr_trace *t) {
@@ -540,8 +501,8 @@ void test_err_device_count(void **state) {
     assert_int_equal(r.tr.ngpu, 0);
     assert_int_equal(r.tr.gpu_chunks, 0);
     assert_int_equal(count_flagged(&r.tr), 0);
-    assert_int_equal(count_site(&r.tr, "k"), 10);
-    assert_int_equal(count_site(&r.tr, "inner_cpu"), 10);
+    assert_int_equal(tr_count_all(&r.tr, "k"), 10);
+    assert_int_equal(tr_count_all(&r.tr, "inner_cpu"), 10);
     assert_string_equal(cell(&r, "k", 6), "10"); /* # of Calls, 7th column */
     assert_int_equal(log_counter(&r, "EventCreateWithFlags"), 0);
     assert_int_equal(log_counter(&r, "EventRecord"), 0);
@@ -556,8 +517,8 @@ void test_err_event_record(void **state) {
     assert_int_equal(r.rc, 0);
     assert_true(r.tr_ok);
     assert_int_equal(warn_lines(&r, "EventRecord"), 1);
-    assert_int_equal(count_site(&r.tr, "k"), 10);
-    assert_int_equal(count_site(&r.tr, "inner_cpu"), 10);
+    assert_int_equal(tr_count_all(&r.tr, "k"), 10);
+    assert_int_equal(tr_count_all(&r.tr, "inner_cpu"), 10);
     assert_int_equal(r.tr.ngpu, 2);
     assert_paired(&r.tr);
     for (size_t i = 0; i < 2; i++) {
@@ -579,7 +540,7 @@ void test_err_get_device(void **state) {
     assert_int_equal(r.rc, 0);
     assert_true(r.tr_ok);
     assert_int_equal(warn_lines(&r, "GetDevice"), 1);
-    assert_int_equal(count_site(&r.tr, "k"), 10);
+    assert_int_equal(tr_count_all(&r.tr, "k"), 10);
     assert_int_equal(r.tr.ngpu, 2);
     assert_paired(&r.tr);
     assert_string_equal(cell(&r, "k", 8), "2.000ms");
@@ -697,17 +658,11 @@ void test_real_hip_dlopen(void **state) {
     check_real("real_hip_dlopen");
 }
 
-int main(int argc, char **argv) {
-    (void)argc;
-    /* This process profiles nothing of interest: no file, no table. */
+int main(void) {
+    /* This process profiles nothing of interest: no file, no table. (The
+     * children do not inherit these: child.h drops SCOPEPROF_*.) */
     setenv("SCOPEPROF_OUTPUT", "none", 1);
     setenv("SCOPEPROF_SUMMARY", "0", 1);
-    ssize_t n = readlink("/proc/self/exe", bindir, sizeof bindir - 1);
-    if (n <= 0) snprintf(bindir, sizeof bindir, "%s", argv[0]);
-    else bindir[n] = 0;
-    char *slash = strrchr(bindir, '/');
-    if (slash) *slash = 0;
-    if (!mkdtemp(tmpdir)) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nesting),
         cmocka_unit_test(test_threads_streams),
@@ -730,13 +685,8 @@ int main(int argc, char **argv) {
 #endif
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    /* Leave the children's files only when something failed. */
-    if (rc == 0) {
-        char cmd[PATH_MAX + 16];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0) rc = 1;
-    } else {
-        fprintf(stderr, "children's files kept in %s\n", tmpdir);
-    }
+    /* A passing test removes its child's directory; a failing one stops
+     * before that and leaves it. */
+    if (rc != 0) fprintf(stderr, "the failed tests' children left their files in /tmp/scopeprof-test-*\n");
     return rc;
 }

@@ -68,6 +68,7 @@ static int mode_mem(void) {
 }
 
 /* ---- steps: scope "step_<i>" inside step i, "work" nested in it ------------ */
+__attribute__((unused)) /* referenced only where profiling is on */
 static void on_cycle(const char *path, int cycle, void *user) {
     (void)user;
     printf("cycle %d %s\n", cycle, path ? path : "(null)");

@@ -10,7 +10,7 @@
 #                              variant as children and checks what they left
 # `make check-leaks`: a sample under valgrind, definite leaks fail.
 LIFE    := $(BUILD)/tests/life
-LIFE_H  := $(HEADER) tests/life/run.h tests/life/trace.h
+LIFE_H  := $(HEADER) tests/common/child.h tests/common/trace.h
 LIFE_VARIANTS := plain asan tsan
 life_sfx_plain :=
 life_sfx_asan  := _asan
@@ -33,7 +33,7 @@ $(LIFE)/liblife_dl$(life_sfx_$(1)).so: tests/life/liblife_dl.c $(HEADER)
 	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE -fPIC -shared $$< -o $$@ $$(LDLIBS)
 
 $(LIFE)/test_life$(life_sfx_$(1)): tests/life/test_life.c $(LIFE_H) $(LIFE)/prog_life$(life_sfx_$(1)) $(LIFE)/prog_wrap$(life_sfx_$(1)) $(LIFE)/liblife_dl$(life_sfx_$(1)).so $(LIFE)/prog_life_off
-	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DVARIANT='"$(life_sfx_$(1))"' $$< -o $$@ -lcmocka
+	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DVARIANT='"$(life_sfx_$(1))"' -Itests/common $$< -o $$@ -lcmocka
 
 TEST_BINS += $(LIFE)/test_life$(life_sfx_$(1))
 TEST_CMDS += $(LIFE)/test_life$(life_sfx_$(1))

@@ -3,7 +3,7 @@
  * environment, then checks its exit status, stdout, stderr (the exit table
  * and scopeprof's messages) and its trace file(s), read with trace.h.
  * Timing is never asserted; counts, nesting, byte values and names are. */
-#define SCOPEPROF_AGGREGATION /* scopeprof_crc32 for trace.h */
+#define SCOPEPROF_AGGREGATION
 #include "scopeprof.h"
 
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "run.h"
+#include "child.h"
 #include "trace.h"
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -23,15 +23,15 @@ static const int sanitized = sizeof(VARIANT) > 1; /* "_asan" or "_tsan" */
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static void expect_exit(const run *r, int code) {
-    if (r->timed_out) fail_msg("the program hung (killed after %d s); stderr:\n%s", RUN_TIMEOUT_S, r->err);
+static void expect_exit(const child *r, int code) {
+    if (r->timed_out) fail_msg("the program hung (killed after %d s); stderr:\n%s", CHILD_TIMEOUT_S, r->err);
     if (!r->exited || r->code != code)
         fail_msg("exit: exited=%d code=%d signal=%d, want exit code %d; stderr:\n%s", r->exited,
                  r->code, r->sig, code, r->err);
 }
 
-static void expect_killed(const run *r, int sig) {
-    if (r->timed_out) fail_msg("the program hung (killed after %d s); stderr:\n%s", RUN_TIMEOUT_S, r->err);
+static void expect_killed(const child *r, int sig) {
+    if (r->timed_out) fail_msg("the program hung (killed after %d s); stderr:\n%s", CHILD_TIMEOUT_S, r->err);
     if (!r->signaled || r->sig != sig)
         fail_msg("exit: exited=%d code=%d signal=%d, want killed by signal %d; stderr:\n%s",
                  r->exited, r->code, r->sig, sig, r->err);
@@ -39,25 +39,25 @@ static void expect_killed(const run *r, int sig) {
 
 /* Read a trace that must be whole: every chunk valid, END present and equal
  * to the number of events read. */
-static void read_whole(const char *path, trace *t) {
-    if (!tr_read(path, t)) fail_msg("trace %s: %s", path, t->stop);
+static void read_whole(const char *path, tr_trace *t) {
+    if (!tr_read(path, t)) fail_msg("trace %s: %s", path, t->err);
     if (!t->has_end) fail_msg("trace %s has no END chunk", path);
     assert_int_equal(t->end_total, t->nev);
 }
 
-static int summaries(const run *r) { return lines_with(r->err, "Self CPU time total:"); }
+static int summaries(const child *r) { return child_lines_with(r->err, "Self CPU time total:"); }
 
 /* A cell of row `name` under column `head` of the exit table. */
-static const char *cell(const run *r, const char *name, const char *head) {
+static const char *cell(const child *r, const char *name, const char *head) {
     static char cells[32][64];
-    int col = table_col(r->err, head);
+    int col = child_table_col(r->err, head);
     if (col < 0) fail_msg("no column '%s' in the table:\n%s", head, r->err);
-    int n = table_row(r->err, name, cells, 32);
+    int n = child_table_row(r->err, name, cells, 32);
     if (n <= col) fail_msg("no row '%s' (or too short) in the table:\n%s", name, r->err);
     return cells[col];
 }
 
-static void expect_cell(const run *r, const char *name, const char *head, const char *want) {
+static void expect_cell(const child *r, const char *name, const char *head, const char *want) {
     const char *got = cell(r, name, head);
     if (strcmp(got, want) != 0)
         fail_msg("row '%s', column '%s': '%s', want '%s'\n%s", name, head, got, want, r->err);
@@ -65,13 +65,13 @@ static void expect_cell(const run *r, const char *name, const char *head, const 
 
 /* No event recorded twice: on every thread, scopes at depth 0 never overlap,
  * so in file order (close order) each starts after the previous one ended. */
-static void expect_no_duplicates(const trace *t) {
+static void expect_no_duplicates(const tr_trace *t) {
     for (uint32_t th = 0; th < t->nthreads; th++) {
         uint64_t last_end = 0;
         int have = 0;
         for (uint64_t i = 0; i < t->nev; i++) {
             const tr_event *e = &t->ev[i];
-            if (e->thread != th || (e->flags & TR_MEM_FLAG) || (e->flags & 0x3FFFFFFFu) != 0) continue;
+            if (e->thread != th || (e->depth & TR_MEM_FLAG) || (e->depth & 0x3FFFFFFFu) != 0) continue;
             if (have && e->start < last_end)
                 fail_msg("thread %u: '%s' at %llu starts before the previous ended (%llu): "
                          "duplicated or out of order", th, tr_name(t, e->site),
@@ -82,7 +82,7 @@ static void expect_no_duplicates(const trace *t) {
     }
 }
 
-static char *path_in(const run *r, const char *name) {
+static char *path_in(const child *r, const char *name) {
     static char p[PATH_MAX + 300];
     snprintf(p, sizeof p, "%s/%s", r->dir, name);
     return p;
@@ -92,8 +92,8 @@ static char *path_in(const run *r, const char *name) {
 
 static void test_mem_table(void **state) {
     (void)state;
-    run r;
-    run_prog(&r, "prog_life", ARGS("mem"), ENV("SCOPEPROF_ROW_LIMIT=0"));
+    child r;
+    child_run_args(&r, "prog_life", ARGS("mem"), ENV("SCOPEPROF_ROW_LIMIT=0"));
     expect_exit(&r, 0);
     assert_string_equal(r.out, "mem done\n");
     /* outer: +1000 +50 directly, inner's net -700 below it. */
@@ -109,18 +109,18 @@ static void test_mem_table(void **state) {
     expect_cell(&r, "gpu_part", "CPU Mem", "0 b");
     expect_cell(&r, "bad_free", "Self CPU Mem", "0 b");
     /* Peaks: A+B live = 1300 b; GPU 2 MiB + 1 MiB. */
-    assert_int_equal(lines_with(r.err, "Peak CPU memory: 1.27 Kb"), 1);
-    assert_int_equal(lines_with(r.err, "Peak GPU 0 memory: 3.00 Mb"), 1);
+    assert_int_equal(child_lines_with(r.err, "Peak CPU memory: 1.27 Kb"), 1);
+    assert_int_equal(child_lines_with(r.err, "Peak GPU 0 memory: 3.00 Mb"), 1);
     /* The unknown free: counted and reported with its place, not fatal. */
-    assert_int_equal(lines_with(r.err, "scopeprof: 1 free(s) of pointers not recorded by PROFILE_ALLOC"), 1);
-    assert_int_equal(lines_with(r.err, "prog_life.c:"), 1);
-    run_free(&r);
+    assert_int_equal(child_lines_with(r.err, "scopeprof: 1 free(s) of pointers not recorded by PROFILE_ALLOC"), 1);
+    assert_int_equal(child_lines_with(r.err, "prog_life.c:"), 1);
+    child_free(&r);
 }
 
 static void test_mem_sort_keys(void **state) {
     (void)state;
-    run r;
-    run_prog(&r, "prog_life", ARGS("mem"),
+    child r;
+    child_run_args(&r, "prog_life", ARGS("mem"),
              ENV("SCOPEPROF_ROW_LIMIT=0", "SCOPEPROF_SORT=self_cpu_memory_usage"));
     expect_exit(&r, 0);
     /* Descending: outer (1050 b) first, inner (-700 b) last of the five rows. */
@@ -130,21 +130,21 @@ static void test_mem_sort_keys(void **state) {
     assert_non_null(i);
     assert_non_null(g);
     assert_true(o < g && g < i);
-    run_free(&r);
-    run_prog(&r, "prog_life", ARGS("mem"),
+    child_free(&r);
+    child_run_args(&r, "prog_life", ARGS("mem"),
              ENV("SCOPEPROF_ROW_LIMIT=1", "SCOPEPROF_SORT=self_gpu_memory_usage"));
     expect_exit(&r, 0);
     assert_non_null(strstr(r.err, " gpu_part "));
     assert_null(strstr(r.err, " outer "));
-    run_free(&r);
+    child_free(&r);
 }
 
 static void test_mem_trace(void **state) {
     (void)state;
-    run r;
-    run_prog(&r, "prog_life", ARGS("mem"), NULL);
+    child r;
+    child_run_args(&r, "prog_life", ARGS("mem"), NULL);
     expect_exit(&r, 0);
-    trace t;
+    tr_trace t;
     read_whole(r.trace, &t);
     /* The MEM events, in the order they happened: bytes, device, depth. */
     static const struct { int64_t bytes; uint32_t dev, depth; } want[] = {
@@ -153,12 +153,12 @@ static void test_mem_trace(void **state) {
     uint32_t k = 0;
     for (uint64_t i = 0; i < t.nev; i++) {
         const tr_event *e = &t.ev[i];
-        if (!(e->flags & TR_MEM_FLAG)) continue;
+        if (!(e->depth & TR_MEM_FLAG)) continue;
         if (k >= sizeof want / sizeof *want) fail_msg("more MEM events than allocations and frees");
-        if ((int64_t)e->end != want[k].bytes || ((e->flags >> 24) & 63u) != want[k].dev ||
-            (e->flags & 0xFFFFFFu) != want[k].depth)
+        if ((int64_t)e->end != want[k].bytes || ((e->depth >> 24) & 63u) != want[k].dev ||
+            (e->depth & 0xFFFFFFu) != want[k].depth)
             fail_msg("MEM event %u: %lld bytes, device %u, depth %u; want %lld, %u, %u", k,
-                     (long long)e->end, (e->flags >> 24) & 63u, e->flags & 0xFFFFFFu,
+                     (long long)e->end, (e->depth >> 24) & 63u, e->depth & 0xFFFFFFu,
                      (long long)want[k].bytes, want[k].dev, want[k].depth);
         k++;
     }
@@ -175,14 +175,14 @@ static void test_mem_trace(void **state) {
     assert_int_equal(t.mem[1].final, 1 << 20);
     assert_int_equal(tr_count(&t, "outer"), 1);
     tr_free(&t);
-    run_free(&r);
+    child_free(&r);
 }
 
 /* The malloc wrappers; in the _asan variant, under ASan+UBSan. */
 static void test_wrap_malloc(void **state) {
     (void)state;
-    run r;
-    run_prog(&r, "prog_wrap", NULL, ENV("SCOPEPROF_ROW_LIMIT=0"));
+    child r;
+    child_run_args(&r, "prog_wrap", NULL, ENV("SCOPEPROF_ROW_LIMIT=0"));
     expect_exit(&r, 0);
     assert_string_equal(r.out, "wrap done\n");
     assert_null(strstr(r.err, "Sanitizer"));
@@ -191,16 +191,16 @@ static void test_wrap_malloc(void **state) {
     expect_cell(&r, "wrap_realloc", "Self CPU Mem", "4.00 Kb");
     expect_cell(&r, "wrap_free", "Self CPU Mem", "-8.98 Kb");
     expect_cell(&r, "wrap_unknown", "Self CPU Mem", "0 b");
-    assert_int_equal(lines_with(r.err, "Peak CPU memory: 8.98 Kb"), 1);
-    assert_int_equal(lines_with(r.err, "scopeprof: 1 free(s) of pointers not recorded"), 1);
-    trace t;
+    assert_int_equal(child_lines_with(r.err, "Peak CPU memory: 8.98 Kb"), 1);
+    assert_int_equal(child_lines_with(r.err, "scopeprof: 1 free(s) of pointers not recorded"), 1);
+    tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(t.nmem, 1);
     assert_int_equal(t.mem[0].peak, 9192);
     assert_int_equal(t.mem[0].final, 0);
     assert_int_equal(t.mem[0].unknown_frees, 1);
     tr_free(&t);
-    run_free(&r);
+    child_free(&r);
 }
 
 /* ==== Issue 5: steps and schedules ============================================ */
@@ -209,7 +209,7 @@ static void test_wrap_malloc(void **state) {
  * "work" per step), and STEPS records for exactly those steps, each scope
  * inside its step's range. `total` is the number of steps the program ran. */
 static void expect_cycle(const char *path, const int *steps, int n, int total) {
-    trace t;
+    tr_trace t;
     read_whole(path, &t);
     for (int i = 0; i < total; i++) {
         char name[32];
@@ -242,7 +242,7 @@ typedef struct sched_case {
 } sched_case;
 
 static void run_sched_case(const sched_case *c) {
-    run r;
+    child r;
     char nsteps[16], env[128];
     snprintf(nsteps, sizeof nsteps, "%d", c->steps);
     snprintf(env, sizeof env, "SCOPEPROF_SCHEDULE=%s", c->env ? c->env : "");
@@ -252,9 +252,9 @@ static void run_sched_case(const sched_case *c) {
         for (int i = 0; i < 5; i++) argv[3 + i] = c->call[i];
     }
     const char *envv[] = {c->env ? env : "SCOPEPROF_ROW_LIMIT=5", NULL};
-    run_prog(&r, "prog_life", argv, envv);
+    child_run_args(&r, "prog_life", argv, envv);
     expect_exit(&r, 0);
-    assert_int_equal(lines_with(r.err, "scopeprof: ignoring"), 0);
+    assert_int_equal(child_lines_with(r.err, "scopeprof: ignoring"), 0);
     /* The callback: once per cycle, in order, with the cycle file's path. */
     char want_out[2048] = "";
     size_t l = 0;
@@ -263,7 +263,7 @@ static void run_sched_case(const sched_case *c) {
                               k + 1, r.dir, k + 1);
     assert_string_equal(r.out, want_out);
     char names[16][256];
-    int nf = run_files(&r, ".sprof", names, 16);
+    int nf = child_list_files(&r, ".sprof", names, 16);
     if (nf != c->ncycles) fail_msg("%d trace files, want %d (one per cycle)", nf, c->ncycles);
     for (int k = 0; k < c->ncycles; k++) {
         char want[64];
@@ -274,9 +274,9 @@ static void run_sched_case(const sched_case *c) {
         expect_cycle(path_in(&r, names[k]), c->cycle[k], n, c->steps);
         char line[64];
         snprintf(line, sizeof line, "scopeprof: cycle %d (", k + 1);
-        assert_int_equal(lines_with(r.err, line), 1); /* each cycle summarised */
+        assert_int_equal(child_lines_with(r.err, line), 1); /* each cycle summarised */
     }
-    run_free(&r);
+    child_free(&r);
 }
 
 static void test_schedule_env_repeat(void **state) {
@@ -312,32 +312,32 @@ static void test_schedule_call(void **state) {
  * of cycle 1, nor the 1100 b of step 1, which was recorded in its warm-up). */
 static void test_schedule_memory_peaks(void **state) {
     (void)state;
-    run r;
-    run_prog(&r, "prog_life", ARGS("steps", "12"),
+    child r;
+    child_run_args(&r, "prog_life", ARGS("steps", "12"),
              ENV("SCOPEPROF_SCHEDULE=wait=1,warmup=1,active=2,repeat=2", "LIFE_STEP_MEM=1"));
     expect_exit(&r, 0);
-    assert_int_equal(lines_with(r.err, "Peak CPU memory: 1.17 Kb"), 1);
-    assert_int_equal(lines_with(r.err, "Peak CPU memory: 800 b"), 1);
+    assert_int_equal(child_lines_with(r.err, "Peak CPU memory: 1.17 Kb"), 1);
+    assert_int_equal(child_lines_with(r.err, "Peak CPU memory: 800 b"), 1);
     static const int64_t peaks[] = {1200, 800};
     for (int k = 0; k < 2; k++) {
         char name[64];
         snprintf(name, sizeof name, "trace.cycle%04d.sprof", k + 1);
-        trace t;
+        tr_trace t;
         read_whole(path_in(&r, name), &t);
         assert_int_equal(t.nmem, 1);
         assert_int_equal(t.mem[0].peak, peaks[k]);
         assert_int_equal(t.mem[0].final, 0);
         tr_free(&t);
     }
-    run_free(&r);
+    child_free(&r);
 }
 
 /* Without a schedule (or with a bad one): one file, every step in STEPS. */
-static void expect_unscheduled(const run *r, int steps) {
+static void expect_unscheduled(const child *r, int steps) {
     expect_exit(r, 0);
     assert_string_equal(r->out, ""); /* the cycle callback never ran */
     char names[8][256];
-    assert_int_equal(run_files(r, ".sprof", names, 8), 1);
+    assert_int_equal(child_list_files(r, ".sprof", names, 8), 1);
     int all[16];
     for (int i = 0; i < steps; i++) all[i] = i;
     expect_cycle(r->trace, all, steps, steps);
@@ -349,40 +349,40 @@ static void test_schedule_bad(void **state) {
     static const char *const bad[] = {"wait=1,active=0", "wait=x", "bogus=2", "active=2;wait=1",
                                       "warmup=-1"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        run r;
+        child r;
         char env[128], msg[160];
         snprintf(env, sizeof env, "SCOPEPROF_SCHEDULE=%s", bad[i]);
-        run_prog(&r, "prog_life", ARGS("steps", "5"), ENV(env));
+        child_run_args(&r, "prog_life", ARGS("steps", "5"), ENV(env));
         snprintf(msg, sizeof msg, "scopeprof: ignoring SCOPEPROF_SCHEDULE='%s'", bad[i]);
-        if (lines_with(r.err, msg) != 1) fail_msg("'%s' not reported:\n%s", bad[i], r.err);
+        if (child_lines_with(r.err, msg) != 1) fail_msg("'%s' not reported:\n%s", bad[i], r.err);
         expect_unscheduled(&r, 5);
-        run_free(&r);
+        child_free(&r);
     }
-    run r;
-    run_prog(&r, "prog_life", ARGS("steps", "5", "sched", "0", "0", "0", "0", "0"), NULL);
-    assert_int_equal(lines_with(r.err, "PROFILE_SCHEDULE(0, 0, 0, 0, 0) ignored"), 1);
+    child r;
+    child_run_args(&r, "prog_life", ARGS("steps", "5", "sched", "0", "0", "0", "0", "0"), NULL);
+    assert_int_equal(child_lines_with(r.err, "PROFILE_SCHEDULE(0, 0, 0, 0, 0) ignored"), 1);
     expect_unscheduled(&r, 5);
-    run_free(&r);
+    child_free(&r);
 }
 
 static void test_steps_chunk(void **state) {
     (void)state;
-    run r;
-    run_prog(&r, "prog_life", ARGS("steps", "5"), NULL);
+    child r;
+    child_run_args(&r, "prog_life", ARGS("steps", "5"), NULL);
     expect_unscheduled(&r, 5);
-    trace t;
+    tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(t.steps_chunks, 1);
     /* The first step starts when profiling started; steps are contiguous. */
     assert_int_equal(t.steps[0].start, t.start_ns);
     for (uint32_t i = 0; i + 1 < t.nsteps; i++) assert_int_equal(t.steps[i].end, t.steps[i + 1].start);
     tr_free(&t);
-    run_free(&r);
+    child_free(&r);
 }
 
 /* ==== Issue 5 and 6: fork ===================================================== */
 
-static int child_pid_of(const run *r) {
+static int child_pid_of(const child *r) {
     int pid = 0, st = -1;
     if (sscanf(r->out, "child %d status %d", &pid, &st) != 2 || st != 0)
         fail_msg("no 'child <pid> status 0' line: '%s'", r->out);
@@ -391,7 +391,7 @@ static int child_pid_of(const run *r) {
 
 /* Parent's file: its own events only; nothing of the child. */
 static void expect_parent_file(const char *path) {
-    trace t;
+    tr_trace t;
     read_whole(path, &t);
     assert_int_equal(tr_count(&t, "parent_thread"), 100);
     assert_int_equal(tr_count(&t, "parent_before"), 3);
@@ -404,7 +404,7 @@ static void expect_parent_file(const char *path) {
 
 /* Child's file: `name` x n and nothing else (no parent events). */
 static void expect_child_file(const char *path, int pid, const char *name, int n) {
-    trace t;
+    tr_trace t;
     read_whole(path, &t);
     assert_int_equal(t.pid, pid);
     assert_int_equal(tr_count(&t, name), n);
@@ -415,26 +415,26 @@ static void expect_child_file(const char *path, int pid, const char *name, int n
 
 static void test_fork_explicit_output(void **state) {
     (void)state;
-    run r;
-    run_prog(&r, "prog_life", ARGS("fork"), NULL);
+    child r;
+    child_run_args(&r, "prog_life", ARGS("fork"), NULL);
     expect_exit(&r, 0);
     int pid = child_pid_of(&r);
     char names[8][256], child_name[64];
-    assert_int_equal(run_files(&r, ".sprof", names, 8), 2);
+    assert_int_equal(child_list_files(&r, ".sprof", names, 8), 2);
     expect_parent_file(r.trace);
     snprintf(child_name, sizeof child_name, "trace.%d.sprof", pid); /* run.sprof -> run.<pid>.sprof */
     expect_child_file(path_in(&r, child_name), pid, "child_work", 5);
-    run_free(&r);
+    child_free(&r);
 }
 
 /* Default names: <prog>.<pid>.sprof for each process. */
 static void expect_fork_default(const char *mode, const char *child_scope, int n) {
-    run r;
-    run_prog(&r, "prog_life", ARGS(mode), ENV("SCOPEPROF_OUTPUT=-"));
+    child r;
+    child_run_args(&r, "prog_life", ARGS(mode), ENV("SCOPEPROF_OUTPUT=-"));
     expect_exit(&r, 0);
     int pid = child_pid_of(&r);
     char names[8][256], want[64];
-    if (run_files(&r, ".sprof", names, 8) != 2) fail_msg("want 2 trace files, stdout %s", r.out);
+    if (child_list_files(&r, ".sprof", names, 8) != 2) fail_msg("want 2 trace files, stdout %s", r.out);
     snprintf(want, sizeof want, ".%d.sprof", r.pid);
     int parent = strstr(names[0], want) ? 0 : 1;
     assert_non_null(strstr(names[parent], want));
@@ -443,7 +443,7 @@ static void expect_fork_default(const char *mode, const char *child_scope, int n
     snprintf(want, sizeof want, ".%d.sprof", pid);
     assert_non_null(strstr(names[1 - parent], want));
     expect_child_file(path_in(&r, names[1 - parent]), pid, child_scope, n);
-    run_free(&r);
+    child_free(&r);
 }
 
 static void test_fork_default_output(void **state) {
@@ -461,23 +461,23 @@ static void test_fork_exec_default_output(void **state) {
 /* Run "rank" with `env` (output unset): one file named <prog>.rank<R>.<pid>.sprof
  * with R in its header; the exit table only if `summary`. */
 static void expect_rank(const char *const *argv, const char *const *env, int rank, int summary) {
-    run r;
-    run_prog(&r, "prog_life", argv, env);
+    child r;
+    child_run_args(&r, "prog_life", argv, env);
     expect_exit(&r, 0);
     char names[8][256], want[64];
-    assert_int_equal(run_files(&r, ".sprof", names, 8), 1);
+    assert_int_equal(child_list_files(&r, ".sprof", names, 8), 1);
     if (rank >= 0) snprintf(want, sizeof want, ".rank%d.%d.sprof", rank, r.pid);
     else snprintf(want, sizeof want, ".%d.sprof", r.pid);
     if (!strstr(names[0], want) || strncmp(names[0], "prog_life", 9) != 0)
         fail_msg("trace file '%s', want prog_life*%s", names[0], want);
     if (rank < 0) assert_null(strstr(names[0], ".rank"));
-    trace t;
+    tr_trace t;
     read_whole(path_in(&r, names[0]), &t);
     assert_int_equal(t.rank, rank >= 0 ? (uint32_t)rank : 0xFFFFFFFFu);
     assert_int_equal(tr_count(&t, "ranked"), 1);
     tr_free(&t);
     if (summaries(&r) != summary) fail_msg("%d exit tables, want %d:\n%s", summaries(&r), summary, r.err);
-    run_free(&r);
+    child_free(&r);
 }
 
 static void test_rank_variables(void **state) {
@@ -501,39 +501,39 @@ static void test_rank_summary_all_and_call(void **state) {
     /* The call wins over the environment. */
     expect_rank(ARGS("rank", "set", "0"), ENV("SCOPEPROF_OUTPUT=-", "RANK=7"), 0, 1);
     /* An explicit output path keeps its name; the header still has the rank. */
-    run r;
-    run_prog(&r, "prog_life", ARGS("rank"), ENV("PMI_RANK=8"));
+    child r;
+    child_run_args(&r, "prog_life", ARGS("rank"), ENV("PMI_RANK=8"));
     expect_exit(&r, 0);
-    trace t;
+    tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(t.rank, 8);
     tr_free(&t);
-    run_free(&r);
+    child_free(&r);
 }
 
 /* ==== Issue 6: output that cannot be written ================================== */
 
 /* prog_life_off's "print": the program's own stdout and exit code. */
 static char *unprofiled_print_out(void) {
-    run r;
-    run_prog_ex(&r, "prog_life_off", 1, ARGS("print"), NULL);
+    child r;
+    child_run_ex(&r, "prog_life_off", 1, ARGS("print"), NULL);
     expect_exit(&r, 3);
     assert_string_equal(r.err, "");
     char *out = strdup(r.out);
-    run_free(&r);
+    child_free(&r);
     return out;
 }
 
 /* Writing to `path` fails with `reason`: exactly one scopeprof line, naming
  * both; exit code and stdout as without the profiler; the table printed. */
 static void expect_unwritable(const char *path, const char *reason, const char *want_out) {
-    run r;
+    child r;
     char env[PATH_MAX + 32];
     snprintf(env, sizeof env, "SCOPEPROF_OUTPUT=%s", path);
-    run_prog(&r, "prog_life", ARGS("print"), ENV(env));
+    child_run_args(&r, "prog_life", ARGS("print"), ENV(env));
     expect_exit(&r, 3);
     assert_string_equal(r.out, want_out);
-    if (lines_with(r.err, "scopeprof:") != 1) fail_msg("want one scopeprof line:\n%s", r.err);
+    if (child_lines_with(r.err, "scopeprof:") != 1) fail_msg("want one scopeprof line:\n%s", r.err);
     const char *l = strstr(r.err, "scopeprof:");
     const char *nl = strchr(l, '\n');
     char line[PATH_MAX + 512];
@@ -542,10 +542,10 @@ static void expect_unwritable(const char *path, const char *reason, const char *
         fail_msg("the line '%s' does not name '%s' and '%s'", line, path, reason);
     assert_int_equal(summaries(&r), 1);
     char cells[16][64];
-    int n = table_row(r.err, "printing", cells, 16);
+    int n = child_table_row(r.err, "printing", cells, 16);
     assert_true(n > 1);
     assert_string_equal(cells[n - 1], "10");
-    run_free(&r);
+    child_free(&r);
 }
 
 static void test_full_disk(void **state) {
@@ -586,8 +586,8 @@ static void test_unwritable_paths(void **state) {
 /* ==== Issue 6: signals and crashes ============================================ */
 
 /* After the fault: a whole trace with every event closed before it. */
-static void expect_fault_trace(const run *r) {
-    trace t;
+static void expect_fault_trace(const child *r) {
+    tr_trace t;
     read_whole(r->trace, &t);
     assert_int_equal(tr_count(&t, "main_work"), 1000);
     assert_int_equal(tr_count(&t, "thread_work"), 1000);
@@ -597,17 +597,17 @@ static void expect_fault_trace(const run *r) {
     assert_string_equal(r->out, "before the fault\n");
     char msg[PATH_MAX + 64];
     snprintf(msg, sizeof msg, "trace written to '%s'", r->trace);
-    assert_int_equal(lines_with(r->err, msg), 1);
+    assert_int_equal(child_lines_with(r->err, msg), 1);
 }
 
 /* The same fault without the profiler: the status to match. */
 static int unprofiled_signal(const char *what) {
-    run r;
-    run_prog_ex(&r, "prog_life_off", 1, ARGS("fault", what), NULL);
+    child r;
+    child_run_ex(&r, "prog_life_off", 1, ARGS("fault", what), NULL);
     assert_false(r.timed_out);
     assert_true(r.signaled);
     int sig = r.sig;
-    run_free(&r);
+    child_free(&r);
     return sig;
 }
 
@@ -618,49 +618,49 @@ static void test_sigint_sigterm(void **state) {
         char num[8];
         snprintf(num, sizeof num, "%d", sigs[i]);
         assert_int_equal(unprofiled_signal(num), sigs[i]);
-        run r;
-        run_prog(&r, "prog_life", ARGS("fault", num), NULL);
+        child r;
+        child_run_args(&r, "prog_life", ARGS("fault", num), NULL);
         expect_killed(&r, sigs[i]);
         expect_fault_trace(&r);
-        run_free(&r);
+        child_free(&r);
         /* Opt-out: no handler, so nothing was written; same status. */
-        run_prog(&r, "prog_life", ARGS("fault", num), ENV("SCOPEPROF_SIGNALS=0"));
+        child_run_args(&r, "prog_life", ARGS("fault", num), ENV("SCOPEPROF_SIGNALS=0"));
         expect_killed(&r, sigs[i]);
         assert_int_equal(access(r.trace, F_OK), -1);
-        assert_int_equal(lines_with(r.err, "scopeprof:"), 0);
-        run_free(&r);
+        assert_int_equal(child_lines_with(r.err, "scopeprof:"), 0);
+        child_free(&r);
     }
 }
 
 static void test_abort(void **state) {
     (void)state;
     assert_int_equal(unprofiled_signal("abort"), SIGABRT);
-    run r;
-    run_prog(&r, "prog_life", ARGS("fault", "abort"), NULL);
+    child r;
+    child_run_args(&r, "prog_life", ARGS("fault", "abort"), NULL);
     expect_killed(&r, SIGABRT);
     expect_fault_trace(&r);
-    run_free(&r);
+    child_free(&r);
 }
 
 static void test_segv(void **state) {
     (void)state;
     if (sanitized) skip(); /* ASan and TSan own SIGSEGV: the profiler leaves it to them */
     assert_int_equal(unprofiled_signal("segv"), SIGSEGV);
-    run r;
-    run_prog(&r, "prog_life", ARGS("fault", "segv"), NULL);
+    child r;
+    child_run_args(&r, "prog_life", ARGS("fault", "segv"), NULL);
     expect_killed(&r, SIGSEGV);
     expect_fault_trace(&r);
-    run_free(&r);
+    child_free(&r);
 }
 
 /* ==== Issue 6: ways out of a program ========================================== */
 
 static void test_exit_from_thread(void **state) {
     (void)state;
-    run r;
-    run_prog(&r, "prog_life", ARGS("exit_thread"), ENV("SCOPEPROF_SUMMARY=0"));
+    child r;
+    child_run_args(&r, "prog_life", ARGS("exit_thread"), ENV("SCOPEPROF_SUMMARY=0"));
     expect_exit(&r, 7);
-    trace t;
+    tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, "b_work"), 500);
     assert_true(tr_count(&t, "a_spin") >= 5000);
@@ -668,25 +668,25 @@ static void test_exit_from_thread(void **state) {
     assert_int_equal(t.nthreads, 3);
     expect_no_duplicates(&t);
     tr_free(&t);
-    run_free(&r);
+    child_free(&r);
 }
 
 static void test_underscore_exit(void **state) {
     (void)state;
-    run r;
+    child r;
     /* A 1 MiB budget: full buffers were streamed before _exit. */
-    run_prog(&r, "prog_life", ARGS("_exit"), ENV("SCOPEPROF_BUFFER_MB=1"));
+    child_run_args(&r, "prog_life", ARGS("_exit"), ENV("SCOPEPROF_BUFFER_MB=1"));
     expect_exit(&r, 9);
     assert_string_equal(r.err, ""); /* no crash, no table: no exit handler ran */
-    trace t;
-    if (!tr_read(r.trace, &t)) fail_msg("streamed part unreadable: %s", t.stop);
+    tr_trace t;
+    if (!tr_read(r.trace, &t)) fail_msg("streamed part unreadable: %s", t.err);
     assert_false(t.has_end);
     uint64_t n = tr_count(&t, "quick");
     assert_true(n > 0 && n < 300000);
     assert_int_equal(n % 4096, 0); /* whole buffers only */
     expect_no_duplicates(&t);
     tr_free(&t);
-    run_free(&r);
+    child_free(&r);
 }
 
 static void test_pthread_exit_main(void **state) {
@@ -694,27 +694,27 @@ static void test_pthread_exit_main(void **state) {
     /* gcc 12's TSan never ends a process whose main thread called pthread_exit
      * (four lines without the profiler hang the same way): plain and ASan only. */
     if (strcmp(VARIANT, "_tsan") == 0) skip();
-    run r;
-    run_prog(&r, "prog_life", ARGS("pthread_exit"), NULL);
+    child r;
+    child_run_args(&r, "prog_life", ARGS("pthread_exit"), NULL);
     expect_exit(&r, 0);
-    trace t;
+    tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, "main_work"), 100);
     assert_int_equal(tr_count(&t, "late_work"), 4000);
     tr_free(&t);
     assert_int_equal(summaries(&r), 1);
     char cells[16][64];
-    int n = table_row(r.err, "late_work", cells, 16);
+    int n = child_table_row(r.err, "late_work", cells, 16);
     assert_true(n > 1);
     assert_string_equal(cells[n - 1], "4000");
-    run_free(&r);
+    child_free(&r);
 }
 
 static void expect_dlclose(const char *order, int main_first) {
-    run r;
-    run_prog(&r, "prog_life", ARGS("dlclose", order), NULL);
+    child r;
+    child_run_args(&r, "prog_life", ARGS("dlclose", order), NULL);
     expect_exit(&r, 0);
-    trace t;
+    tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, "lib_scope"), 4);
     assert_int_equal(tr_count(&t, "lib_dyn_0"), 1);
@@ -726,11 +726,11 @@ static void expect_dlclose(const char *order, int main_first) {
     tr_free(&t);
     assert_int_equal(summaries(&r), 1);
     char cells[16][64];
-    int n = table_row(r.err, "lib_scope", cells, 16);
+    int n = child_table_row(r.err, "lib_scope", cells, 16);
     assert_true(n > 1);
     assert_string_equal(cells[n - 1], "4");
-    assert_true(table_row(r.err, "lib_dyn_2", cells, 16) > 1);
-    run_free(&r);
+    assert_true(child_table_row(r.err, "lib_dyn_2", cells, 16) > 1);
+    child_free(&r);
 }
 
 static void test_dlclose(void **state) {
@@ -741,10 +741,10 @@ static void test_dlclose(void **state) {
 
 static void test_2000_threads(void **state) {
     (void)state;
-    run r;
-    run_prog(&r, "prog_life", ARGS("threads", "2000"), ENV("SCOPEPROF_BUFFER_MB=2"));
+    child r;
+    child_run_args(&r, "prog_life", ARGS("threads", "2000"), ENV("SCOPEPROF_BUFFER_MB=2"));
     expect_exit(&r, 0);
-    trace t;
+    tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, "short_outer"), 2000);
     assert_int_equal(tr_count(&t, "short_inner"), 2000);
@@ -755,7 +755,7 @@ static void test_2000_threads(void **state) {
         const tr_event *e = &t.ev[i];
         assert_true(e->thread < 2000);
         int outer = strcmp(tr_name(&t, e->site), "short_outer") == 0;
-        assert_int_equal(e->flags, outer ? 0 : 1);
+        assert_int_equal(e->depth, outer ? 0 : 1);
         assert_int_equal(seen[e->thread]++, outer ? 1 : 0);
     }
     free(seen);
@@ -764,19 +764,19 @@ static void test_2000_threads(void **state) {
      * 2 MiB budget they are recycled. Sanitizers change RSS: plain only. */
     if (!sanitized && r.maxrss_kb > 48 * 1024)
         fail_msg("peak RSS %ld KiB with a 2 MiB buffer budget", r.maxrss_kb);
-    run_free(&r);
+    child_free(&r);
 }
 
 /* ==== Issue 6: extremes ======================================================= */
 
 static int by_depth(const void *a, const void *b) {
-    uint32_t x = ((const tr_event *)a)->flags, y = ((const tr_event *)b)->flags;
+    uint32_t x = ((const tr_event *)a)->depth, y = ((const tr_event *)b)->depth;
     return x < y ? -1 : x > y;
 }
 
 /* Printed times have 3 decimals in their unit. */
 static void expect_time_near(const char *printed, double want_us, const char *what) {
-    double us = time_us(printed);
+    double us = child_time_us(printed);
     double tol = want_us * 1.5e-3 + 1e-3 + (want_us >= 1e6 ? 1e3 : want_us >= 1e3 ? 1.0 : 1e-3);
     if (us < 0 || us - want_us > tol || want_us - us > tol)
         fail_msg("%s: printed %s, the trace says %.3fus", what, printed, want_us);
@@ -785,10 +785,10 @@ static void expect_time_near(const char *printed, double want_us, const char *wh
 static void test_deep_recursion(void **state) {
     (void)state;
     enum { DEPTH = 10000 };
-    run r;
-    run_prog(&r, "prog_life", ARGS("deep", "10000"), NULL);
+    child r;
+    child_run_args(&r, "prog_life", ARGS("deep", "10000"), NULL);
     expect_exit(&r, 0);
-    trace t;
+    tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, "rec"), DEPTH);
     assert_int_equal(tr_count(&t, "deep_outer"), 1);
@@ -798,7 +798,7 @@ static void test_deep_recursion(void **state) {
     qsort(lv, t.nev, sizeof *lv, by_depth);
     double rec_total = 0, rec_self = 0;
     for (uint32_t d = 0; d <= DEPTH; d++) {
-        assert_int_equal(lv[d].flags, d);
+        assert_int_equal(lv[d].depth, d);
         uint64_t dur = lv[d].end - lv[d].start, child = 0;
         if (d < DEPTH) {
             assert_true(lv[d + 1].start >= lv[d].start && lv[d + 1].end <= lv[d].end);
@@ -814,27 +814,27 @@ static void test_deep_recursion(void **state) {
     tr_free(&t);
     /* The table: one row "rec", 10000 calls, sums of the per-level values. */
     char cells[16][64];
-    int n = table_row(r.err, "rec", cells, 16);
+    int n = child_table_row(r.err, "rec", cells, 16);
     assert_true(n > 1);
     assert_string_equal(cells[n - 1], "10000");
     expect_time_near(cell(&r, "rec", "Self CPU"), rec_self, "rec self");
     expect_time_near(cell(&r, "rec", "CPU total"), rec_total, "rec total");
     expect_time_near(cell(&r, "deep_outer", "Self CPU"), outer_self, "deep_outer self");
-    run_free(&r);
+    child_free(&r);
 }
 
 static void test_64k_name(void **state) {
     (void)state;
     enum { LEN = 64 * 1024 };
-    run r;
-    run_prog(&r, "prog_life", ARGS("bigname"), NULL);
+    child r;
+    child_run_args(&r, "prog_life", ARGS("bigname"), NULL);
     expect_exit(&r, 0);
-    assert_int_equal(lines_with(r.err, "scopeprof:"), 0);
+    assert_int_equal(child_lines_with(r.err, "scopeprof:"), 0);
     char *name = (char *)malloc(LEN + 1);
     for (int i = 0; i < LEN; i++) name[i] = i == 0 ? 'N' : (char)('a' + i % 26);
     name[LEN] = 0;
     /* In the file: the whole name. */
-    trace t;
+    tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, name), 2);
     assert_int_equal(tr_count(&t, "small"), 1);
@@ -842,9 +842,9 @@ static void test_64k_name(void **state) {
     /* In the table: cut with "...", the row intact, no line of 64 KiB. */
     char cut[64];
     snprintf(cut, sizeof cut, "%.52s...", name);
-    assert_int_equal(lines_with(r.err, cut), 1);
+    assert_int_equal(child_lines_with(r.err, cut), 1);
     char cells[16][64];
-    int n = table_row(r.err, cut, cells, 16);
+    int n = child_table_row(r.err, cut, cells, 16);
     assert_true(n > 1);
     assert_string_equal(cells[n - 1], "2");
     for (const char *s = r.err; *s;) {
@@ -854,7 +854,7 @@ static void test_64k_name(void **state) {
         s += len + (nl ? 1 : 0);
     }
     free(name);
-    run_free(&r);
+    child_free(&r);
 }
 
 /* ==== Issue 6: two processes, one SCOPEPROF_OUTPUT; flushing while recording == */
@@ -865,31 +865,31 @@ static void test_64k_name(void **state) {
  * is intact. Before the claim, the child truncated the parent's file. */
 static void test_fork_exec_explicit_output(void **state) {
     (void)state;
-    run r;
-    run_prog(&r, "prog_life", ARGS("forkexec"), NULL);
+    child r;
+    child_run_args(&r, "prog_life", ARGS("forkexec"), NULL);
     expect_exit(&r, 0);
     int pid = child_pid_of(&r);
     expect_parent_file(r.trace);
     char child_name[64];
     snprintf(child_name, sizeof child_name, "trace.%d.sprof", pid);
     expect_child_file(path_in(&r, child_name), pid, "execd_work", 4);
-    run_free(&r);
+    child_free(&r);
 }
 
 /* PROFILE_FLUSH while threads start and cross chunk boundaries: every event
  * exactly once. */
 static void test_flush_while_recording(void **state) {
     (void)state;
-    run r;
-    run_prog(&r, "prog_life", ARGS("flush_storm"), ENV("SCOPEPROF_SUMMARY=0"));
+    child r;
+    child_run_args(&r, "prog_life", ARGS("flush_storm"), ENV("SCOPEPROF_SUMMARY=0"));
     expect_exit(&r, 0);
     assert_null(strstr(r.err, "ThreadSanitizer"));
-    trace t;
+    tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, "storm"), 64 * 10000);
     expect_no_duplicates(&t);
     tr_free(&t);
-    run_free(&r);
+    child_free(&r);
 }
 
 int main(void) {
