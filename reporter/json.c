@@ -637,8 +637,9 @@ static int trace_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uin
     return t->o.err ? -1 : 0;
 }
 
-static void metadata_pid(sp_trace *t, const char *what, uint64_t pid, uint64_t tid,
-                         const char *name) {
+/* A metadata event ("ph":"M") up to the inside of its args: the caller
+ * writes the one arg and closes with "}}". */
+static void meta_open(sp_trace *t, const char *what, uint64_t pid, uint64_t tid) {
     comma(t);
     sp_out_str(&t->o, "{\"name\":\"");
     sp_out_str(&t->o, what);
@@ -646,7 +647,13 @@ static void metadata_pid(sp_trace *t, const char *what, uint64_t pid, uint64_t t
     sp_out_u64(&t->o, pid);
     sp_out_str(&t->o, ",\"tid\":");
     sp_out_u64(&t->o, tid);
-    sp_out_str(&t->o, ",\"args\":{\"name\":");
+    sp_out_str(&t->o, ",\"args\":{");
+}
+
+static void metadata_pid(sp_trace *t, const char *what, uint64_t pid, uint64_t tid,
+                         const char *name) {
+    meta_open(t, what, pid, tid);
+    sp_out_str(&t->o, "\"name\":");
     sp_out_json_str(&t->o, name);
     sp_out_str(&t->o, "}}");
 }
@@ -656,14 +663,8 @@ static void metadata(sp_trace *t, const char *what, uint64_t tid, const char *na
 }
 
 static void sort_index(sp_trace *t, const char *what, uint64_t pid, uint64_t tid, int64_t index) {
-    comma(t);
-    sp_out_str(&t->o, "{\"name\":\"");
-    sp_out_str(&t->o, what);
-    sp_out_str(&t->o, "\",\"ph\":\"M\",\"pid\":");
-    sp_out_u64(&t->o, pid);
-    sp_out_str(&t->o, ",\"tid\":");
-    sp_out_u64(&t->o, tid);
-    sp_out_str(&t->o, ",\"args\":{\"sort_index\":");
+    meta_open(t, what, pid, tid);
+    sp_out_str(&t->o, "\"sort_index\":");
     sp_out_i64(&t->o, index);
     sp_out_str(&t->o, "}}");
 }
