@@ -1027,7 +1027,13 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
  * that includes this header reaches the same instance (see scopeprof__state).
  * `magic`/`layout` guard against modules built from different versions. */
 #define SCOPEPROF__STATE_MAGIC 0x53505253u /* "SRPS" */
-#define SCOPEPROF__LAYOUT (1000u + (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
+/* Modules agree on the registry only if they were built from the same shared
+ * structs: ABI is bumped on any change to them (the GPU backend's per-thread
+ * state included), and the sizes catch a forgotten bump. */
+#define SCOPEPROF__ABI 2u
+#define SCOPEPROF__LAYOUT                                                                  \
+    (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
+     (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
 typedef struct scopeprof__state {
     uint32_t magic, layout;
     pthread_mutex_t lock; /* slow paths only */
@@ -1235,6 +1241,9 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
     if (g->path[0] == '/' || !getcwd(abs, sizeof g->path)) abs[0] = 0;
     else strcat(abs, "/");
     strcat(abs, g->path);
+    /* The file is opened later, maybe after a chdir: it must be the path
+     * claimed, so a relative path is made absolute now. */
+    if (strlen(abs) < sizeof g->path) memcpy(g->path, abs, strlen(abs) + 1);
     struct sockaddr_un a;
     memset(&a, 0, sizeof a);
     a.sun_family = AF_UNIX; /* sun_path[0] = 0: the abstract namespace */
@@ -1362,6 +1371,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         pthread_mutex_unlock(&scopeprof__module_lock);
         return g;
     }
+    int saved_errno = errno; /* the program's, which start-up must not change */
     const char *v = getenv(SCOPEPROF__ANCHOR_ENV);
     char tag[64];
     scopeprof__anchor_tag(tag, sizeof tag);
@@ -1419,6 +1429,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
     }
     __atomic_store_n(&scopeprof__g, g, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&scopeprof__module_lock);
+    errno = saved_errno;
     return g;
 }
 
@@ -1523,8 +1534,16 @@ SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wa
 SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, const scopeprof__thread *t);
-SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, FILE *out);
+/* The memory totals, copied in one critical section (threads update them
+ * under mlock while the writer runs). */
+typedef struct scopeprof__memsnap {
+    uint32_t used; /* bit mask of devices */
+    int64_t peak[32], cur[32];
+    uint64_t unknown_frees;
+} scopeprof__memsnap;
+SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset);
+SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g, const scopeprof__memsnap *s);
+SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out);
 SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
                                                 const void *payload, uint32_t len);
@@ -1631,12 +1650,17 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
 SCOPEPROF__API scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t) {
     scopeprof__state *g = scopeprof__state_get();
     pthread_mutex_lock(&g->lock);
-    if (g->finalized) {
+    /* A thread whose key destructor already ran (scopeprof__thread_exit took
+     * its chunk) can still record: a later destructor may call into another
+     * module, whose copy of the thread pointer is still set. It gets a chunk
+     * again, and the destructor is armed to run once more and queue it. */
+    int revived = t->chunk == NULL;
+    if (g->finalized && !revived) {
         /* After the exit summary: keep the program running, drop events. */
         pthread_mutex_unlock(&g->lock);
         return t->chunk->ev;
     }
-    scopeprof__queue(g, t, t->chunk, SCOPEPROF_EVENTS_PER_CHUNK);
+    if (!revived) scopeprof__queue(g, t, t->chunk, SCOPEPROF_EVENTS_PER_CHUNK);
     scopeprof__chunk *c = scopeprof__chunk_alloc(g);
     if (!c) {
         /* Out of memory: write what is queued, then reuse its memory. */
@@ -1655,6 +1679,7 @@ SCOPEPROF__API scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t) {
     t->lim = c->ev + SCOPEPROF_EVENTS_PER_CHUNK;
     __atomic_store_n(&t->cur, &c->ev[0], __ATOMIC_RELEASE);
     pthread_mutex_unlock(&g->lock);
+    if (revived) pthread_setspecific(g->key, t);
     return c->ev;
 }
 
@@ -1746,10 +1771,14 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
     scopeprof__write_queued(g, 1);
     scopeprof__write_partials(g);
     int had = g->events_written > 0;
+    /* Peaks and unknown frees are per cycle: this one's are taken, and the
+     * next starts from the memory live now, in one step. */
+    scopeprof__memsnap mem;
+    scopeprof__mem_snapshot(g, &mem, 1);
     if (g->fd >= 0) {
         scopeprof__write_sites(g);
         for (scopeprof__thread *t = g->threads; t; t = t->next) scopeprof__write_thread(g, t);
-        scopeprof__write_memory(g);
+        scopeprof__write_memory(g, &mem);
         scopeprof__write_steps(g);
         unsigned char b[16];
         scopeprof__put64(b, g->events_written);
@@ -1761,15 +1790,9 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
         fflush(stdout);
         fprintf(stderr, "scopeprof: cycle %d (%s)\n", g->cycle, g->no_output ? "no file" : g->path);
         scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
-        scopeprof__print_memory(g, stderr);
+        scopeprof__print_memory(g, &mem, stderr);
         fflush(stderr);
     }
-    /* Peaks and unknown frees are per cycle: the next one starts from the
-     * memory live now. */
-    pthread_mutex_lock(&g->mlock);
-    for (uint32_t d = 0; d < 32; d++) g->mem_peak[d] = g->mem_cur[d];
-    g->unknown_frees = 0;
-    pthread_mutex_unlock(&g->mlock);
     if (g->cycle_fn && had) {
         /* The callback may do anything, profiling included: not under our lock. */
         scopeprof_cycle_fn fn = g->cycle_fn;
@@ -2443,36 +2466,51 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
 }
 
 /* MEMORY chunk: peak and final net bytes per device used. No allocation. */
-SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g) {
+/* In a signal handler the lock is only tried (the interrupted thread may hold
+ * it): then the copy is best effort. */
+SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset) {
+    int locked = g->in_signal ? pthread_mutex_trylock(&g->mlock) == 0 : pthread_mutex_lock(&g->mlock) == 0;
+    s->used = g->mem_used;
+    memcpy(s->peak, g->mem_peak, sizeof s->peak);
+    memcpy(s->cur, g->mem_cur, sizeof s->cur);
+    s->unknown_frees = g->unknown_frees;
+    if (reset) {
+        memcpy(g->mem_peak, g->mem_cur, sizeof s->peak);
+        g->unknown_frees = 0;
+    }
+    if (locked) pthread_mutex_unlock(&g->mlock);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g, const scopeprof__memsnap *s) {
     unsigned char b[4 + 32 * 32];
     uint32_t n = 0;
     for (uint32_t d = 0; d < 32; d++) {
-        if (!(g->mem_used >> d & 1)) continue;
+        if (!(s->used >> d & 1)) continue;
         unsigned char *p = b + 4 + n++ * 32;
         scopeprof__put32(p, d);
         scopeprof__put32(p + 4, 0);
-        scopeprof__put64(p + 8, (uint64_t)g->mem_peak[d]);
-        scopeprof__put64(p + 16, (uint64_t)g->mem_cur[d]);
-        scopeprof__put64(p + 24, d == 0 ? g->unknown_frees : 0);
+        scopeprof__put64(p + 8, (uint64_t)s->peak[d]);
+        scopeprof__put64(p + 16, (uint64_t)s->cur[d]);
+        scopeprof__put64(p + 24, d == 0 ? s->unknown_frees : 0);
     }
-    if (!n && !g->unknown_frees) return;
+    if (!n && !s->unknown_frees) return;
     scopeprof__put32(b, n);
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_MEMORY, b, 4 + n * 32);
 }
 
 /* After the table: peak memory per device, and frees we could not match. */
-SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, FILE *out) {
+SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out) {
     char b[64];
     for (uint32_t d = 0; d < 32; d++) {
-        if (!(g->mem_used >> d & 1)) continue;
-        if (d == 0) fprintf(out, "Peak CPU memory: %s\n", scopeprof_format_mem(b, sizeof b, g->mem_peak[d]));
-        else fprintf(out, "Peak GPU %u memory: %s\n", d - 1, scopeprof_format_mem(b, sizeof b, g->mem_peak[d]));
+        if (!(s->used >> d & 1)) continue;
+        if (d == 0) fprintf(out, "Peak CPU memory: %s\n", scopeprof_format_mem(b, sizeof b, s->peak[d]));
+        else fprintf(out, "Peak GPU %u memory: %s\n", d - 1, scopeprof_format_mem(b, sizeof b, s->peak[d]));
     }
-    if (g->unknown_frees) {
+    if (s->unknown_frees) {
         uint32_t id = g->unknown_free_site;
         const scopeprof__siterec *r = id && id <= g->nsites ? &g->sites[id - 1] : NULL;
         fprintf(out, "scopeprof: %" PRIu64 " free(s) of pointers not recorded by PROFILE_ALLOC "
-                "(first at %s:%u)\n", g->unknown_frees, r ? r->file : "?", r ? r->line : 0);
+                "(first at %s:%u)\n", s->unknown_frees, r ? r->file : "?", r ? r->line : 0);
     }
 }
 
@@ -2528,7 +2566,9 @@ SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
     if (g->fd >= 0) {
         scopeprof__write_sites(g);
         for (scopeprof__thread *t = g->threads; t; t = t->next) scopeprof__write_thread(g, t);
-        scopeprof__write_memory(g);
+        scopeprof__memsnap mem;
+        scopeprof__mem_snapshot(g, &mem, 0);
+        scopeprof__write_memory(g, &mem);
         scopeprof__write_steps(g);
         unsigned char b[16];
         scopeprof__put64(b, g->events_written);
@@ -2551,7 +2591,9 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     if (g->summary && g->agg.events && (g->rank <= 0 || g->summary_all)) {
         fflush(stdout);
         scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
-        scopeprof__print_memory(g, stderr);
+        scopeprof__memsnap mem;
+        scopeprof__mem_snapshot(g, &mem, 0);
+        scopeprof__print_memory(g, &mem, stderr);
         fflush(stderr);
     }
     pthread_mutex_unlock(&g->lock);

@@ -9,15 +9,41 @@
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 void b_func(void);
 void linked_func(void);
 
+/* Mode "late": a pthread key made after the profiler's, whose destructor
+ * records in the linked library after the profiler's destructor has taken
+ * the thread's buffer (the library's copy of the thread pointer is still
+ * set). It once crashed in chunk_next; now the scope is kept. */
+static pthread_key_t late_key;
+static void late_dtor(void *p) {
+    (void)p;
+    linked_func();
+}
+static void *late_worker(void *arg) {
+    (void)arg;
+    { PROFILE_SCOPE("worker_scope"); }
+    linked_func();
+    pthread_setspecific(late_key, (void *)1);
+    return NULL;
+}
+static int mode_late(void) {
+    { PROFILE_SCOPE("main_scope"); } /* the profiler's key first */
+    if (pthread_key_create(&late_key, late_dtor) != 0) return 20;
+    pthread_t th;
+    if (pthread_create(&th, NULL, late_worker, NULL) != 0) return 21;
+    pthread_join(th, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
+    if (argc > 1 && strcmp(argv[1], "late") == 0) return mode_late();
     { PROFILE_SCOPE("main_scope"); }
     for (int i = 0; i < 3; i++) b_func();
     for (int i = 0; i < 4; i++) linked_func();

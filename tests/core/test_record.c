@@ -471,6 +471,24 @@ static void test_multi_module(void **state) {
     child_free(&c);
 }
 
+/* A scope recorded by a later pthread key destructor, in another module,
+ * after the profiler's destructor took the thread's buffer: no crash, and
+ * the scope is in the trace (the buffer is given back and queued again). */
+static void test_late_destructor(void **state) {
+    (void)state;
+    child c;
+    static const char *const late[] = {"late", NULL};
+    child_run_args(&c, "multi_main", late, NULL);
+    assert_int_equal(c.status, 0);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
+    tr_trace t;
+    read_trace(&c, &t);
+    assert_int_equal(tr_count_all(&t, "worker_scope"), 1);
+    assert_int_equal(tr_count_all(&t, "linked_lib_scope"), 2); /* in the thread, in the destructor */
+    tr_free(&t);
+    child_free(&c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basic_summary),
@@ -484,6 +502,7 @@ int main(void) {
         cmocka_unit_test(test_mismatch),
         cmocka_unit_test(test_streaming_keeps_every_event),
         cmocka_unit_test(test_multi_module),
+        cmocka_unit_test(test_late_destructor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
