@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef VARIANT
@@ -371,6 +372,18 @@ static int mode_deep(int n) {
     return 0;
 }
 
+/* ---- chdir after the first scope: "before" x1, chdir("sub"), "after" x2.
+ * The trace goes where SCOPEPROF_OUTPUT pointed when profiling started. */
+static int mode_chdir(void) {
+    { PROFILE_SCOPE("before"); }
+    if (mkdir("sub", 0755) != 0 || chdir("sub") != 0) return 60;
+    for (int i = 0; i < 2; i++) {
+        PROFILE_SCOPE("after");
+        BUMP();
+    }
+    return 0;
+}
+
 /* ---- a 64 KiB scope name: 'N' then letters a..z repeated, x2 calls ---------- */
 static int mode_bigname(void) {
     size_t n = 64 * 1024;
@@ -434,6 +447,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "threads") == 0 && argc > 2) return mode_threads(atoi(argv[2]));
     if (strcmp(m, "deep") == 0 && argc > 2) return mode_deep(atoi(argv[2]));
     if (strcmp(m, "bigname") == 0) return mode_bigname();
+    if (strcmp(m, "chdir") == 0) return mode_chdir();
     if (strcmp(m, "flush_storm") == 0) return mode_flush_storm();
     fprintf(stderr, "prog_life: unknown mode '%s'\n", m);
     return 2;

@@ -823,6 +823,26 @@ static void test_deep_recursion(void **state) {
     child_free(&r);
 }
 
+/* A relative SCOPEPROF_OUTPUT and a chdir after the first scope: the trace
+ * is written where the path pointed when profiling started (the path that
+ * was claimed), not in the new working directory. */
+static void test_chdir_relative_output(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_life", ARGS("chdir"), ENV("SCOPEPROF_OUTPUT=rel.sprof", "SCOPEPROF_SUMMARY=0"));
+    expect_exit(&r, 0);
+    tr_trace t;
+    read_whole(path_in(&r, "rel.sprof"), &t);
+    assert_int_equal(tr_count(&t, "before"), 1);
+    assert_int_equal(tr_count(&t, "after"), 2);
+    tr_free(&t);
+    char sub[PATH_MAX + 32];
+    snprintf(sub, sizeof sub, "%s/sub/rel.sprof", r.dir);
+    assert_int_equal(access(sub, F_OK), -1);
+    rmdir(path_in(&r, "sub"));
+    child_free(&r);
+}
+
 static void test_64k_name(void **state) {
     (void)state;
     enum { LEN = 64 * 1024 };
@@ -921,6 +941,7 @@ int main(void) {
         cmocka_unit_test(test_2000_threads),
         cmocka_unit_test(test_deep_recursion),
         cmocka_unit_test(test_64k_name),
+        cmocka_unit_test(test_chdir_relative_output),
         cmocka_unit_test(test_fork_exec_explicit_output),
         cmocka_unit_test(test_flush_while_recording),
     };
