@@ -220,6 +220,7 @@ typedef struct cj {
     sp_gpu_info out_gpu[OUT_BATCH]; /* parallel to out: sp_reader_gpu_info */
     uint64_t out_flow[OUT_BATCH];   /* parallel to out: sp_chrome_flow */
     uint32_t nout, out_slot;
+    char *devname[SP_MAX_DEVICES]; /* Kineto "deviceProperties" names, by id */
     sp_step *steps; /* ProfilerStep#N ranges: sp_reader_steps */
     uint32_t nsteps, steps_cap;
     sp_chrome_stats st;
@@ -1122,6 +1123,58 @@ static int read_events(cj *r, int bare) {
     }
 }
 
+/* Kineto's "deviceProperties": [{"id": 0, "name": "NVIDIA H100 ...", ...}]
+ * (before "traceEvents" in its files): the names of the GPUs, whose pid is
+ * the id. Other keys, and entries without both, are skipped. */
+static int read_devices(cj *r) {
+    skipc(r); /* '[' */
+    r->errctx = "deviceProperties";
+    if (ws(r) == ']') return skipc(r), 0;
+    for (;;) {
+        if (ws(r) != '{') {
+            if (skip_value(r)) return -1;
+        } else {
+            skipc(r);
+            long id = -1;
+            int named = 0;
+            if (ws(r) == '}') skipc(r);
+            else
+                for (;;) {
+                    if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
+                    if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
+                    int c = ws(r);
+                    num v;
+                    if (key_is(r, "id") && (c == '-' || (c >= '0' && c <= '9'))) {
+                        if (read_number(r, &v)) return -1;
+                        if (v.is_int && v.d >= 0 && v.d < SP_MAX_DEVICES) id = (long)v.d;
+                    } else if (key_is(r, "name") && c == '"') {
+                        if (read_string(r, &r->name)) return -1;
+                        named = 1;
+                    } else if (skip_value(r)) {
+                        return -1;
+                    }
+                    c = ws(r);
+                    if (c < 0) return truncated(r);
+                    skipc(r);
+                    if (c == '}') break;
+                    if (c != ',') return r->pos--, CORRUPT("expected ',' or '}' in deviceProperties");
+                }
+            if (id >= 0 && named && !r->devname[id]) { /* both passes read it: keep the first */
+                const char *n = sb_str(&r->name);
+                size_t l = strlen(n) < 255 ? strlen(n) : 255;
+                if (!(r->devname[id] = malloc(l + 1))) return NOMEM();
+                memcpy(r->devname[id], n, l);
+                r->devname[id][l] = 0;
+            }
+        }
+        int c = ws(r);
+        if (c < 0) return truncated(r);
+        skipc(r);
+        if (c == ']') return 0;
+        if (c != ',') return r->pos--, CORRUPT("expected ',' or ']' in deviceProperties");
+    }
+}
+
 static int read_top(cj *r) {
     r->errctx = "the top-level value";
     int c = ws(r);
@@ -1140,6 +1193,8 @@ static int read_top(cj *r) {
                 if (key_is(r, "traceEvents") && ws(r) == '[') {
                     if (read_events(r, 0)) return -1;
                     seen = 1;
+                } else if (key_is(r, "deviceProperties") && ws(r) == '[') {
+                    if (read_devices(r)) return -1;
                 } else if (skip_value(r)) {
                     return -1;
                 }
@@ -1223,8 +1278,8 @@ static uint32_t cj_steps(const sp_reader *r, const sp_step **steps) {
     return c->nsteps;
 }
 static const char *cj_device_name(const sp_reader *r, uint32_t device) {
-    (void)r, (void)device;
-    return NULL; /* Kineto's "deviceProperties" are not read */
+    const cj *c = (const cj *)(const void *)r;
+    return device < SP_MAX_DEVICES ? c->devname[device] : NULL;
 }
 static uint32_t cj_memory(const sp_reader *r, const sp_memory **mem) {
     (void)r;
@@ -1237,6 +1292,7 @@ static const sp_reader_vtbl chrome_vtbl = {sp_chrome_site,   sp_chrome_header, s
                                            cj_device_name,   cj_memory};
 
 static void cj_free(cj *r) {
+    for (uint32_t i = 0; i < SP_MAX_DEVICES; i++) free(r->devname[i]);
     for (uint32_t i = 0; i < r->nsites; i++) free((char *)r->sites[i].s.name);
     for (uint32_t i = 0; i < r->nthreads; i++) {
         free(r->threads[i].t.name);

@@ -3,7 +3,8 @@
 # their thread (no gpu_ts: their GPU time is attributed, not an interval),
 # kernels and memcpy only on GPU stream tracks with their real durations,
 # arrows from the runtime call that launched them (same "correlation"), the
-# process named from the JSON's process_name, no empty track for the stream's
+# process named from the JSON's process_name, the GPU named from Kineto's
+# deviceProperties, no empty track for the stream's
 # thread. From a pipe (one pass) the same but without arrows. With node and
 # DevTools' trace model installed (tests/reporter/devtools.sh), it is loaded
 # there too: every slice in its thread's tree, both arrows bound.
@@ -16,7 +17,8 @@ trap 'rm -rf "$tmp"' EXIT
 # Kineto's layout: CPU pid 4242 and GPU pid 0 share tid 7; kernels come after
 # the ops, with the ac2g flow events Kineto writes (not needed).
 cat >"$tmp/gpu.json" <<'EOF'
-{"schemaVersion": 1, "traceEvents": [
+{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85031714816}],
+"traceEvents": [
 {"ph":"M","name":"process_name","pid":4242,"tid":0,"args":{"name":"python3"}},
 {"ph":"M","name":"thread_name","pid":4242,"tid":7,"args":{"name":"main"}},
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":4242,"tid":7,"ts":1700000000000100.000,"dur":100,"args":{"External id":1}},
@@ -50,6 +52,7 @@ def check(path, arrows):
     def want(ok, what):
         if not ok: bad.append(f"{path.split('/')[-1]}: {what}")
     want(len(cpu) == 1 and pname[min(cpu)] == "python3 (pid 4242)", f"CPU process name: {pname}")
+    want(len(gpu) == 1 and "NVIDIA H100 80GB HBM3" in pname[min(gpu)], f"GPU named from deviceProperties: {pname}")
     x = [e for e in ev if e.get("ph") == "X" and e.get("cat") != "step"]
     dev = {"gemm_kernel": 30.5, "Memcpy HtoD": 4.0}
     for name, dur in dev.items():
