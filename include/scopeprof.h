@@ -1134,6 +1134,32 @@ static inline uint64_t scopeprof__mono_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* One CLOCK_MONOTONIC time and the TSC at the same instant: the TSC read on
+ * both sides of the clock, best of four tries. A thread preempted between
+ * two single reads would pair them milliseconds apart and skew every
+ * converted time (GPU work then appeared before its launch). Without a TSC
+ * the ticks are the clock. */
+static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
+    *ns = scopeprof__mono_ns();
+    *tick = *ns;
+#if defined(__x86_64__) || defined(__i386__)
+    if (!g->use_tsc) return;
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 4; i++) {
+        uint64_t a = __builtin_ia32_rdtsc();
+        uint64_t t = scopeprof__mono_ns();
+        uint64_t b = __builtin_ia32_rdtsc();
+        if (b - a < best) {
+            best = b - a;
+            *ns = t;
+            *tick = a + (b - a) / 2;
+        }
+    }
+#else
+    (void)g;
+#endif
+}
+
 /* The TSC is usable when the CPU says it is invariant (CPUID 0x80000007,
  * EDX bit 8): constant rate, running in every power state. */
 static inline int scopeprof__tsc_invariant(void) {
@@ -1407,12 +1433,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
             g->realtime_minus_mono =
                 (int64_t)((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec) - (int64_t)mono;
         }
-        g->ns0 = scopeprof__mono_ns();
-#if defined(__x86_64__) || defined(__i386__)
-        g->tick0 = g->use_tsc ? __builtin_ia32_rdtsc() : g->ns0;
-#else
-        g->tick0 = g->ns0;
-#endif
+        scopeprof__clock_pair(g, &g->ns0, &g->tick0);
         if (g->sched) {
             g->cycle = 1;
             scopeprof__sched_start(g);
@@ -2090,14 +2111,8 @@ SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
     /* Ratio of TSC to CLOCK_MONOTONIC over at least 20 ms since start-up:
      * within ~1e-6 even with a few microseconds of read jitter. */
     uint64_t ns, tk;
-    do {
-        ns = scopeprof__mono_ns();
-#if defined(__x86_64__) || defined(__i386__)
-        tk = __builtin_ia32_rdtsc();
-#else
-        tk = ns;
-#endif
-    } while (ns - g->ns0 < 20000000u);
+    do scopeprof__clock_pair(g, &ns, &tk);
+    while (ns - g->ns0 < 20000000u);
     g->ns_per_tick = (double)(ns - g->ns0) / (double)(tk - g->tick0);
 }
 
@@ -2658,7 +2673,11 @@ SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
  *
  * GPU times land on the CPU timeline through an anchor per device: an event
  * recorded on a private idle stream and waited for, whose completion is
- * placed halfway between the CPU clock reads around the wait. A GPU time is
+ * placed at the CPU clock read after the wait. That is the latest it can
+ * have happened, so a GPU interval never lands before the CPU scope that
+ * launched it (the midpoint is closer on average, but a thread preempted
+ * between its clock read and the record put work before its launch on the
+ * timeline, and flow arrows pointed backwards). A GPU time is
  * the anchor's time plus the elapsed time from the anchor event. Anchors are
  * renewed every second (in a scope's open, on the private stream only) to
  * bound drift and the float precision of elapsed times.
@@ -2900,7 +2919,6 @@ SCOPEPROF__INTERNAL scopeprof__ganchor *scopeprof__gpu_anchor(int dev) {
         scopeprof__gpu_off("EventCreateWithFlags", err);
         return NULL;
     }
-    uint64_t t0 = scopeprof__mono_ns();
     err = m->api.EventRecord(n->ev, m->astream[dev]);
     if (err == SCOPEPROF__G_OK) err = m->api.EventSynchronize(n->ev);
     uint64_t t1 = scopeprof__mono_ns();
@@ -2910,7 +2928,7 @@ SCOPEPROF__INTERNAL scopeprof__ganchor *scopeprof__gpu_anchor(int dev) {
         scopeprof__gpu_off("EventRecord (clock anchor)", err);
         return NULL;
     }
-    n->ns = t0 + (t1 - t0) / 2;
+    n->ns = t1; /* the latest the anchor can have completed: see above */
     n->refs = 1; /* held while current */
     if (a) scopeprof__gpu_unref(a);
     m->anchor[dev] = n;
