@@ -73,7 +73,8 @@
  *
  *   PROFILE_ENABLE            turn profiling on (unset or 0: compiled out).
  *   PROFILE_HIP, PROFILE_CUDA GPU backend for PROFILE_GPU_SCOPE.
- *   SCOPEPROF_EVENTS_PER_CHUNK  events per buffer chunk (default 4096).
+ *   SCOPEPROF_EVENTS_PER_CHUNK  16-byte event slots per buffer chunk (default
+ *                             4096, at least 2).
  *   SCOPEPROF_AGGREGATION     compile only the aggregation and table code
  *                             (used by the reporter; no recording, no hooks).
  * ---------------------------------------------------------------------------
@@ -93,7 +94,7 @@
 
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
-#define SCOPEPROF_FORMAT_MAJOR 1
+#define SCOPEPROF_FORMAT_MAJOR 2
 #define SCOPEPROF_FORMAT_MINOR 0
 
 #if !SCOPEPROF__ON
@@ -135,11 +136,10 @@ typedef struct scopeprof_site {
     uint32_t id;
 } scopeprof_site;
 
-/* One finished scope, as buffered in memory (times in clock ticks) and as
- * stored in EVENTS chunks of the trace file (times in nanoseconds of
- * CLOCK_MONOTONIC). 24 bytes. `depth` is the number of scopes open on the
- * thread when this one opened: it is what lets self time be computed in one
- * streaming pass (see scopeprof_agg_event). */
+/* One finished scope, decoded: what the aggregation takes. Buffers and trace
+ * files hold it packed in 16 bytes (see "Event records" below). `depth` is
+ * the number of scopes open on the thread when this one opened: it is what
+ * lets self time be computed in one streaming pass (see scopeprof_agg_event). */
 typedef struct scopeprof_event {
     uint64_t start;
     uint64_t end;
@@ -287,6 +287,24 @@ enum {
 #define SCOPEPROF_MEM_DEVICE(depth) (((depth) >> 24) & 63u)
 #define SCOPEPROF_MEM_DEPTH(depth) ((depth) & 0xFFFFFFu)
 
+/* Event records: how EVENTS chunks (format 2) and the per-thread buffers
+ * store a scopeprof_event. Most events take 16 bytes:
+ *     u64 start, u32 duration (< 0xFFFFFFFF), u32 key
+ *     key = site (bits 0-18) | depth (bits 19-30) | GPU flag (bit 31)
+ * An event that does not fit (a long duration, site id >= 2^19, depth >=
+ * 2^12, a MEM record) takes 32 bytes: its duration field is the mark
+ * 0xFFFFFFFF and the fields follow in full:
+ *     u64 start, u32 mark, u32 depth_and_flags, u64 end, u32 site, u32 0
+ * The buffers hold times in clock ticks, the file nanoseconds. */
+#define SCOPEPROF_REC_LONG_MARK 0xFFFFFFFFu
+#define SCOPEPROF_REC_SITE_BITS 19
+#define SCOPEPROF_REC_DEPTH_BITS 12
+/* Encode e at p (16 or 32 bytes, returned). */
+size_t scopeprof_rec_encode(unsigned char *p, const scopeprof_event *e);
+/* Decode the record at p into e; returns its size, 0 when `avail` bytes do
+ * not hold all of it. */
+size_t scopeprof_rec_decode(const unsigned char *p, size_t avail, scopeprof_event *e);
+
 /* The GPU interval of one GPU scope, as in GPU chunks (48 bytes). */
 typedef struct scopeprof_gpu_record {
     uint64_t start_ns, end_ns; /* on the CPU's CLOCK_MONOTONIC timeline */
@@ -324,12 +342,18 @@ extern "C" {
 /* The per-thread recording state. The hot path touches `cur`, `lim` and
  * `depth` only; everything else is for the slow path and the flusher. */
 typedef struct scopeprof__chunk scopeprof__chunk;
+/* 16 bytes of a thread's buffer: a short event record, or half of a long
+ * one (see "Event records"), with times in ticks. */
+typedef struct scopeprof__slot {
+    uint64_t start;
+    uint32_t dur, key;
+} scopeprof__slot;
 typedef struct scopeprof__range {
     uint64_t start;
     uint32_t site, depth;
 } scopeprof__range;
 typedef struct scopeprof__thread {
-    scopeprof_event *cur, *lim; /* write cursor in the current chunk */
+    scopeprof__slot *cur, *lim; /* write cursor in the current chunk */
     uint32_t depth;             /* scopes open now */
     uint32_t index;             /* 0, 1, 2... in order of first event */
     scopeprof__chunk *chunk;
@@ -361,7 +385,9 @@ __attribute__((weak, visibility("hidden"))) int scopeprof__use_tsc = -1;
 scopeprof__thread *scopeprof__thread_attach(void);
 uint32_t scopeprof__site_register(scopeprof_site *s);
 uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, const char *name);
-scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t);
+scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t);
+void scopeprof__emit_long(scopeprof__thread *t, uint64_t start, uint64_t end, uint32_t site,
+                          uint32_t depth);
 void scopeprof__range_begin(scopeprof_site *s);
 void scopeprof__range_end(scopeprof_site *s);
 void scopeprof__thread_name(const char *name);
@@ -402,18 +428,26 @@ static inline scopeprof_scope scopeprof__scope_begin(scopeprof_site *s) {
     return scopeprof__scope_open(id);
 }
 
-/* Append one event to the thread's buffer. The cursor is published with a
- * release store (a plain store on x86) so the exit flusher can read other
- * threads' buffers; there is no lock and no read-modify-write. */
+/* Append one event to the thread's buffer: 16 bytes when its duration is
+ * under 2^27 ticks (tens of milliseconds: still short once converted to
+ * nanoseconds by any clock faster than 32 MHz) and its site and depth fit
+ * their bits; else the 32-byte form, out of line. The cursor is published
+ * with a release store (a plain store on x86) so the exit flusher can read
+ * other threads' buffers; there is no lock and no read-modify-write. */
 static inline void scopeprof__emit(scopeprof__thread *t, uint64_t start, uint64_t end,
                                    uint32_t site, uint32_t depth) {
-    scopeprof_event *e = t->cur;
-    if (__builtin_expect(e == t->lim, 0)) e = scopeprof__chunk_next(t);
-    e->start = start;
-    e->end = end;
-    e->site = site;
-    e->depth = depth;
-    __atomic_store_n(&t->cur, e + 1, __ATOMIC_RELEASE);
+    uint64_t d = end - start;
+    if (__builtin_expect(((d >> 27) | (site >> SCOPEPROF_REC_SITE_BITS) |
+                          (depth & ~SCOPEPROF_DEPTH_GPU) >> SCOPEPROF_REC_DEPTH_BITS) == 0, 1)) {
+        scopeprof__slot *e = t->cur;
+        if (__builtin_expect(e == t->lim, 0)) e = scopeprof__chunk_next(t);
+        e->start = start;
+        e->dur = (uint32_t)d;
+        e->key = site | depth << SCOPEPROF_REC_SITE_BITS | (depth & SCOPEPROF_DEPTH_GPU);
+        __atomic_store_n(&t->cur, e + 1, __ATOMIC_RELEASE);
+    } else {
+        scopeprof__emit_long(t, start, end, site, depth);
+    }
 }
 
 static inline void scopeprof__scope_end(scopeprof_scope *sc) {
@@ -561,6 +595,66 @@ SCOPEPROF__API uint32_t scopeprof_crc32(uint32_t crc, const void *data, size_t n
     }
     while (n--) c = (c >> 8) ^ t[0][(c ^ *p++) & 0xFF];
     return ~c;
+}
+
+/* ---- Event records (see "Event records" above) ---------------------------- */
+/* Little-endian loads and stores: the file format's byte order. */
+static inline uint32_t scopeprof__get32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t scopeprof__get64(const unsigned char *p) {
+    return (uint64_t)scopeprof__get32(p) | (uint64_t)scopeprof__get32(p + 4) << 32;
+}
+static inline void scopeprof__put32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+static inline void scopeprof__put64(unsigned char *p, uint64_t v) {
+    scopeprof__put32(p, (uint32_t)v);
+    scopeprof__put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Whether e fits a 16-byte record. */
+static inline int scopeprof__rec_short(const scopeprof_event *e) {
+    return !(e->depth & SCOPEPROF_DEPTH_MEM) && e->end >= e->start &&
+           e->end - e->start < SCOPEPROF_REC_LONG_MARK && e->site >> SCOPEPROF_REC_SITE_BITS == 0 &&
+           (e->depth & SCOPEPROF_DEPTH_MASK) >> SCOPEPROF_REC_DEPTH_BITS == 0;
+}
+
+SCOPEPROF__API size_t scopeprof_rec_encode(unsigned char *p, const scopeprof_event *e) {
+    scopeprof__put64(p, e->start);
+    if (scopeprof__rec_short(e)) {
+        scopeprof__put32(p + 8, (uint32_t)(e->end - e->start));
+        scopeprof__put32(p + 12, e->site | (e->depth & SCOPEPROF_DEPTH_MASK) << SCOPEPROF_REC_SITE_BITS |
+                                     (e->depth & SCOPEPROF_DEPTH_GPU));
+        return 16;
+    }
+    scopeprof__put32(p + 8, SCOPEPROF_REC_LONG_MARK);
+    scopeprof__put32(p + 12, e->depth);
+    scopeprof__put64(p + 16, e->end);
+    scopeprof__put32(p + 24, e->site);
+    scopeprof__put32(p + 28, 0);
+    return 32;
+}
+
+SCOPEPROF__API size_t scopeprof_rec_decode(const unsigned char *p, size_t avail, scopeprof_event *e) {
+    if (avail < 16) return 0;
+    uint32_t dur = scopeprof__get32(p + 8), key = scopeprof__get32(p + 12);
+    e->start = scopeprof__get64(p);
+    if (dur != SCOPEPROF_REC_LONG_MARK) {
+        e->end = e->start + dur;
+        e->site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1);
+        e->depth = (key & SCOPEPROF_DEPTH_GPU) |
+                   ((key >> SCOPEPROF_REC_SITE_BITS) & ((1u << SCOPEPROF_REC_DEPTH_BITS) - 1));
+        return 16;
+    }
+    if (avail < 32) return 0;
+    e->depth = key;
+    e->end = scopeprof__get64(p + 16);
+    e->site = scopeprof__get32(p + 24);
+    return 32;
 }
 
 /* ---- Aggregation ---------------------------------------------------------- */
@@ -1004,8 +1098,9 @@ struct scopeprof__chunk {
     scopeprof__thread *thread;
     uint32_t count; /* events, once the chunk is queued */
     uint32_t first; /* events before this one were already written */
-    scopeprof_event ev[SCOPEPROF_EVENTS_PER_CHUNK];
+    scopeprof__slot ev[SCOPEPROF_EVENTS_PER_CHUNK]; /* records; count and first in slots */
 };
+typedef char scopeprof__chunk_holds_a_long_record[SCOPEPROF_EVENTS_PER_CHUNK >= 2 ? 1 : -1];
 
 typedef struct scopeprof__siterec {
     char *name, *file, *func;
@@ -1030,7 +1125,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 2u
+#define SCOPEPROF__ABI 3u
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -1102,6 +1197,7 @@ typedef struct scopeprof__state {
     /* lifetime */
     int modules, finalized;
     int in_signal;    /* writing from a signal handler: no malloc, no stdio */
+    int warned_slow_clock;
     int signals;      /* SCOPEPROF_SIGNALS: flush on SIGINT/SIGTERM/crashes */
     char prog[256];   /* program name, read once at start */
 } scopeprof__state;
@@ -1569,18 +1665,6 @@ SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
                                                 const void *payload, uint32_t len);
 
-/* Little-endian stores for the file format. */
-static inline void scopeprof__put32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16);
-    p[3] = (unsigned char)(v >> 24);
-}
-static inline void scopeprof__put64(unsigned char *p, uint64_t v) {
-    scopeprof__put32(p, (uint32_t)v);
-    scopeprof__put32(p + 4, (uint32_t)(v >> 32));
-}
-
 
 static inline uint64_t scopeprof__gettid(void) {
 #if defined(SYS_gettid) && (defined(__USE_MISC) || !defined(__GLIBC__))
@@ -1667,8 +1751,9 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
     g->full_tail = c;
 }
 
-/* Slow path of emit: the thread's chunk is full. */
-SCOPEPROF__API scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t) {
+/* Slow path of emit: the thread's chunk is full (or has one slot left and a
+ * long record comes). */
+SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     scopeprof__state *g = scopeprof__state_get();
     pthread_mutex_lock(&g->lock);
     /* A thread whose key destructor already ran (scopeprof__thread_exit took
@@ -1681,7 +1766,7 @@ SCOPEPROF__API scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t) {
         pthread_mutex_unlock(&g->lock);
         return t->chunk->ev;
     }
-    if (!revived) scopeprof__queue(g, t, t->chunk, SCOPEPROF_EVENTS_PER_CHUNK);
+    if (!revived) scopeprof__queue(g, t, t->chunk, (uint32_t)(t->cur - t->chunk->ev));
     scopeprof__chunk *c = scopeprof__chunk_alloc(g);
     if (!c) {
         /* Out of memory: write what is queued, then reuse its memory. */
@@ -1702,6 +1787,21 @@ SCOPEPROF__API scopeprof_event *scopeprof__chunk_next(scopeprof__thread *t) {
     pthread_mutex_unlock(&g->lock);
     if (revived) pthread_setspecific(g->key, t);
     return c->ev;
+}
+
+/* The 32-byte form of an event (see emit): two slots, never split between
+ * chunks, published together. */
+SCOPEPROF__API void scopeprof__emit_long(scopeprof__thread *t, uint64_t start, uint64_t end,
+                                         uint32_t site, uint32_t depth) {
+    scopeprof__slot *e = t->cur;
+    if (t->lim - e < 2) e = scopeprof__chunk_next(t);
+    e[0].start = start;
+    e[0].dur = SCOPEPROF_REC_LONG_MARK;
+    e[0].key = depth;
+    e[1].start = end;
+    e[1].dur = site;
+    e[1].key = 0;
+    __atomic_store_n(&t->cur, e + 2, __ATOMIC_RELEASE);
 }
 
 SCOPEPROF__API void scopeprof__range_begin(scopeprof_site *s) {
@@ -2284,45 +2384,79 @@ SCOPEPROF__INTERNAL void scopeprof__write_gpu(scopeprof__state *g, const scopepr
     }
 }
 
-/* Convert (in place), aggregate and write n events of thread t. */
-SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopeprof__thread *t,
-                                               scopeprof_event *ev, uint32_t n) {
-    scopeprof__calibrate(g);
+/* Decode the record at slot s (ticks) into e; returns its slots (1 or 2). */
+static inline uint32_t scopeprof__slot_get(const scopeprof__slot *s, scopeprof_event *e) {
+    e->start = s->start;
+    if (s->dur != SCOPEPROF_REC_LONG_MARK) {
+        e->end = s->start + s->dur;
+        e->site = s->key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1);
+        e->depth = (s->key & SCOPEPROF_DEPTH_GPU) |
+                   ((s->key >> SCOPEPROF_REC_SITE_BITS) & ((1u << SCOPEPROF_REC_DEPTH_BITS) - 1));
+        return 1;
+    }
+    e->depth = s->key;
+    e->end = s[1].start;
+    e->site = s[1].dur;
+    return 2;
+}
+
+/* GPU scopes among the records of n slots. */
+static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n) {
     uint32_t k = 0;
-    for (uint32_t i = 0; i < n; i++) k += (ev[i].depth & SCOPEPROF_DEPTH_GPU) != 0;
+    for (uint32_t i = 0; i < n; i += s[i].dur == SCOPEPROF_REC_LONG_MARK ? 2 : 1)
+        k += s[i].key >> 31; /* the GPU flag is bit 31 in both forms */
+    return k;
+}
+
+/* Convert (in place), aggregate and write the records in n slots of thread
+ * t. In place works because no record grows: nanoseconds take no more room
+ * than ticks (see emit), and a record dropped or turned short only frees some. */
+SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopeprof__thread *t,
+                                               scopeprof__slot *ev, uint32_t n) {
+    scopeprof__calibrate(g);
+    uint32_t k = scopeprof__count_gpu(ev, n);
     /* The GPU records of this span's GPU scopes, in the same order. */
     scopeprof_gpu_record *gr = NULL;
     uint32_t ngr = 0, gi = 0, paired = 0;
     if (k && g->gpu_take && !g->in_signal && (gr = (scopeprof_gpu_record *)malloc(k * sizeof *gr)))
         ngr = g->gpu_take(g, (scopeprof__thread *)t, gr, k);
     unsigned char *b = (unsigned char *)ev; /* converted in place */
+    size_t out = 0;                         /* bytes written to b */
     uint32_t kept = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        scopeprof_event e = ev[i];
+    for (uint32_t i = 0; i < n;) {
+        scopeprof_event e;
+        uint32_t slots = scopeprof__slot_get(ev + i, &e);
+        i += slots;
         if (g->sched && (!g->window || e.start < g->win_start)) {
             /* Outside the schedule's recording window (wait, warm-up, or an
              * earlier cycle): dropped, with its GPU record if it has one. */
             if ((e.depth & SCOPEPROF_DEPTH_GPU) && gi < ngr && gr[gi].launch_ns == scopeprof__to_ns(g, e.start)) gi++;
             continue;
         }
-        uint64_t s = scopeprof__to_ns(g, e.start), en;
+        e.start = scopeprof__to_ns(g, e.start);
+        kept++;
         if (e.depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
             if (!g->in_signal)
                 scopeprof_agg_mem(&g->agg, t->index, SCOPEPROF_MEM_DEPTH(e.depth),
                                   SCOPEPROF_MEM_DEVICE(e.depth), (int64_t)e.end);
-            unsigned char *p = b + (size_t)kept++ * 24;
-            scopeprof__put64(p, s);
-            scopeprof__put64(p + 8, e.end);
-            scopeprof__put32(p + 16, e.site);
-            scopeprof__put32(p + 20, e.depth);
+            out += scopeprof_rec_encode(b + out, &e);
             continue;
         }
-        en = scopeprof__to_ns(g, e.end);
-        if (en < s) en = s;
+        uint64_t en = scopeprof__to_ns(g, e.end);
+        e.end = en < e.start ? e.start : en;
+        if (slots == 1 && e.end - e.start >= SCOPEPROF_REC_LONG_MARK) {
+            /* Only a clock under 32 MHz stretches 2^27 ticks this far. */
+            e.end = e.start + SCOPEPROF_REC_LONG_MARK - 1;
+            if (!g->warned_slow_clock) {
+                g->warned_slow_clock = 1;
+                scopeprof__warn("scopeprof: the tick clock runs under 32 MHz; durations over "
+                                "4.29 s that started as short records are cut to 4.29 s");
+            }
+        }
         int64_t gpu = -1;
         if (e.depth & SCOPEPROF_DEPTH_GPU) {
             /* Pair with the thread's next GPU record, which must be ours. */
-            if (gi < ngr && gr[gi].launch_ns == s) {
+            if (gi < ngr && gr[gi].launch_ns == e.start) {
                 if (gr[gi].status == 0) gpu = (int64_t)(gr[gi].end_ns - gr[gi].start_ns);
                 gr[paired++] = gr[gi++]; /* compacted: only kept events' records */
             } else {
@@ -2331,17 +2465,12 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopep
         }
         uint32_t row = g->in_signal ? UINT32_MAX : scopeprof__row_of(g, e.site);
         if (row != UINT32_MAX)
-            scopeprof_agg_event_gpu(&g->agg, t->index, row, s, en, e.depth & SCOPEPROF_DEPTH_MASK, gpu);
-        unsigned char *p = b + (size_t)kept++ * 24;
-        scopeprof__put64(p, s);
-        scopeprof__put64(p + 8, en);
-        scopeprof__put32(p + 16, e.site);
-        scopeprof__put32(p + 20, e.depth);
+            scopeprof_agg_event_gpu(&g->agg, t->index, row, e.start, e.end, e.depth & SCOPEPROF_DEPTH_MASK, gpu);
+        out += scopeprof_rec_encode(b + out, &e);
     }
-    n = kept;
-    g->events_written += n;
-    if (g->fd == -1 && n) scopeprof__open_output(g);
-    if (g->fd < 0 || n == 0) {
+    g->events_written += kept;
+    if (g->fd == -1 && kept) scopeprof__open_output(g);
+    if (g->fd < 0 || kept == 0) {
         free(gr);
         return;
     }
@@ -2349,19 +2478,19 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopep
     scopeprof__write_thread(g, t);
     if (paired) scopeprof__write_gpu(g, t, gr, paired);
     free(gr);
-    /* Payload = thread index, count, events; the 8-byte prefix is written
-     * separately so the events need no copy. */
+    /* Payload = thread index, count, records; the 8-byte prefix is written
+     * separately so the records need no copy. */
     unsigned char pre[8], h[SCOPEPROF_CHUNK_HEADER_SIZE];
     scopeprof__put32(pre, t->index);
-    scopeprof__put32(pre + 4, n);
-    uint32_t len = 8 + n * 24;
-    uint32_t crc = scopeprof_crc32(scopeprof_crc32(0, pre, 8), b, (size_t)n * 24);
+    scopeprof__put32(pre + 4, kept);
+    uint32_t len = (uint32_t)(8 + out);
+    uint32_t crc = scopeprof_crc32(scopeprof_crc32(0, pre, 8), b, out);
     scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
     scopeprof__put32(h + 4, SCOPEPROF_CHUNK_EVENTS);
     scopeprof__put32(h + 8, len);
     scopeprof__put32(h + 12, crc);
     if (scopeprof__write_all(g, h, sizeof h) == 0 && scopeprof__write_all(g, pre, 8) == 0)
-        scopeprof__write_all(g, b, (size_t)n * 24);
+        scopeprof__write_all(g, b, out);
 }
 
 /* Write and recycle queued chunks, oldest first (per-thread order). Without
@@ -2370,8 +2499,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wa
     while (g->full_head) {
         scopeprof__chunk *c = g->full_head;
         if (!may_wait && g->gpu_ready) {
-            uint32_t k = 0;
-            for (uint32_t i = c->first; i < c->count; i++) k += (c->ev[i].depth & SCOPEPROF_DEPTH_GPU) != 0;
+            uint32_t k = scopeprof__count_gpu(c->ev + c->first, c->count - c->first);
             if (k && !g->gpu_ready(g, c->thread, k)) break;
         }
         g->full_head = c->next;

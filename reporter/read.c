@@ -293,8 +293,10 @@ static int read_gpu(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t
 static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
                        const sp_callbacks *cb, sp_result *res) {
     if (len < 8) return CORRUPT("EVENTS chunk shorter than 8 bytes");
+    /* Format 1: 24 bytes an event. Format 2: records of 16 or 32 bytes. */
+    int v1 = r->hdr.major == 1;
     uint32_t n = get32(p + 4), slot;
-    if (n > (len - 8) / 24) return CORRUPT("EVENTS chunk: %u events run past the chunk", n);
+    if (n > (len - 8) / (v1 ? 24 : 16)) return CORRUPT("EVENTS chunk: %u events run past the chunk", n);
     if (thread_slot(r, get32(p), &slot) != 0) return CORRUPT("too many threads");
     if (n > r->ev_cap) {
         sp_event *v = realloc(r->ev, n * sizeof *v);
@@ -306,13 +308,26 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
         r->ev_cap = n;
     }
     gpu_queue *q = &r->gpu[slot];
+    size_t at = 8; /* offset of the next record in the payload */
     for (uint32_t i = 0; i < n; i++) {
-        const unsigned char *s = p + 8 + (size_t)i * 24;
         sp_event *e = &r->ev[i];
-        uint32_t d = get32(s + 20);
-        e->start = get64(s);
-        e->end = get64(s + 8);
-        e->site = get32(s + 16);
+        scopeprof_event rec;
+        if (v1) {
+            const unsigned char *s = p + at;
+            rec.start = get64(s);
+            rec.end = get64(s + 8);
+            rec.site = get32(s + 16);
+            rec.depth = get32(s + 20);
+            at += 24;
+        } else {
+            size_t used = scopeprof_rec_decode(p + at, len - at, &rec);
+            if (used == 0) return CORRUPT("EVENTS chunk: event %u runs past the chunk", i);
+            at += used;
+        }
+        uint32_t d = rec.depth;
+        e->start = rec.start;
+        e->end = rec.end;
+        e->site = rec.site;
         e->gpu_ns = -1;
         e->gpu_start = 0;
         e->bytes = 0;
@@ -434,9 +449,10 @@ static int read_header(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
     h->realtime_minus_mono = (int64_t)get64(p + 32);
     h->rank = get32(p + 40);
     uint32_t plen = get32(p + 44);
-    if (h->major != SCOPEPROF_FORMAT_MAJOR)
-        return fail(res, SP_CORRUPT, 8, "unsupported format version %u.%u (this reader reads %u.x)",
-                    h->major, h->minor, SCOPEPROF_FORMAT_MAJOR);
+    if (h->major < 1 || h->major > SCOPEPROF_FORMAT_MAJOR)
+        return fail(res, SP_CORRUPT, 8,
+                    "unsupported format version %u.%u (this reader reads 1.x to %u.x)", h->major,
+                    h->minor, SCOPEPROF_FORMAT_MAJOR);
     if (plen > 65536 || h->header_len > SCOPEPROF_FILE_HEADER_SIZE + 65536 ||
         h->header_len < SCOPEPROF_FILE_HEADER_SIZE + plen)
         return fail(res, SP_CORRUPT, 12, "bad header length %u (program name %u bytes)",

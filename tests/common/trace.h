@@ -17,6 +17,8 @@
  *   once written by mistake, read the same and counted in
  *   t.events_chunks_4096 so the regression tests can insist it is 0),
  *   4 END, 5 GPU records, 6 DEVICE names, 7 STEPS, 8 MEMORY. Others skipped.
+ * - Format 1 (24-byte events) and 2 (16- or 32-byte records); t.major says
+ *   which, t.long_records and t.event_bytes how the events were stored.
  * - No fixed limits on sites, threads, events or name lengths (except
  *   devices: 16, MEMORY rows: 64).
  * - Everything is prefixed tr_ / TR_. Functions are static inline. */
@@ -85,6 +87,9 @@ typedef struct tr_trace {
     char devices[16][65];
     uint32_t devices_seen; /* bit mask of the devices named */
     int events_chunks, events_chunks_4096, gpu_chunks;
+    uint32_t major;         /* format version */
+    uint64_t long_records;  /* format 2: events stored in 32 bytes */
+    uint64_t event_bytes;   /* bytes of event records in EVENTS chunks */
     tr_step *steps;
     uint32_t nsteps, steps_chunks;
     tr_mem mem[64];
@@ -172,25 +177,47 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
         free(t->threads[idx].name);
         t->threads[idx].name = tr_strdup(p + 16, tr_u32(p + 4));
         t->threads[idx].tid = tr_u64(p + 8);
-    } else if (type == 3 || type == 4096) { /* EVENTS: u32 thread, u32 n, n x 24 bytes */
+    } else if (type == 3 || type == 4096) { /* EVENTS: u32 thread, u32 n, n records */
         if (len < 8) return 0;
         uint32_t idx = tr_u32(p), n = tr_u32(p + 4);
-        if (8 + (size_t)n * 24 > len) return 0;
+        size_t min = t->major == 1 ? 24 : 16;
+        if (8 + (size_t)n * min > len) return 0;
         t->events_chunks++;
         t->events_chunks_4096 += type == 4096;
         t->threads = (tr_thread *)tr_grow(t->threads, &t->nthreads, idx, sizeof *t->threads);
         t->threads[idx].events += n;
         t->ev = (tr_event *)realloc(t->ev, (size_t)(t->nev + n) * sizeof *t->ev + 1);
         if (!t->ev) abort();
+        size_t q = 8;
         for (uint32_t i = 0; i < n; i++) {
-            const unsigned char *e = p + 8 + (size_t)i * 24;
+            if (q + 16 > len) return 0;
+            const unsigned char *e = p + q;
             tr_event *o = &t->ev[t->nev++];
-            o->start = tr_u64(e);
-            o->end = tr_u64(e + 8);
-            o->site = tr_u32(e + 16);
-            o->depth = tr_u32(e + 20);
             o->thread = idx;
+            o->start = tr_u64(e);
+            if (t->major == 1) {
+                o->end = tr_u64(e + 8);
+                o->site = tr_u32(e + 16);
+                o->depth = tr_u32(e + 20);
+                q += 24;
+            } else if (tr_u32(e + 8) != 0xFFFFFFFFu) {
+                /* 16 bytes: duration, then site | depth << 19 | GPU << 31 */
+                uint32_t key = tr_u32(e + 12);
+                o->end = o->start + tr_u32(e + 8);
+                o->site = key & 0x7FFFFu;
+                o->depth = (key & 0x80000000u) | ((key >> 19) & 0xFFFu);
+                q += 16;
+            } else {
+                /* 32 bytes: mark, depth_and_flags, end, site, 0 */
+                if (q + 32 > len) return 0;
+                o->depth = tr_u32(e + 12);
+                o->end = tr_u64(e + 16);
+                o->site = tr_u32(e + 24);
+                t->long_records++;
+                q += 32;
+            }
         }
+        t->event_bytes += q - 8;
     } else if (type == 4) { /* END: u64 total events, u64 0 */
         if (len < 8) return 0;
         t->has_end = 1;
@@ -262,6 +289,7 @@ static inline int tr_read(const char *path, tr_trace *t) {
         free(b);
         return 0;
     }
+    t->major = tr_u32(b + 8) & 0xFFFFu;
     t->pid = tr_u64(b + 16);
     t->start_ns = tr_u64(b + 24);
     t->rank = tr_u32(b + 40);

@@ -371,6 +371,54 @@ static void test_crc32(void **state) {
     assert_int_equal(scopeprof_crc32(0, "", 0), 0);
 }
 
+/* ---- event records ---------------------------------------------------------- */
+
+/* Each event round-trips; those that fit take 16 bytes, the rest 32. The
+ * cases sit on both sides of every limit of the short form. */
+static void test_event_records(void **state) {
+    (void)state;
+    const uint64_t t0 = 0x0123456789ABCDEFull;
+    const uint32_t G = SCOPEPROF_DEPTH_GPU, M = SCOPEPROF_DEPTH_MEM;
+    const struct { scopeprof_event e; size_t size; } cases[] = {
+        {{t0, t0 + 25, 1, 0}, 16},
+        {{t0, t0, 7, 3}, 16},                                   /* zero length */
+        {{t0, t0 + 0xFFFFFFFEull, 1, 0}, 16},                   /* longest short */
+        {{t0, t0 + 0xFFFFFFFFull, 1, 0}, 32},                   /* duration = the mark */
+        {{t0, t0 + (1ull << 40), 1, 0}, 32},
+        {{t0, t0 + 5, (1u << 19) - 1, 0}, 16},                  /* highest short site */
+        {{t0, t0 + 5, 1u << 19, 0}, 32},
+        {{t0, t0 + 5, 2, 4095}, 16},                            /* deepest short */
+        {{t0, t0 + 5, 2, 4096}, 32},
+        {{t0, t0 + 5, 2, 9999}, 32},
+        {{t0, t0 + 5, (1u << 19) - 1, 4095 | G}, 16},           /* GPU flag kept */
+        {{t0, t0 + 5, 3, 5000 | G}, 32},
+        {{t0, (uint64_t)-4096, 4, M | 2u << 24 | 17}, 32},      /* a free on GPU 1 */
+        {{t0, 1ull << 33, 4, M | 3}, 32},                       /* an allocation */
+        {{t0, t0 - 1, 1, 0}, 32},                               /* end before start */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        unsigned char b[40];
+        memset(b, 0xAA, sizeof b);
+        size_t n = scopeprof_rec_encode(b, &cases[i].e);
+        if (n != cases[i].size) fail_msg("case %zu: %zu bytes, want %zu", i, n, cases[i].size);
+        assert_int_equal(b[n], 0xAA); /* nothing written past the record */
+        scopeprof_event d;
+        memset(&d, 0, sizeof d);
+        assert_int_equal(scopeprof_rec_decode(b, n, &d), n);
+        if (d.start != cases[i].e.start || d.end != cases[i].e.end || d.site != cases[i].e.site ||
+            d.depth != cases[i].e.depth)
+            fail_msg("case %zu: decoded differently", i);
+        /* Cut short by one byte: not decodable. */
+        assert_int_equal(scopeprof_rec_decode(b, n - 1, &d), 0);
+    }
+    /* The file's bytes, as docs/FORMAT.md draws them: start, duration, key. */
+    unsigned char b[32];
+    scopeprof_event e = {0x0102030405060708ull, 0x0102030405060708ull + 0x10, 5, 2 | G};
+    assert_int_equal(scopeprof_rec_encode(b, &e), 16);
+    static const unsigned char want[16] = {8, 7, 6, 5, 4, 3, 2, 1, 0x10, 0, 0, 0, 5, 0, 0x10, 0x80};
+    assert_memory_equal(b, want, 16);
+}
+
 /* ---- the table -------------------------------------------------------------- */
 
 #define LONG_NAME "this_is_a_deliberately_long_scope_name_to_test_truncation" /* 57 chars */
@@ -581,6 +629,7 @@ int main(void) {
         cmocka_unit_test(test_format_time),
         cmocka_unit_test(test_format_mem),
         cmocka_unit_test(test_crc32),
+        cmocka_unit_test(test_event_records),
         cmocka_unit_test(test_table_golden),
         cmocka_unit_test(test_table_sort_by_count),
         cmocka_unit_test(test_table_row_limit),

@@ -150,7 +150,7 @@ static void mode_lazy(void) {
     print_counters("end");
 }
 
-/* Streaming (run with SCOPEPROF_BUFFER_MB=1): 60000 top-level GPU scopes
+/* Streaming (run with SCOPEPROF_BUFFER_MB=1): 100000 top-level GPU scopes
  * exceed the budget, so full buffers are written while the program runs and
  * the GPU (held back) must be waited for then. With `nested`, every 10 GPU
  * scopes sit inside a CPU scope "step", so the writes happen inside it. */
@@ -158,7 +158,7 @@ static void mode_stream(int nested) {
     double_scope_depth = scope_depth;
     double_hold(1);
     hipStream_t s = double_stream(1);
-    for (int i = 0; i < 6000; i++) {
+    for (int i = 0; i < 10000; i++) {
         if (nested) {
             PROFILE_SCOPE("step");
             for (int j = 0; j < 10; j++) {

@@ -452,11 +452,13 @@ void check_stream(const char *mode, size_t nevents, int waits_while_running) {
     result r = run(CHILD_NAME, mode, env);
     assert_int_equal(r.rc, 0);
     assert_true(r.tr_ok);
+    /* Top level: the writes during the run waited. Nested: a write may still
+     * wait where a chunk fills at a "step" close (no scope open then), so
+     * the check is the double's count of waits made inside a scope, below. */
     if (waits_while_running) assert_true(out_counter(&r, "end", "user_syncs") > 0);
-    else assert_int_equal(out_counter(&r, "end", "user_syncs"), 0);
     assert_true(r.tr.events_chunks > 2);
     assert_int_equal(r.tr.nev, nevents);
-    assert_int_equal(r.tr.ngpu, 60000);
+    assert_int_equal(r.tr.ngpu, 100000);
     assert_paired(&r.tr);
     for (size_t i = 0; i < r.tr.ngpu; i++) {
         assert_int_equal(r.tr.gpu[i].status, 0);
@@ -469,14 +471,14 @@ void check_stream(const char *mode, size_t nevents, int waits_while_running) {
 
 void test_stream_budget(void **state) {
     (void)state;
-    check_stream("stream", 60000, 1);
+    check_stream("stream", 100000, 1);
 }
 
 /* Regression: with the GPU scopes inside a CPU scope, the budget write
  * happened in a scope's close with "step" open and waited for the GPU there. */
 void test_stream_budget_nested(void **state) {
     (void)state;
-    check_stream("stream_nested", 66000, 0);
+    check_stream("stream_nested", 110000, 0);
 }
 
 /* Regression: EVENTS chunks must have type 3 (they were once written as 4096). */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef VARIANT
@@ -372,6 +373,28 @@ static int mode_deep(int n) {
     return 0;
 }
 
+/* ---- a scope too long for a 16-byte buffer record (2^27 ticks or more):
+ * "long_outer" { "before" x3, "nap" (150 ms), "after" x3 }, with
+ * PROFILE_FLUSH between, so the long record sits inside a written span. */
+static int mode_long(void) {
+    PROFILE_SCOPE("long_outer");
+    for (int i = 0; i < 3; i++) {
+        PROFILE_SCOPE("before");
+        BUMP();
+    }
+    {
+        PROFILE_SCOPE("nap");
+        struct timespec ts = {0, 150000000};
+        while (nanosleep(&ts, &ts) != 0) {}
+    }
+    for (int i = 0; i < 3; i++) {
+        PROFILE_SCOPE("after");
+        BUMP();
+    }
+    PROFILE_FLUSH();
+    return 0;
+}
+
 /* ---- chdir after the first scope: "before" x1, chdir("sub"), "after" x2.
  * The trace goes where SCOPEPROF_OUTPUT pointed when profiling started. */
 static int mode_chdir(void) {
@@ -446,6 +469,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "dlclose") == 0 && argc > 2) return mode_dlclose(strcmp(argv[2], "main_first") == 0);
     if (strcmp(m, "threads") == 0 && argc > 2) return mode_threads(atoi(argv[2]));
     if (strcmp(m, "deep") == 0 && argc > 2) return mode_deep(atoi(argv[2]));
+    if (strcmp(m, "long") == 0) return mode_long();
     if (strcmp(m, "bigname") == 0) return mode_bigname();
     if (strcmp(m, "chdir") == 0) return mode_chdir();
     if (strcmp(m, "flush_storm") == 0) return mode_flush_storm();

@@ -792,6 +792,14 @@ static void test_deep_recursion(void **state) {
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, "rec"), DEPTH);
     assert_int_equal(tr_count(&t, "deep_outer"), 1);
+    /* Depths 4096 and beyond do not fit a 16-byte record: those 5905 levels
+     * (and any scope of 2^32 ns or more) take the 32-byte form, all the
+     * others 16. */
+    uint64_t want_long = 0;
+    for (uint64_t i = 0; i < t.nev; i++)
+        want_long += t.ev[i].depth >= 4096 || t.ev[i].end - t.ev[i].start >= 0xFFFFFFFFull;
+    assert_true(want_long >= DEPTH + 1 - 4096);
+    assert_int_equal(t.long_records, want_long);
     /* Level d (depth d, 0 = deep_outer) holds level d+1; self = total - child. */
     tr_event *lv = (tr_event *)malloc(t.nev * sizeof *lv);
     memcpy(lv, t.ev, t.nev * sizeof *lv);
@@ -820,6 +828,34 @@ static void test_deep_recursion(void **state) {
     expect_time_near(cell(&r, "rec", "Self CPU"), rec_self, "rec self");
     expect_time_near(cell(&r, "rec", "CPU total"), rec_total, "rec total");
     expect_time_near(cell(&r, "deep_outer", "Self CPU"), outer_self, "deep_outer self");
+    child_free(&r);
+}
+
+/* A 150 ms scope is too long for a short buffer record (2^27 ticks): it is
+ * buffered in 32 bytes and written in 16 (150 ms fits 32 bits of ns), in
+ * place, between short records. Every event keeps its times and nesting. */
+static void test_long_scope(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_life", ARGS("long"), NULL);
+    expect_exit(&r, 0);
+    tr_trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(t.nev, 8);
+    assert_int_equal(t.long_records, 0);
+    assert_int_equal(t.event_bytes, 8 * 16);
+    static const char *const order[] = {"before", "before", "before", "nap",
+                                        "after",  "after",  "after",  "long_outer"};
+    for (int i = 0; i < 8; i++) {
+        const tr_event *e = &t.ev[i];
+        assert_string_equal(tr_name(&t, e->site), order[i]);
+        assert_int_equal(e->depth, i == 7 ? 0 : 1);
+        assert_true(e->start >= t.ev[7].start && e->end <= t.ev[7].end);
+        if (i > 0 && i < 7) assert_true(e->start >= t.ev[i - 1].end);
+    }
+    uint64_t nap = t.ev[3].end - t.ev[3].start;
+    assert_true(nap >= 150000000u && nap < 2000000000u);
+    tr_free(&t);
     child_free(&r);
 }
 
@@ -940,6 +976,7 @@ int main(void) {
         cmocka_unit_test(test_dlclose),
         cmocka_unit_test(test_2000_threads),
         cmocka_unit_test(test_deep_recursion),
+        cmocka_unit_test(test_long_scope),
         cmocka_unit_test(test_64k_name),
         cmocka_unit_test(test_chdir_relative_output),
         cmocka_unit_test(test_fork_exec_explicit_output),

@@ -61,7 +61,7 @@ static int corpus(const char *dir) {
     w.n = 30;
     bad |= save(&w, dir, "header_cut");
     RESET();
-    tw_header_v(&w, 1, "p", 2);
+    tw_header_v(&w, 1, "p", 3);
     tw_end(&w, 0);
     bad |= save(&w, dir, "wrong_version");
     RESET();
@@ -168,6 +168,37 @@ static int corpus(const char *dir) {
     RESET();
     tw_rich(&w, 100, 0xFFFFFFFFu);
     bad |= save(&w, dir, "rich");
+    /* Format 2: the same sets in 16- and 32-byte records. Scaled by 10^4
+     * the known set's durations pass 2^32 ns (32-byte records); the memory
+     * records of gpu_mem and rich always take 32 bytes. */
+    tw_major = 2;
+    RESET();
+    tw_known(&w, 7);
+    bad |= save(&w, dir, "v2_known");
+    RESET();
+    tw_known_rank(&w, 7, 0xFFFFFFFFu, 10000);
+    bad |= save(&w, dir, "v2_known_long");
+    RESET();
+    tw_rich(&w, 100, 0xFFFFFFFFu);
+    bad |= save(&w, dir, "v2_rich");
+    /* A 32-byte record cut by its chunk's end: count 2, a short record, then
+     * half of a long one. */
+    RESET();
+    tw_header(&w, 1, "p");
+    tw_site(&w, 1, 1, "a", "a.c", "f");
+    {
+        static const tw_ev cut[] = {{10, 20, 1, 1}, {0, 1ull << 40, 1, 0}};
+        size_t at = tw_events(&w, 0, cut, 2);
+        w.n -= 16;                  /* drop the long record's second half */
+        put32_at(&w, at + 8, 8 + 16 + 16);
+        put32_at(&w, at + 12, scopeprof_crc32(0, w.b + at + 16, 8 + 16 + 16));
+    }
+    tw_end(&w, 2);
+    bad |= save(&w, dir, "v2_long_cut");
+    tw_major = 1;
+    RESET();
+    tw_known_rank(&w, 7, 0xFFFFFFFFu, 10000);
+    bad |= save(&w, dir, "known_long");
     free(w.b);
     free(u.b);
     return bad;

@@ -295,6 +295,34 @@ static void test_merge(void **state) {
     free(err);
 }
 
+/* Format 2 files hold the same events as format 1 files in fewer bytes:
+ * every command prints the same for both. */
+static void expect_same_output(const char *cmd, const char *opt, const char *v1, const char *v2) {
+    char *o1, *e1, *o2, *e2;
+    int rc1 = opt ? run(&o1, &e1, cmd, "--format", opt, path(v1), NULL) : run(&o1, &e1, cmd, path(v1), NULL);
+    int rc2 = opt ? run(&o2, &e2, cmd, "--format", opt, path(v2), NULL) : run(&o2, &e2, cmd, path(v2), NULL);
+    assert_int_equal(rc1, 0);
+    assert_int_equal(rc2, 0);
+    assert_true(strlen(o1) > 40);
+    if (strcmp(o1, o2) != 0) fail_msg("%s %s: %s and %s differ:\n%s\n--\n%s", cmd, opt ? opt : "", v1, v2, o1, o2);
+    free(o1), free(e1), free(o2), free(e2);
+}
+
+static void test_format_versions(void **state) {
+    (void)state;
+    const char *pairs[][2] = {{"known", "v2_known"}, {"known_long", "v2_known_long"}, {"rich", "v2_rich"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        expect_same_output("table", NULL, pairs[i][0], pairs[i][1]);
+        expect_same_output("table", "csv", pairs[i][0], pairs[i][1]);
+        expect_same_output("stacks", NULL, pairs[i][0], pairs[i][1]);
+    }
+    /* The scaled set did take the long form: its table shows seconds. */
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", path("v2_known_long"), NULL), 0);
+    assert_non_null(strstr(out, "Self CPU time total: 10.000s"));
+    free(out), free(err);
+}
+
 static void expect_error(const char *file, int rc_want, const char *msg) {
     char *out, *err;
     assert_int_equal(run(&out, &err, "table", path(file), NULL), rc_want);
@@ -307,7 +335,7 @@ static void test_bad_inputs(void **state) {
     (void)state;
     expect_error("empty", 1, "offset 0: empty file");
     expect_error("bad_magic", 1, "offset 0: not a scopeprof trace");
-    expect_error("wrong_version", 1, "offset 8: unsupported format version 2.0");
+    expect_error("wrong_version", 1, "offset 8: unsupported format version 3.0");
     expect_error("bad_chunk_magic", 1, "offset 95: bad chunk magic");
     expect_error("bad_crc", 1, "offset 95: bad chunk CRC");
     expect_error("absurd_length", 1, "offset 95: absurd chunk length");
@@ -317,6 +345,7 @@ static void test_bad_inputs(void **state) {
     expect_error("site_id_zero", 1, "id 0");
     expect_error("no_such_file", 1, "cannot open");
     expect_error("header_cut", 0, "truncated at byte 30");
+    expect_error("v2_long_cut", 1, "EVENTS chunk: event 1 runs past the chunk");
     /* The trace command reports the same and exits the same. */
     char *out, *err;
     assert_int_equal(run(&out, &err, "trace", "-o", path("bad.json"), path("bad_crc"), NULL), 1);
@@ -633,6 +662,7 @@ int main(void) {
         cmocka_unit_test(test_usage_errors), cmocka_unit_test(test_csv_json),
         cmocka_unit_test(test_group_by),     cmocka_unit_test(test_stacks),
         cmocka_unit_test(test_merge),        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_format_versions),
         cmocka_unit_test(test_truncated),    cmocka_unit_test(test_skips_and_empty),
         cmocka_unit_test(test_trace_json_text),
         cmocka_unit_test(test_chrome_gpu_total), cmocka_unit_test(test_chrome_input),

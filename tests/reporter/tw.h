@@ -17,6 +17,10 @@ typedef struct tw {
     size_t n, cap;
 } tw;
 
+/* The format major version tw_header and tw_events write: 1 (24-byte
+ * events) or 2 (16- or 32-byte records). A test sets it before writing. */
+static int tw_major = 1;
+
 typedef struct tw_ev {
     uint64_t start, end;
     uint32_t site, depth;
@@ -54,7 +58,9 @@ static inline void tw_header_v(tw *w, uint64_t pid, const char *prog, uint32_t v
     tw_u32(w, pl);
     tw_put(w, prog, pl);
 }
-static inline void tw_header(tw *w, uint64_t pid, const char *prog) { tw_header_v(w, pid, prog, 1); }
+static inline void tw_header(tw *w, uint64_t pid, const char *prog) {
+    tw_header_v(w, pid, prog, (uint32_t)tw_major);
+}
 /* The same with a rank (offset 40). */
 static inline void tw_header_rank(tw *w, uint64_t pid, const char *prog, uint32_t rank) {
     size_t at = w->n;
@@ -106,10 +112,24 @@ static inline size_t tw_events(tw *w, uint32_t thread, const tw_ev *ev, uint32_t
     tw_u32(&p, thread);
     tw_u32(&p, n);
     for (uint32_t i = 0; i < n; i++) {
-        tw_u64(&p, ev[i].start);
-        tw_u64(&p, ev[i].end);
-        tw_u32(&p, ev[i].site);
-        tw_u32(&p, ev[i].depth);
+        const tw_ev *e = &ev[i];
+        uint64_t d = e->end - e->start;
+        tw_u64(&p, e->start);
+        if (tw_major == 1) {
+            tw_u64(&p, e->end);
+            tw_u32(&p, e->site);
+            tw_u32(&p, e->depth);
+        } else if (e->end >= e->start && d < 0xFFFFFFFFu && e->site < (1u << 19) &&
+                   (e->depth & 0x7FFFFFFFu) < 4096) {
+            tw_u32(&p, (uint32_t)d); /* 16 bytes: site | depth << 19 | GPU */
+            tw_u32(&p, e->site | (e->depth & 0xFFFu) << 19 | (e->depth & 0x80000000u));
+        } else {
+            tw_u32(&p, 0xFFFFFFFFu); /* 32 bytes */
+            tw_u32(&p, e->depth);
+            tw_u64(&p, e->end);
+            tw_u32(&p, e->site);
+            tw_u32(&p, 0);
+        }
     }
     size_t at = tw_chunk(w, 3, &p);
     free(p.b);
