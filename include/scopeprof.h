@@ -2801,12 +2801,14 @@ SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
  *
  * GPU times land on the CPU timeline through an anchor per device: an event
  * recorded on a private idle stream and waited for, whose completion is
- * placed at the CPU clock read after the wait. That is the latest it can
- * have happened, so a GPU interval never lands before the CPU scope that
- * launched it (the midpoint is closer on average, but a thread preempted
- * between its clock read and the record put work before its launch on the
- * timeline, and flow arrows pointed backwards). A GPU time is
- * the anchor's time plus the elapsed time from the anchor event. Anchors are
+ * placed at the tick read right after the wait (retried when the wait was
+ * much longer than an idle device needs). That is the latest it can have
+ * happened, so a GPU interval never lands before the CPU scope that launched
+ * it (the midpoint is closer on average, but a thread preempted between its
+ * clock read and the record put work before its launch on the timeline, and
+ * flow arrows pointed backwards). A GPU time is the anchor's tick, converted
+ * to ns as the CPU scopes' ticks are (so an error in the conversion moves
+ * both alike), plus the elapsed time from the anchor event. Anchors are
  * renewed every second (in a scope's open, on the private stream only) to
  * bound drift and the float precision of elapsed times.
  *
@@ -2872,17 +2874,21 @@ typedef struct scopeprof__gapi {
 
 typedef struct scopeprof__ganchor {
     scopeprof__gevent ev;
-    uint64_t ns; /* CLOCK_MONOTONIC time of ev */
-    int refs;    /* open or pending scopes timed against it, +1 while current */
+    uint64_t tick;    /* time of ev, in the CPU scopes' ticks */
+    uint64_t born_ns; /* CLOCK_MONOTONIC when made: its age */
+    int refs;         /* open or pending scopes timed against it, +1 while current */
 } scopeprof__ganchor;
 
 typedef struct scopeprof__gpending {
     scopeprof__gevent start, end;
     scopeprof__ganchor *anchor;
     uint64_t launch_tick, stream;
+    uint64_t anchor_tick; /* copied at resolve: the anchor may go first */
     uint32_t site, device;
     int resolved;
-    scopeprof_gpu_record rec; /* once resolved (launch_ns filled at take) */
+    /* Once resolved: start_ns and end_ns relative to anchor_tick; made
+     * absolute, and launch_ns filled, at take. */
+    scopeprof_gpu_record rec;
 } scopeprof__gpending;
 
 typedef struct scopeprof__gthread { /* per thread; lock: owner vs. writer */
@@ -3025,7 +3031,7 @@ SCOPEPROF__INTERNAL scopeprof__ganchor *scopeprof__gpu_anchor(int dev) {
     scopeprof__gmod *m = &scopeprof__gm;
     scopeprof__ganchor *a = m->anchor[dev];
     uint64_t now = scopeprof__mono_ns();
-    if (a && now - a->ns < 1000000000u) return a;
+    if (a && now - a->born_ns < 1000000000u) return a;
     scopeprof__gerr err;
     if (!m->astream_ok[dev]) {
         if ((err = m->api.StreamCreate(&m->astream[dev])) != SCOPEPROF__G_OK) {
@@ -3047,16 +3053,27 @@ SCOPEPROF__INTERNAL scopeprof__ganchor *scopeprof__gpu_anchor(int dev) {
         scopeprof__gpu_off("EventCreateWithFlags", err);
         return NULL;
     }
-    err = m->api.EventRecord(n->ev, m->astream[dev]);
-    if (err == SCOPEPROF__G_OK) err = m->api.EventSynchronize(n->ev);
-    uint64_t t1 = scopeprof__mono_ns();
+    /* Record and wait; the tick read right after the wait is the anchor's
+     * time (the latest it can have completed). A wait much longer than an
+     * idle device needs (the thread was preempted, say) would place every
+     * GPU time of the next second late by as much: try again, up to 4 times
+     * (the event is re-recorded; the last try counts). */
+    uint64_t tick = 0;
+    for (int try_ = 0; try_ < 4; try_++) {
+        uint64_t t0 = scopeprof__mono_ns();
+        err = m->api.EventRecord(n->ev, m->astream[dev]);
+        if (err == SCOPEPROF__G_OK) err = m->api.EventSynchronize(n->ev);
+        tick = scopeprof__ticks();
+        if (err != SCOPEPROF__G_OK || scopeprof__mono_ns() - t0 <= 50000u) break;
+    }
     if (err != SCOPEPROF__G_OK) {
         scopeprof__gpu_destroy(n->ev);
         free(n);
         scopeprof__gpu_off("EventRecord (clock anchor)", err);
         return NULL;
     }
-    n->ns = t1; /* the latest the anchor can have completed: see above */
+    n->tick = tick;
+    n->born_ns = now;
     n->refs = 1; /* held while current */
     if (a) scopeprof__gpu_unref(a);
     m->anchor[dev] = n;
@@ -3130,7 +3147,8 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_resolve(scopeprof__gthread *gt, scopeprof
     p->rec.site = p->site;
     p->rec.device = p->device;
     if (err == SCOPEPROF__G_OK) {
-        int64_t st = (int64_t)p->anchor->ns + (int64_t)((double)ms_start * 1e6);
+        int64_t st = (int64_t)((double)ms_start * 1e6);
+        p->anchor_tick = p->anchor->tick;
         p->rec.start_ns = (uint64_t)st;
         p->rec.end_ns = (uint64_t)st + (uint64_t)((double)(ms_dur > 0 ? ms_dur : 0) * 1e6);
     } else {
@@ -3161,6 +3179,13 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_take(scopeprof__state *g, scopeprof_
         scopeprof__gpu_resolve(gt, p, 1);
         out[i] = p->rec;
         out[i].launch_ns = scopeprof__to_ns(g, p->launch_tick);
+        if (out[i].status == 0) {
+            /* The anchor's tick goes through the same conversion as the CPU
+             * scopes' ticks, so any error in it moves CPU and GPU alike. */
+            uint64_t base = scopeprof__to_ns(g, p->anchor_tick);
+            out[i].start_ns += base;
+            out[i].end_ns += base;
+        }
         gt->head = (gt->head + 1) % gt->cap;
         gt->n--;
         if (gt->nresolved) gt->nresolved--;

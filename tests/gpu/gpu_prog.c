@@ -95,6 +95,18 @@ static void mode_threads(void) {
     for (int k = 0; k < 3; k++) pthread_join(th[k], NULL);
 }
 
+/* A slow anchor wait: the first two waits for the clock anchor take 2 ms
+ * (preempted); the profiler tries again, and the third, quick, try places
+ * the anchor. One GPU scope of 1 ms, launched 100 us before it starts. */
+static void mode_anchor_retry(void) {
+    double_log(1);
+    double_slow_anchor_syncs(2, 2000);
+    hipStream_t s = double_stream(1);
+    double_set_latency_us(s, 100);
+    PROFILE_GPU_SCOPE("retried", s);
+    double_enqueue_us(s, 1 * MS);
+}
+
 /* Clock alignment: stream 1 starts 50 ms (simulated) after each launch, as
  * an idle GPU with a long launch latency; scope i runs (i + 1) ms. The
  * double logs every record so the test can redo the arithmetic. */
@@ -253,6 +265,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "nest") == 0) mode_nest();
     else if (strcmp(m, "threads") == 0) mode_threads();
     else if (strcmp(m, "align") == 0) mode_align();
+    else if (strcmp(m, "anchor_retry") == 0) mode_anchor_retry();
     else if (strcmp(m, "pool") == 0) mode_pool();
     else if (strcmp(m, "lazy") == 0) mode_lazy();
     else if (strcmp(m, "stream") == 0) mode_stream(0);

@@ -159,6 +159,15 @@ long double_counter(enum double_counter c) {
     return n;
 }
 
+static int slow_syncs;
+static uint64_t slow_sync_us;
+void double_slow_anchor_syncs(int n, uint64_t us) {
+    pthread_mutex_lock(&lock);
+    slow_syncs = n;
+    slow_sync_us = us;
+    pthread_mutex_unlock(&lock);
+}
+
 void double_log(int on) {
     pthread_mutex_lock(&lock);
     logging = on;
@@ -203,7 +212,8 @@ hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
             event->user = 1;
             counters[DC_USER_EVENTS]++;
         }
-        if (st->index < 0) counters[DC_ANCHOR_RECORDS]++;
+        /* Anchor events recorded; a retry re-records the same event. */
+        if (st->index < 0 && !event->recorded) counters[DC_ANCHOR_RECORDS]++;
         event->recorded = 1;
         event->t = st->t;
         if (logging) {
@@ -244,7 +254,16 @@ hipError_t hipEventSynchronize(hipEvent_t event) {
     }
     /* The wait: the simulated GPU runs up to this event. */
     if (err == hipSuccess && event->recorded && event->t > progress) progress = event->t;
+    uint64_t sleep_us = 0;
+    if (err == hipSuccess && !event->user && slow_syncs > 0) {
+        slow_syncs--;
+        sleep_us = slow_sync_us;
+    }
     pthread_mutex_unlock(&lock);
+    if (sleep_us) {
+        struct timespec ts = {(time_t)(sleep_us / 1000000u), (long)(sleep_us % 1000000u) * 1000};
+        while (nanosleep(&ts, &ts) != 0) {}
+    }
     return err;
 }
 

@@ -78,6 +78,10 @@ void double_idle(hipStream_t s);
 void double_hold(int on);
 /* The GPU caught up with everything recorded so far. */
 void double_progress(void);
+/* The next n hipEventSynchronize calls on a hipStreamCreate stream (the
+ * profiler's clock anchors) return only after `us` microseconds, as when
+ * the waiting thread is preempted. */
+void double_slow_anchor_syncs(int n, uint64_t us);
 /* Make the n-th call of fn (1-based, whole process) return code. Up to 16
  * failures can be scripted. */
 void double_fail(enum double_fn fn, long n, hipError_t code);

@@ -282,9 +282,10 @@ void test_threads_streams(void **state) {
     result_free(&r);
 }
 
-/* The clock anchor, in-process: an anchor event placed at a known CPU time,
- * scope events at known simulated offsets from it; the resolved record must
- * be anchor time + elapsed. */
+/* The clock anchor, in-process: an anchor event at a known tick, scope
+ * events at known simulated offsets from it; the resolved record must hold
+ * the anchor's tick and the elapsed times from it (the writer adds the
+ * tick's time, converted as the CPU scopes' ticks are: test_clock_alignment). */
 void test_anchor_arithmetic(void **state) {
     (void)state;
     assert_true(scopeprof__gpu_start());
@@ -292,7 +293,7 @@ void test_anchor_arithmetic(void **state) {
     memset(&gt, 0, sizeof gt);
     pthread_mutex_init(&gt.lock, NULL);
     hipStream_t s = double_stream(7);
-    const uint64_t known = 1000000000000ull; /* the anchor's CPU time */
+    const uint64_t known = 1000000000000ull; /* the anchor's tick */
     /* offset of the scope's start from the anchor, duration (microseconds):
      * whole milliseconds are exact in float; 123.457 ms is not, and shows
      * the precision of float milliseconds (well under 1 us per second). */
@@ -303,7 +304,7 @@ void test_anchor_arithmetic(void **state) {
         assert_int_equal(hipEventCreateWithFlags(&a->ev, 0), hipSuccess);
         double_idle(s);
         assert_int_equal(hipEventRecord(a->ev, s), hipSuccess);
-        a->ns = known;
+        a->tick = known + c;
         a->refs = 2; /* ours, and the pending scope's (released by resolve) */
         scopeprof__gpending p;
         memset(&p, 0, sizeof p);
@@ -319,7 +320,8 @@ void test_anchor_arithmetic(void **state) {
         p.device = 0;
         assert_int_equal(scopeprof__gpu_resolve(&gt, &p, 1), 1);
         assert_int_equal(p.rec.status, 0);
-        int64_t want = (int64_t)(known + cases[c][0] * 1000u);
+        assert_int_equal(p.anchor_tick, known + c);
+        int64_t want = (int64_t)(cases[c][0] * 1000u);
         int64_t err = (int64_t)p.rec.start_ns - want;
         assert_true(err >= -20 && err <= 20); /* float ms: 7 ns at 123 ms */
         if (cases[c][0] % 1000 == 0) assert_int_equal(p.rec.start_ns, (uint64_t)want);
@@ -348,13 +350,15 @@ void test_clock_alignment(void **state) {
     /* The double's record log: the anchor (stream -1) and 2 per scope. */
     uint64_t sim[64], cpu[64], anchor_sim = 0, anchor_cpu = 0;
     int n = 0, anchors = 0;
+    long anchor_ev = -1;
     for (const char *p = r.log; p && (p = strstr(p, "\nR ")) != NULL; p++) {
         long ev;
         int stream;
         unsigned long long s, c;
         assert_int_equal(sscanf(p + 1, "R %ld %d %llu %llu", &ev, &stream, &s, &c), 4);
-        if (stream < 0) {
-            anchors++;
+        if (stream < 0) { /* the last record of an anchor event counts */
+            anchors += ev != anchor_ev;
+            anchor_ev = ev;
             anchor_sim = s;
             anchor_cpu = c;
         } else if (n < 64) {
@@ -364,7 +368,7 @@ void test_clock_alignment(void **state) {
         }
     }
     assert_int_equal(n, 20);
-    assert_int_equal(anchors, 1); /* renewed only after a second */
+    assert_int_equal(anchors, 1); /* renewed only after a second (retries re-record it) */
     assert_int_equal(anchor_sim, anchor_cpu); /* idle private stream */
     /* The anchor was recorded inside the first scope's open. */
     assert_true(anchor_cpu + 2000 >= r.tr.gpu[0].launch);
@@ -385,6 +389,48 @@ void test_clock_alignment(void **state) {
         assert_true(g->start + w >= g->launch + 50 * MS_NS);
         assert_true(g->start >= g->launch);
     }
+    result_free(&r);
+}
+
+/* A wait for the clock anchor that took 2 ms (twice) is retried: the same
+ * anchor event is recorded again, and the last, quick, record places
+ * it, so the GPU start lands within microseconds of its simulated time
+ * (a 2 ms wait kept would have placed it up to 2 ms late). */
+void test_anchor_retry(void **state) {
+    (void)state;
+    result r = run(CHILD_NAME, "anchor_retry", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_true(r.tr_ok);
+    assert_int_equal(r.tr.ngpu, 1);
+    long anchor_ev = -1;
+    int anchor_records = 0;
+    uint64_t sim_start = 0, cpu_start = 0;
+    for (const char *p = r.log; p && (p = strstr(p, "\nR ")) != NULL; p++) {
+        long ev;
+        int stream;
+        unsigned long long s, c;
+        assert_int_equal(sscanf(p + 1, "R %ld %d %llu %llu", &ev, &stream, &s, &c), 4);
+        if (stream < 0) {
+            if (anchor_ev >= 0) assert_int_equal(ev, anchor_ev); /* one event */
+            anchor_ev = ev;
+            anchor_records++;
+        } else if (!sim_start) {
+            sim_start = s, cpu_start = c;
+        }
+    }
+    /* Two slow tries, then one quick one (a fourth if the machine preempted
+     * the third too). */
+    assert_true(anchor_records == 3 || anchor_records == 4);
+    const tr_gpu *g = &r.tr.gpu[0];
+    assert_int_equal(g->status, 0);
+    assert_int_equal(dur(g), MS_NS);
+    assert_true(g->start >= g->launch);
+    int64_t err = (int64_t)g->start - (int64_t)sim_start;
+    /* Late by at most the quick wait and the start's record call (bounded by
+     * the CPU time of that call); 2 us of slack for the TSC conversion. */
+    assert_true(err >= -2000);
+    assert_true(err <= (int64_t)(cpu_start - g->launch) + 2000);
+    assert_true(err < 1000000); /* far from the 2 ms of a slow wait */
     result_free(&r);
 }
 
@@ -670,6 +716,7 @@ int main(void) {
         cmocka_unit_test(test_threads_streams),
         cmocka_unit_test(test_anchor_arithmetic),
         cmocka_unit_test(test_clock_alignment),
+        cmocka_unit_test(test_anchor_retry),
         cmocka_unit_test(test_pool_reuse),
         cmocka_unit_test(test_lazy_flush),
         cmocka_unit_test(test_stream_budget),
