@@ -159,6 +159,21 @@ static void assert_paired(const tr_trace *t) {
 
 static uint64_t dur(const tr_gpu *g) { return g->end - g->start; }
 
+/* The double's record log (every hipEventRecord, in order) into v: at most
+ * max records, fails the test if there were more. */
+static int log_records(const result *r, double_record *v, int max) {
+    int n = 0;
+    for (const char *p = r->log; p && (p = strstr(p, "\nR ")) != NULL; p++) {
+        long ev;
+        int stream;
+        unsigned long long s, c;
+        assert_int_equal(sscanf(p + 1, "R %ld %d %llu %llu", &ev, &stream, &s, &c), 4);
+        assert_true(n < max);
+        v[n++] = (double_record){ev, stream, s, c};
+    }
+    return n;
+}
+
 /* ---- Tests ----------------------------------------------------------------- */
 
 /* Nested GPU scopes: outer_gpu (5 ms) holds inner_gpu (3 ms) on one stream,
@@ -348,22 +363,20 @@ void test_clock_alignment(void **state) {
     assert_int_equal(r.tr.ngpu, 10);
     assert_paired(&r.tr);
     /* The double's record log: the anchor (stream -1) and 2 per scope. */
+    double_record log[64];
+    int nlog = log_records(&r, log, 64);
     uint64_t sim[64], cpu[64], anchor_sim = 0, anchor_cpu = 0;
     int n = 0, anchors = 0;
     long anchor_ev = -1;
-    for (const char *p = r.log; p && (p = strstr(p, "\nR ")) != NULL; p++) {
-        long ev;
-        int stream;
-        unsigned long long s, c;
-        assert_int_equal(sscanf(p + 1, "R %ld %d %llu %llu", &ev, &stream, &s, &c), 4);
-        if (stream < 0) { /* the last record of an anchor event counts */
-            anchors += ev != anchor_ev;
-            anchor_ev = ev;
-            anchor_sim = s;
-            anchor_cpu = c;
-        } else if (n < 64) {
-            sim[n] = s;
-            cpu[n] = c;
+    for (int i = 0; i < nlog; i++) {
+        if (log[i].stream < 0) { /* the last record of an anchor event counts */
+            anchors += log[i].event != anchor_ev;
+            anchor_ev = log[i].event;
+            anchor_sim = log[i].sim_ns;
+            anchor_cpu = log[i].cpu_ns;
+        } else {
+            sim[n] = log[i].sim_ns;
+            cpu[n] = log[i].cpu_ns;
             n++;
         }
     }
@@ -405,17 +418,15 @@ void test_anchor_retry(void **state) {
     long anchor_ev = -1;
     int anchor_records = 0;
     uint64_t sim_start = 0, cpu_start = 0;
-    for (const char *p = r.log; p && (p = strstr(p, "\nR ")) != NULL; p++) {
-        long ev;
-        int stream;
-        unsigned long long s, c;
-        assert_int_equal(sscanf(p + 1, "R %ld %d %llu %llu", &ev, &stream, &s, &c), 4);
-        if (stream < 0) {
-            if (anchor_ev >= 0) assert_int_equal(ev, anchor_ev); /* one event */
-            anchor_ev = ev;
+    double_record log[16];
+    int nlog = log_records(&r, log, 16);
+    for (int i = 0; i < nlog; i++) {
+        if (log[i].stream < 0) {
+            if (anchor_ev >= 0) assert_int_equal(log[i].event, anchor_ev); /* one event */
+            anchor_ev = log[i].event;
             anchor_records++;
         } else if (!sim_start) {
-            sim_start = s, cpu_start = c;
+            sim_start = log[i].sim_ns, cpu_start = log[i].cpu_ns;
         }
     }
     /* Two slow tries, then one quick one (a fourth if the machine preempted
