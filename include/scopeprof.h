@@ -299,6 +299,16 @@ enum {
 #define SCOPEPROF_REC_LONG_MARK 0xFFFFFFFFu
 #define SCOPEPROF_REC_SITE_BITS 19
 #define SCOPEPROF_REC_DEPTH_BITS 12
+/* The key of a 16-byte record, for a site and depth that fit (the GPU flag
+ * is the top bit of both `depth` and the key), and back. */
+static inline uint32_t scopeprof__key_pack(uint32_t site, uint32_t depth) {
+    return site | depth << SCOPEPROF_REC_SITE_BITS | (depth & SCOPEPROF_DEPTH_GPU);
+}
+static inline void scopeprof__key_unpack(uint32_t key, scopeprof_event *e) {
+    e->site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1);
+    e->depth = (key & SCOPEPROF_DEPTH_GPU) |
+               ((key >> SCOPEPROF_REC_SITE_BITS) & ((1u << SCOPEPROF_REC_DEPTH_BITS) - 1));
+}
 /* Encode e at p (16 or 32 bytes, returned). */
 size_t scopeprof_rec_encode(unsigned char *p, const scopeprof_event *e);
 /* Decode the record at p into e; returns its size, 0 when `avail` bytes do
@@ -443,7 +453,7 @@ static inline void scopeprof__emit(scopeprof__thread *t, uint64_t start, uint64_
         if (__builtin_expect(e == t->lim, 0)) e = scopeprof__chunk_next(t);
         e->start = start;
         e->dur = (uint32_t)d;
-        e->key = site | depth << SCOPEPROF_REC_SITE_BITS | (depth & SCOPEPROF_DEPTH_GPU);
+        e->key = scopeprof__key_pack(site, depth);
         __atomic_store_n(&t->cur, e + 1, __ATOMIC_RELEASE);
     } else {
         scopeprof__emit_long(t, start, end, site, depth);
@@ -627,8 +637,7 @@ SCOPEPROF__API size_t scopeprof_rec_encode(unsigned char *p, const scopeprof_eve
     scopeprof__put64(p, e->start);
     if (scopeprof__rec_short(e)) {
         scopeprof__put32(p + 8, (uint32_t)(e->end - e->start));
-        scopeprof__put32(p + 12, e->site | (e->depth & SCOPEPROF_DEPTH_MASK) << SCOPEPROF_REC_SITE_BITS |
-                                     (e->depth & SCOPEPROF_DEPTH_GPU));
+        scopeprof__put32(p + 12, scopeprof__key_pack(e->site, e->depth));
         return 16;
     }
     scopeprof__put32(p + 8, SCOPEPROF_REC_LONG_MARK);
@@ -645,9 +654,7 @@ SCOPEPROF__API size_t scopeprof_rec_decode(const unsigned char *p, size_t avail,
     e->start = scopeprof__get64(p);
     if (dur != SCOPEPROF_REC_LONG_MARK) {
         e->end = e->start + dur;
-        e->site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1);
-        e->depth = (key & SCOPEPROF_DEPTH_GPU) |
-                   ((key >> SCOPEPROF_REC_SITE_BITS) & ((1u << SCOPEPROF_REC_DEPTH_BITS) - 1));
+        scopeprof__key_unpack(key, e);
         return 16;
     }
     if (avail < 32) return 0;
@@ -2389,9 +2396,7 @@ static inline uint32_t scopeprof__slot_get(const scopeprof__slot *s, scopeprof_e
     e->start = s->start;
     if (s->dur != SCOPEPROF_REC_LONG_MARK) {
         e->end = s->start + s->dur;
-        e->site = s->key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1);
-        e->depth = (s->key & SCOPEPROF_DEPTH_GPU) |
-                   ((s->key >> SCOPEPROF_REC_SITE_BITS) & ((1u << SCOPEPROF_REC_DEPTH_BITS) - 1));
+        scopeprof__key_unpack(s->key, e);
         return 1;
     }
     e->depth = s->key;
