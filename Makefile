@@ -29,6 +29,7 @@ include reporter/rules.mk
 include samples/rules.mk
 include tests/rules.mk
 include bench/rules.mk
+include packaging/rules.mk
 
 # Install (or ask for) the Debian packages the tests need.
 deps:

@@ -9,6 +9,7 @@
 #include "chrome.h"
 #include "json.h"
 #include "read.h"
+#include "report.h"
 #include "scopeprof.h"
 #include "tree.h"
 
@@ -23,6 +24,8 @@ static const char usage_main[] =
     "  table    the key_averages table (text, CSV or JSON)\n"
     "  trace    Chrome Trace Event JSON, for Perfetto UI and chrome://tracing\n"
     "  stacks   folded stacks, for flamegraph.pl and speedscope\n"
+    "  html     a self-contained HTML report: table, flame graph, timeline\n"
+    "  flame    an SVG flame graph\n"
     "\n"
     "  scopeprof COMMAND --help   options of a command\n"
     "  scopeprof --version\n"
@@ -82,7 +85,30 @@ static const char usage_stacks[] =
     "  --metric total_cpu the leaf's inclusive time (for diffs and scripts; a\n"
     "                     flame graph of it would count children twice)\n";
 
+static const char usage_html[] =
+    "usage: scopeprof html [-o OUT.html] [--limit N] FILE...\n"
+    "\n"
+    "One self-contained HTML page (inline CSS, SVG and script; it loads\n"
+    "nothing from the network) with the key_averages table of all FILEs (as\n"
+    "`scopeprof table` prints it), a flame graph of their stacks (self CPU\n"
+    "time, as `scopeprof stacks`) and a timeline per thread. Each FILE is read\n"
+    "twice, so not standard input.\n"
+    "\n"
+    "  -o, --output OUT   write to OUT (default or '-': standard output); OUT is\n"
+    "                     written only once every FILE was read\n"
+    "  --limit N          rows of the table (default: all; 0 = all)\n";
+
+static const char usage_flame[] =
+    "usage: scopeprof flame [-o OUT.svg] FILE...\n"
+    "\n"
+    "An SVG flame graph of the stacks of all FILEs: the self CPU time of each\n"
+    "stack (`scopeprof stacks`), frames of one ancestry merged, siblings in name\n"
+    "order, hover a frame for its name, time and share.\n"
+    "\n"
+    "  -o, --output OUT   write to OUT (default or '-': standard output)\n";
+
 static int parse_group(const char *g, int *group, uint32_t *n);
+static int worst(int a, int st);
 typedef struct rank_stat rank_stat;
 typedef struct agg_ctx agg_ctx;
 static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort key, long limit,
@@ -125,6 +151,9 @@ struct agg_ctx {
     int native_shape; /* --group-by shape met a .sprof file */
     uint64_t undefined; /* events whose site id no SITES chunk had defined yet */
     int chrome;         /* the last file read is Chrome JSON */
+    sp_tap_fn tap;      /* sp_aggregate's caller sees the events too */
+    void *tap_ctx;
+    int file;           /* index of the file being read, for tap */
 };
 
 /* Grow a byte array to hold index i (zeroed); -1 if out of memory. */
@@ -298,6 +327,7 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
                       uint32_t n) {
     agg_ctx *c = ctx;
     c->rd = r;
+    if (c->tap) c->tap(c->tap_ctx, c->file, r, t, ev, n);
     if (t->slot + 1 > c->nthreads) c->nthreads = t->slot + 1;
     /* Sites of device events, noted here where the GPU info is valid (the
      * tree hands events over later). Chrome site ids are 1..2^24. */
@@ -405,6 +435,27 @@ static int agg_file(agg_ctx *c, const char *path, FILE *err) {
         if (st == SP_OK) st = SP_CORRUPT;
     }
     return st;
+}
+
+int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_ctx,
+                 scopeprof_agg *out, int *usable, FILE *err) {
+    agg_ctx c;
+    agg_ctx_init(&c, folded ? GROUP_FOLDED : GROUP_NAME, 0);
+    c.tap = tap;
+    c.tap_ctx = tap_ctx;
+    int rc = SP_EXIT_OK;
+    *usable = 0;
+    for (int i = 0; i < nfiles; i++) {
+        uint64_t before = c.agg.events;
+        c.file = i;
+        int st = agg_file(&c, files[i], err);
+        rc = worst(rc, st);
+        *usable += st == SP_OK || st == SP_TRUNCATED || c.agg.events > before;
+    }
+    *out = c.agg; /* handed over: agg_ctx_free must not free it */
+    scopeprof_agg_init(&c.agg);
+    agg_ctx_free(&c);
+    return rc;
 }
 
 int sp_report_mem(const void *data, size_t n, const char *group, FILE *out) {
@@ -1015,11 +1066,21 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
     return rc;
 }
 
+static int cmd_html(opts *o, FILE *out, FILE *err) {
+    return sp_cmd_html(o->files, o->nfiles, o->output, o->limit, out, err);
+}
+
+static int cmd_flame(opts *o, FILE *out, FILE *err) {
+    return sp_cmd_flame(o->files, o->nfiles, o->output, out, err);
+}
+
 int sp_main(int argc, char **argv, FILE *out, FILE *err) {
     static const char *const k_table[] = {"--sort",        "--limit",    "--group-by", "--format",
                                           "--per-process", "--per-rank", "--steps",    NULL};
     static const char *const k_trace[] = {"--output", "--steps", NULL};
     static const char *const k_stacks[] = {"--metric", NULL};
+    static const char *const k_html[] = {"--output", "--limit", NULL};
+    static const char *const k_flame[] = {"--output", NULL};
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         fputs(usage_main, argc < 2 ? err : out);
@@ -1037,6 +1098,8 @@ int sp_main(int argc, char **argv, FILE *out, FILE *err) {
     if (strcmp(cmd, "table") == 0) known = k_table, usage = usage_table, run = cmd_table;
     else if (strcmp(cmd, "trace") == 0) known = k_trace, usage = usage_trace, run = cmd_trace;
     else if (strcmp(cmd, "stacks") == 0) known = k_stacks, usage = usage_stacks, run = cmd_stacks;
+    else if (strcmp(cmd, "html") == 0) known = k_html, usage = usage_html, run = cmd_html;
+    else if (strcmp(cmd, "flame") == 0) known = k_flame, usage = usage_flame, run = cmd_flame;
     else {
         fprintf(err, "scopeprof: unknown command '%s'\n\n%s", cmd, usage_main);
         return SP_EXIT_USAGE;

@@ -289,6 +289,8 @@ static int utf8_len(const unsigned char *s) {
     return n;
 }
 
+int sp_utf8_len(const unsigned char *s) { return utf8_len(s); }
+
 void sp_out_json_str(sp_out *o, const char *str) {
     const unsigned char *s = (const unsigned char *)str, *run = s;
     sp_out_write(o, "\"", 1);
