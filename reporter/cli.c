@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "chrome.h"
+#include "filter.h"
 #include "json.h"
 #include "read.h"
 #include "report.h"
@@ -72,7 +73,18 @@ static const char usage_trace[] =
     "\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output)\n"
     "  --steps A:B|N      only scopes inside steps A..B (and the steps' track);\n"
-    "                     not with standard input\n";
+    "                     not with standard input\n"
+    "  --name PAT         only scopes whose name holds PAT, or matches it as a\n"
+    "                     glob when PAT has * ? or [ (e.g. 'conv*')\n"
+    "  --thread T         only scopes of threads named T (substring or glob), or\n"
+    "                     with tid or index T when T is a number\n"
+    "  --window FROM:TO   only scopes overlapping FROM..TO, times since the start\n"
+    "                     of the file (1.5s:2s, 200ms:, :30ms; unit ns, us, ms or s,\n"
+    "                     default us; Chrome JSON input: in its own ts)\n"
+    "  --min-dur D        only scopes lasting at least D (e.g. 50us)\n"
+    "  --progress         progress on stderr (default: when stderr is a terminal\n"
+    "                     and the JSON does not go to it); --no-progress: never\n"
+    "  OUT ending in .gz is written gzip-compressed\n";
 
 static const char usage_stacks[] =
     "usage: scopeprof stacks [--metric self_cpu|total_cpu] FILE...\n"
@@ -486,6 +498,8 @@ int sp_report_mem(const void *data, size_t n, const char *group, FILE *out) {
 /* ---- Command line ----------------------------------------------------------- */
 typedef struct opts {
     const char *sort, *group, *format, *output, *metric, *steps;
+    sp_filter filter; /* trace: --name --thread --window --min-dur */
+    int progress;     /* trace: 1 --progress, 0 --no-progress, -1 default */
     long limit;
     int per_process, per_rank, help;
     char **files;
@@ -525,6 +539,10 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
             o->per_rank = 1;
             continue;
         }
+        if (strcmp(name, "--progress") == 0 || strcmp(name, "--no-progress") == 0) {
+            o->progress = strcmp(name, "--progress") == 0;
+            continue;
+        }
         if (i + 1 >= argc) {
             fprintf(err, "scopeprof: option '%s' needs a value\n", a);
             return -1;
@@ -536,6 +554,13 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
         else if (strcmp(name, "--output") == 0) o->output = v;
         else if (strcmp(name, "--metric") == 0) o->metric = v;
         else if (strcmp(name, "--steps") == 0) o->steps = v;
+        else if (strcmp(name, "--name") == 0) o->filter.name = v;
+        else if (strcmp(name, "--thread") == 0) o->filter.thread = v;
+        else if (strcmp(name, "--window") == 0) {
+            if (sp_filter_window(&o->filter, v, err) != 0) return -1;
+        } else if (strcmp(name, "--min-dur") == 0) {
+            if (sp_filter_min_dur(&o->filter, v, err) != 0) return -1;
+        }
         else if (strcmp(name, "--limit") == 0) {
             char *end;
             errno = 0;
@@ -1028,12 +1053,15 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
 static int cmd_trace(opts *o, FILE *out, FILE *err) {
     if (check_steps(o, err) != 0) return SP_EXIT_USAGE;
     int to_stdout = !o->output || strcmp(o->output, "-") == 0;
-    FILE *f = to_stdout ? out : fopen(o->output, "w");
+    FILE *f = to_stdout ? out : sp_output_open(o->output);
     if (!f) {
         fprintf(err, "scopeprof: cannot create '%s': %s\n", o->output, strerror(errno));
         return SP_EXIT_OUTPUT;
     }
     sp_trace *t = sp_trace_open(f);
+    if (t && sp_filter_active(&o->filter)) sp_trace_set_filter(t, sp_filter_keep, &o->filter);
+    sp_progress pg;
+    sp_progress_init(&pg, o->progress, err, f, to_stdout);
     int rc = SP_EXIT_OK;
     if (!t) {
         fprintf(err, "scopeprof: out of memory\n");
@@ -1046,7 +1074,8 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
             step_window(o->files[i], o->steps, &lo, &hi, err);
             sp_trace_set_window(t, lo, hi);
         }
-        sp_callbacks cb = sp_trace_callbacks(t);
+        sp_callbacks tcb = sp_trace_callbacks(t);
+        sp_callbacks cb = sp_progress_wrap(&pg, &tcb, o->files[i], i, o->nfiles);
         int st = read_input(o->files[i], &cb, &res);
         if (st != SP_OK) {
             char msg[512];
@@ -1059,6 +1088,7 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
         fprintf(err, "scopeprof: cannot write '%s'\n", to_stdout ? "standard output" : o->output);
         rc = SP_EXIT_OUTPUT;
     }
+    sp_progress_done(&pg);
     if (!to_stdout && fclose(f) != 0 && rc != SP_EXIT_OUTPUT) {
         fprintf(err, "scopeprof: cannot write '%s': %s\n", o->output, strerror(errno));
         rc = SP_EXIT_OUTPUT;
@@ -1077,7 +1107,8 @@ static int cmd_flame(opts *o, FILE *out, FILE *err) {
 int sp_main(int argc, char **argv, FILE *out, FILE *err) {
     static const char *const k_table[] = {"--sort",        "--limit",    "--group-by", "--format",
                                           "--per-process", "--per-rank", "--steps",    NULL};
-    static const char *const k_trace[] = {"--output", "--steps", NULL};
+    static const char *const k_trace[] = {"--output", "--steps",    "--name",     "--thread",      "--window",
+                                          "--min-dur", "--progress", "--no-progress", NULL};
     static const char *const k_stacks[] = {"--metric", NULL};
     static const char *const k_html[] = {"--output", "--limit", NULL};
     static const char *const k_flame[] = {"--output", NULL};
@@ -1106,6 +1137,7 @@ int sp_main(int argc, char **argv, FILE *out, FILE *err) {
     }
     opts o;
     memset(&o, 0, sizeof o);
+    o.progress = -1;
     o.files = calloc((size_t)argc, sizeof *o.files);
     if (!o.files) return SP_EXIT_OUTPUT;
     int rc;

@@ -375,6 +375,8 @@ struct sp_trace {
     unsigned char *pad; /* per event of a subtree: tenths of ns added to dur */
     uint32_t pad_cap;
     uint64_t win_lo, win_hi; /* --steps: what to keep, in ns */
+    sp_keep_fn keep;         /* trace filters (filter.h), or NULL */
+    void *keep_ctx;
     uint64_t flow_id;        /* flow arrows so far (ids are trace-wide) */
     /* put_ts: the digits of the last slice start's ns / 10^8 (its 0.1 s),
      * which the next slices mostly share. ts_hi 0: none. */
@@ -408,6 +410,10 @@ struct sp_trace {
 
 static int in_window(const sp_trace *t, uint64_t start, uint64_t end) {
     return start >= t->win_lo && end <= t->win_hi;
+}
+
+static int kept(const sp_trace *t, uint32_t slot, const sp_event *e) {
+    return !t->keep || t->keep(t->keep_ctx, t->rd, slot, e);
 }
 
 static void comma(sp_trace *t) {
@@ -733,7 +739,7 @@ static int trace_gpu_mem(sp_trace *t, const sp_thread *th, const sp_event *ev, u
     for (uint32_t k = 0; k < n; k++) {
         const sp_event *e = &ev[k];
         if (e->kind == SP_MEM) {
-            if (e->start < t->win_lo || e->start > t->win_hi) continue;
+            if (e->start < t->win_lo || e->start > t->win_hi || !kept(t, th->slot, e)) continue;
             if (t->nmem == t->mem_cap) {
                 uint32_t c = t->mem_cap ? t->mem_cap * 2 : 256;
                 if (c < t->mem_cap) return -1;
@@ -746,7 +752,8 @@ static int trace_gpu_mem(sp_trace *t, const sp_thread *th, const sp_event *ev, u
             t->nmem++;
             continue;
         }
-        if (e->gpu_ns < 0 || !gi || !gi[k].timed || !in_window(t, e->start, e->end)) continue;
+        if (e->gpu_ns < 0 || !gi || !gi[k].timed || !in_window(t, e->start, e->end) || !kept(t, th->slot, e))
+            continue;
         site_text tmp = {NULL, NULL, 0, 0}, *st;
         uint64_t pid = gpu_pid(t, gi[k].device), tid;
         if (gpu_track(t, pid, gi[k].stream, &tid) != 0 || site_of(t, e->site, &tmp, &st) != 0)
@@ -802,7 +809,7 @@ static int trace_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uin
     }
     uint32_t m = 0;
     for (uint32_t k = 0; k < n; k++)
-        if (ev[k].kind == SP_SCOPE && in_window(t, ev[k].start, ev[k].end))
+        if (ev[k].kind == SP_SCOPE && in_window(t, ev[k].start, ev[k].end) && kept(t, slot, &ev[k]))
             t->ord[m++] = (struct order){ev[k].start, ev[k].end, k};
     /* Subtrees are mostly a handful of slices: insertion sort beats qsort's
      * calls through a pointer there. The order is total (k breaks ties), so
@@ -997,7 +1004,9 @@ static void trace_steps(sp_trace *t, const sp_reader *r) {
     const sp_step *s;
     uint32_t n = sp_reader_steps(r, &s), shown = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (!in_window(t, s[i].start, s[i].end)) continue;
+        /* Filters see a step as a scope of no site on no thread (filter.h). */
+        sp_event se = {.start = s[i].start, .end = s[i].end, .site = UINT32_MAX, .kind = SP_SCOPE, .gpu_ns = -1};
+        if (!in_window(t, s[i].start, s[i].end) || !kept(t, SP_STEPS_SLOT, &se)) continue;
         char name[48];
         snprintf(name, sizeof name, "ProfilerStep#%llu", (unsigned long long)s[i].number);
         comma(t);
@@ -1115,6 +1124,11 @@ static int hdr_hook(void *ctx, const sp_reader *r, const sp_header *h) {
 sp_callbacks sp_trace_callbacks(sp_trace *t) {
     sp_callbacks cb = {t, hdr_hook, trace_events, trace_finish};
     return cb;
+}
+
+void sp_trace_set_filter(sp_trace *t, sp_keep_fn keep, void *ctx) {
+    t->keep = keep;
+    t->keep_ctx = ctx;
 }
 
 void sp_trace_set_window(sp_trace *t, uint64_t lo, uint64_t hi) {

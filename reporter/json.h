@@ -45,6 +45,12 @@ sp_callbacks sp_trace_callbacks(sp_trace *t);
 /* Keep only scopes that lie inside [lo, hi] (ns), memory records and steps
  * too, in the files added from now on (--steps); 0, UINT64_MAX: everything. */
 void sp_trace_set_window(sp_trace *t, uint64_t lo, uint64_t hi);
+/* Keep only what keep() accepts (scopes, GPU intervals, memory records;
+ * slot: the thread slot in the file), in the files added from now on
+ * (`trace` filters, filter.h); NULL: everything. */
+#define SP_STEPS_SLOT UINT32_MAX /* the slot keep() sees for ProfilerStep#N ranges */
+typedef int (*sp_keep_fn)(void *ctx, const sp_reader *r, uint32_t slot, const sp_event *e);
+void sp_trace_set_filter(sp_trace *t, sp_keep_fn keep, void *ctx);
 /* Finish the JSON and free; returns -1 if writing failed. */
 int sp_trace_close(sp_trace *t);
 

@@ -1,0 +1,217 @@
+/* filter.c -- see filter.h. */
+#define _GNU_SOURCE /* fopencookie */
+#include "filter.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "json.h"
+
+/* ---- Filters ------------------------------------------------------------------ */
+/* "12", "1.5ms", "30us", "2s", "100ns": ns in *ns. */
+static int parse_time(const char *s, uint64_t *ns) {
+    char *end;
+    if (!*s || *s == '-' || *s == '+') return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !isfinite(v) || v < 0) return -1;
+    double unit = 1e3; /* microseconds when no unit is given */
+    if (strcmp(end, "ns") == 0) unit = 1;
+    else if (strcmp(end, "us") == 0) unit = 1e3;
+    else if (strcmp(end, "ms") == 0) unit = 1e6;
+    else if (strcmp(end, "s") == 0) unit = 1e9;
+    else if (*end) return -1;
+    double t = v * unit;
+    if (t >= 18446744073709551615.0) return -1;
+    *ns = (uint64_t)llround(t);
+    return 0;
+}
+
+int sp_filter_window(sp_filter *f, const char *v, FILE *err) {
+    const char *colon = strchr(v, ':');
+    uint64_t a = 0, b = UINT64_MAX;
+    int ok = colon != NULL;
+    if (ok && colon > v) {
+        char *left = strndup(v, (size_t)(colon - v));
+        ok = left && parse_time(left, &a) == 0;
+        free(left);
+    }
+    if (ok && colon[1]) ok = parse_time(colon + 1, &b) == 0;
+    if (!ok || a > b) {
+        fprintf(err, "scopeprof: --window wants FROM:TO (times since the start of the file, "
+                "e.g. 1.5s:2s or 200ms: ; unit ns, us, ms or s, default us; FROM <= TO), not '%s'\n", v);
+        return -1;
+    }
+    f->has_window = 1;
+    f->from_ns = a;
+    f->to_ns = b;
+    return 0;
+}
+
+int sp_filter_min_dur(sp_filter *f, const char *v, FILE *err) {
+    if (parse_time(v, &f->min_dur) != 0) {
+        fprintf(err, "scopeprof: --min-dur wants a duration (e.g. 50us, 1.5ms; unit ns, us, ms or s, "
+                "default us), not '%s'\n", v);
+        return -1;
+    }
+    return 0;
+}
+
+int sp_filter_active(const sp_filter *f) {
+    return f->name || f->thread || f->has_window || f->min_dur;
+}
+
+static int is_glob(const char *p) { return strpbrk(p, "*?[") != NULL; }
+
+static int text_matches(const char *pattern, const char *s) {
+    return is_glob(pattern) ? fnmatch(pattern, s, 0) == 0 : strstr(s, pattern) != NULL;
+}
+
+static int thread_matches(const char *want, const sp_thread *th) {
+    char *end;
+    unsigned long long v = strtoull(want, &end, 10);
+    if (*want >= '0' && *want <= '9' && !*end) return v == th->tid || v == th->index;
+    return text_matches(want, th->name ? th->name : "");
+}
+
+int sp_filter_keep(void *ctx, const sp_reader *r, uint32_t slot, const sp_event *e) {
+    const sp_filter *f = ctx;
+    if (f->has_window) {
+        uint64_t origin = sp_reader_header(r)->start_ns;
+        uint64_t s = e->start > origin ? e->start - origin : 0;
+        uint64_t end = e->kind == SP_MEM ? s : (e->end > origin ? e->end - origin : 0);
+        if (end < f->from_ns || s > f->to_ns) return 0;
+    }
+    if (e->kind == SP_MEM) return 1; /* memory counters belong to the process */
+    if (f->min_dur && e->end - e->start < f->min_dur) return 0;
+    if (slot == SP_STEPS_SLOT) /* the steps' track: thread "Steps", name "ProfilerStep" */
+        return (!f->thread || text_matches(f->thread, "Steps")) && (!f->name || text_matches(f->name, "ProfilerStep"));
+    if (f->thread) {
+        const sp_thread *th = sp_reader_thread(r, slot);
+        if (!th || !thread_matches(f->thread, th)) return 0;
+    }
+    if (f->name) {
+        const sp_site *s = sp_reader_site(r, e->site);
+        if (!text_matches(f->name, s ? s->name : "<unknown>")) return 0;
+    }
+    return 1;
+}
+
+/* ---- gzip output ---------------------------------------------------------------- */
+static ssize_t gz_write(void *c, const char *buf, size_t n) {
+    size_t done = 0;
+    while (done < n) { /* gzwrite takes an unsigned count */
+        unsigned part = n - done > (1u << 30) ? 1u << 30 : (unsigned)(n - done);
+        int w = gzwrite((gzFile)c, buf + done, part);
+        if (w <= 0) return -1;
+        done += (size_t)w;
+    }
+    return (ssize_t)done;
+}
+
+/* Only ftell: the uncompressed bytes written so far (progress). */
+static int gz_seek(void *c, off64_t *off, int whence) {
+    if (whence != SEEK_CUR || *off != 0) return -1;
+    *off = gztell((gzFile)c);
+    return *off < 0 ? -1 : 0;
+}
+
+static int gz_close(void *c) { return gzclose((gzFile)c) == Z_OK ? 0 : EOF; }
+
+FILE *sp_output_open(const char *path) {
+    size_t n = strlen(path);
+    if (n < 3 || strcmp(path + n - 3, ".gz") != 0) return fopen(path, "w");
+    /* Level 1: JSON compresses well even so, and a big trace would spend
+     * most of its time in deflate at the default level. */
+    gzFile gz = gzopen(path, "wb1");
+    if (!gz) {
+        if (!errno) errno = ENOMEM;
+        return NULL;
+    }
+    gzbuffer(gz, 1u << 17);
+    cookie_io_functions_t io = {NULL, gz_write, gz_seek, gz_close};
+    FILE *f = fopencookie(gz, "w", io);
+    if (!f) gzclose(gz);
+    return f;
+}
+
+/* ---- Progress -------------------------------------------------------------- */
+enum { CHECK_EVERY = 1 << 16 }; /* events between clock reads */
+
+static double since(const struct timespec *a, const struct timespec *b) {
+    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+void sp_progress_init(sp_progress *p, int mode, FILE *err, FILE *out, int to_stdout) {
+    memset(p, 0, sizeof p[0]);
+    p->err = err;
+    p->out = out;
+    p->tty = isatty(fileno(err));
+    p->on = mode == 1 || (mode < 0 && p->tty && !(to_stdout && isatty(fileno(out))));
+    clock_gettime(CLOCK_MONOTONIC, &p->t0);
+    p->last = p->t0;
+}
+
+static void show(sp_progress *p, const struct timespec *now, int final) {
+    char size[48] = "";
+    off_t w = p->out ? ftello(p->out) : -1;
+    if (w >= 0) snprintf(size, sizeof size, ", %.1f MB of JSON written", (double)w / 1e6);
+    double s = since(&p->t0, now);
+    if (final)
+        fprintf(p->err, "%sscopeprof: %llu events from %d file(s)%s in %.1f s\n", p->printed ? "\r\033[K" : "",
+                (unsigned long long)p->events, p->nfiles, size, s);
+    else
+        fprintf(p->err, "%sscopeprof: %s (%d/%d): %llu events%s, %.1f s%s", p->tty ? "\r\033[K" : "", p->file,
+                p->file_i + 1, p->nfiles, (unsigned long long)p->events, size, s, p->tty ? "" : "\n");
+    p->printed = p->tty && !final;
+    fflush(p->err);
+}
+
+static int pg_header(void *ctx, const sp_reader *r, const sp_header *h) {
+    sp_progress *p = ctx;
+    return p->inner.header ? p->inner.header(p->inner.ctx, r, h) : 0;
+}
+
+static int pg_events(void *ctx, const sp_reader *r, const sp_thread *t, const sp_event *ev, uint32_t n) {
+    sp_progress *p = ctx;
+    p->events += n;
+    if (p->events - p->at_check >= CHECK_EVERY) {
+        p->at_check = p->events;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (since(&p->last, &now) >= 0.5) {
+            p->last = now;
+            show(p, &now, 0);
+        }
+    }
+    return p->inner.events ? p->inner.events(p->inner.ctx, r, t, ev, n) : 0;
+}
+
+static int pg_finish(void *ctx, const sp_reader *r) {
+    sp_progress *p = ctx;
+    return p->inner.finish ? p->inner.finish(p->inner.ctx, r) : 0;
+}
+
+sp_callbacks sp_progress_wrap(sp_progress *p, const sp_callbacks *inner, const char *file, int i,
+                              int nfiles) {
+    p->inner = *inner;
+    p->file = file;
+    p->file_i = i;
+    p->nfiles = nfiles;
+    if (!p->on) return *inner;
+    sp_callbacks cb = {p, pg_header, pg_events, pg_finish};
+    return cb;
+}
+
+void sp_progress_done(sp_progress *p) {
+    if (!p->on) return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    show(p, &now, 1);
+}

@@ -1,0 +1,61 @@
+/* filter.h -- for `scopeprof trace` on big traces: which scopes to keep
+ * (by name, thread, time window, duration), gzip output, and progress on
+ * stderr. docs/REPORTER.md. */
+#ifndef SP_FILTER_H
+#define SP_FILTER_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "read.h"
+
+typedef struct sp_filter {
+    const char *name;        /* substring of the scope name, or a glob (fnmatch)
+                                when it holds * ? or [ ; NULL: any */
+    const char *thread;      /* thread name the same way, or a number: the
+                                thread's tid or its index in the file */
+    int has_window;
+    uint64_t from_ns, to_ns; /* --window, since the start of the file */
+    uint64_t min_dur;        /* ns */
+} sp_filter;
+
+/* Parse "--window A:B" (either side may be empty: from the start, to the
+ * end) and "--min-dur D". A time is a number with a unit: ns, us, ms or s
+ * ("1.5ms"); without one, microseconds (the unit of trace JSON). Return 0,
+ * or -1 with a message on err. */
+int sp_filter_window(sp_filter *f, const char *v, FILE *err);
+int sp_filter_min_dur(sp_filter *f, const char *v, FILE *err);
+int sp_filter_active(const sp_filter *f);
+/* Keep this scope (or memory record: only the window applies)? A scope is
+ * kept when it overlaps the window, whose times count from the header's
+ * start of the file (a .sprof file's start of profiling; 0 for Chrome JSON,
+ * whose window is then in the JSON's own ts). The steps' track comes as
+ * slot SP_STEPS_SLOT (json.h): its thread is "Steps", its name "ProfilerStep". */
+int sp_filter_keep(void *f, const sp_reader *r, uint32_t slot, const sp_event *e);
+
+/* The output file: gzip-compressed (zlib) when the name ends in ".gz". */
+FILE *sp_output_open(const char *path);
+
+/* Progress on err while a long conversion runs, at most twice a second:
+ * file, events read, bytes written, elapsed time; one last line at the end. */
+typedef struct sp_progress {
+    int on, tty;
+    FILE *err, *out; /* out: the output, for its size (ftello) */
+    const char *file;
+    int file_i, nfiles;
+    uint64_t events, at_check;
+    struct timespec t0, last;
+    int printed; /* a \r line is on the terminal */
+    sp_callbacks inner;
+} sp_progress;
+
+/* mode: 1 --progress, 0 --no-progress, -1 default: when err is a terminal
+ * and the output does not go to that terminal too. */
+void sp_progress_init(sp_progress *p, int mode, FILE *err, FILE *out, int to_stdout);
+/* The callbacks to read file i through: inner's, counting events. */
+sp_callbacks sp_progress_wrap(sp_progress *p, const sp_callbacks *inner, const char *file, int i,
+                              int nfiles);
+void sp_progress_done(sp_progress *p);
+
+#endif
