@@ -449,8 +449,10 @@ static int agg_file(agg_ctx *c, const char *path, FILE *err) {
     return st;
 }
 
+static void print_memory_footer(FILE *out, const agg_ctx *c);
+
 int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_ctx,
-                 scopeprof_agg *out, int *usable, FILE *err) {
+                 scopeprof_agg *out, FILE *footer, int *usable, FILE *err) {
     agg_ctx c;
     agg_ctx_init(&c, folded ? GROUP_FOLDED : GROUP_NAME, 0);
     c.tap = tap;
@@ -464,6 +466,7 @@ int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_
         rc = worst(rc, st);
         *usable += st == SP_OK || st == SP_TRUNCATED || c.agg.events > before;
     }
+    if (footer) print_memory_footer(footer, &c);
     *out = c.agg; /* handed over: agg_ctx_free must not free it */
     scopeprof_agg_init(&c.agg);
     agg_ctx_free(&c);

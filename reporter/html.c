@@ -55,7 +55,7 @@ static const char *base_name(const char *p) {
 int sp_cmd_flame(char **files, int nfiles, const char *output, FILE *out, FILE *err) {
     scopeprof_agg a;
     int usable;
-    int rc = sp_aggregate(files, nfiles, 1, NULL, NULL, &a, &usable, err);
+    int rc = sp_aggregate(files, nfiles, 1, NULL, NULL, &a, NULL, &usable, err);
     if (!usable) {
         scopeprof_agg_free(&a);
         return rc;
@@ -261,7 +261,7 @@ static void tl_svg(timeline *t, sp_out *o, int width) {
     snprintf(b, sizeof b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"%d\" "
              "height=\"%u\" viewBox=\"0 0 %d %u\">\n", width, y, width, y);
     sp_out_str(o, b);
-    for (int k = 0; k <= 10; k++) { /* the axis: time since the first slice */
+    for (int k = 0; k < 10; k++) { /* the axis: time since the first slice */
         double x = left + w * k / 10;
         char tm[32];
         scopeprof_format_time(tm, sizeof tm, span * k / 10 / 1e3);
@@ -271,8 +271,8 @@ static void tl_svg(timeline *t, sp_out *o, int width) {
         put_f(o, "%.1f", x);
         snprintf(b, sizeof b, "\" y1=\"18\" y2=\"%u\"/><text class=\"axis\" x=\"", y);
         sp_out_str(o, b);
-        put_f(o, "%.1f", k == 10 ? x - 2 : x + 2);
-        sp_out_str(o, k == 10 ? "\" text-anchor=\"end\" y=\"14\">" : "\" y=\"14\">");
+        put_f(o, "%.1f", x + 2);
+        sp_out_str(o, "\" y=\"14\">");
         sp_out_str(o, tm);
         sp_out_str(o, "</text>\n");
     }
@@ -303,7 +303,7 @@ static void tl_svg(timeline *t, sp_out *o, int width) {
                  (unsigned)(str_hash(name) % 360), 62 + e->depth % 3 * 6);
         sp_out_str(o, b);
         if (ew > 30) { /* a label where it fits; the SVG clips nothing, so cut it */
-            size_t fit = (size_t)((ew - 4) / 6.6), len = strlen(name);
+            size_t fit = (size_t)((ew - 4) / 7.2), len = strlen(name); /* 12px monospace */
             char cut[256];
             if (fit > sizeof cut - 1) fit = sizeof cut - 1;
             if (len > fit) {
@@ -408,18 +408,23 @@ int sp_cmd_html(char **files, int nfiles, const char *output, long limit, FILE *
     /* First pass: the table, with the diagnostics of `scopeprof table`. */
     scopeprof_agg table, stacks;
     int usable;
-    int rc = sp_aggregate(files, nfiles, 0, NULL, NULL, &table, &usable, err);
+    char *text = NULL, *foot = NULL;
+    size_t ntext = 0, nfoot = 0;
+    FILE *ff = open_memstream(&foot, &nfoot);
+    int rc = sp_aggregate(files, nfiles, 0, NULL, NULL, &table, ff, &usable, err);
+    if (ff) fclose(ff);
     if (!usable) {
         scopeprof_agg_free(&table);
+        free(foot);
         return rc;
     }
-    char *text = NULL;
-    size_t ntext = 0;
     FILE *mf = open_memstream(&text, &ntext);
     if (mf) {
         scopeprof_table_print(mf, &table, SCOPEPROF_SORT_CPU_TIME_TOTAL, limit > 0 ? (int)limit : 0);
+        if (foot) fputs(foot, mf);
         fclose(mf);
     }
+    free(foot);
     uint32_t rows = table.nrows;
     scopeprof_agg_free(&table);
     /* Second pass: stacks and the timeline; its diagnostics repeat the
@@ -429,7 +434,7 @@ int sp_cmd_html(char **files, int nfiles, const char *output, long limit, FILE *
     tl.file = -1;
     tl.files = files;
     FILE *quiet = fopen("/dev/null", "w");
-    sp_aggregate(files, nfiles, 1, tl_tap, &tl, &stacks, &usable, quiet ? quiet : err);
+    sp_aggregate(files, nfiles, 1, tl_tap, &tl, &stacks, NULL, &usable, quiet ? quiet : err);
     if (quiet) fclose(quiet);
     sp_flame *f = flame_of(&stacks);
     scopeprof_agg_free(&stacks);

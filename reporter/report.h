@@ -21,10 +21,11 @@ typedef void (*sp_tap_fn)(void *ctx, int file, const sp_reader *r, const sp_thre
  * with scopeprof_agg_free), as `scopeprof table` does (folded == 0: one row
  * per name) or `scopeprof stacks` (folded != 0: one row per stack, its key
  * the folded stack). Problems are reported on err as those commands report
- * them. Returns the exit status (SP_EXIT_OK or SP_EXIT_INPUT), and in *usable
+ * them. footer (unless NULL) gets what `table` prints below the table
+ * (peak memory, unknown frees). Returns the exit status (SP_EXIT_OK or SP_EXIT_INPUT), and in *usable
  * the number of files that could be read at least in part. */
 int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_ctx,
-                 scopeprof_agg *out, int *usable, FILE *err);
+                 scopeprof_agg *out, FILE *footer, int *usable, FILE *err);
 
 /* The commands (html.c); options as parsed by cli.c. */
 int sp_cmd_html(char **files, int nfiles, const char *output, long limit, FILE *out, FILE *err);

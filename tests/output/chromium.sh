@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The HTML report in a real browser: Debian's chromium, headless, with the
+# network cut (a proxy that does not exist, every host name unresolvable).
+# The page must render from its own bytes: its script ran (body data-ready),
+# the table's rows, the flame graph's frames and the timeline's slices are in
+# the DOM after it ran, names stay text; and a screenshot is taken and checked
+# to be an image of a page with content. SHOT=docs/report.png keeps the
+# screenshot there (how the README's picture is made).
+set -eu
+BUILD=${BUILD:-build}
+SP=$(realpath "${SP:-$BUILD/scopeprof}")
+work=$(mktemp -d /tmp/sp_chromium.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+browser=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$browser" ] || { echo "chromium is not installed (make test-html installs it)"; exit 1; }
+SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$work/demo.sprof" "$BUILD/samples/train_cpu" >/dev/null
+(cd "$work" && "$SP" html demo.sprof -o report.html)   # the page names the file as given
+"$SP" table "$work/demo.sprof" --format json >"$work/table.json"
+cat >"$work/evil.json" <<'JSON'
+{"traceEvents":[
+ {"name":"<script>document.title='pwned'</script>","ph":"X","ts":0,"dur":100,"pid":1,"tid":1},
+ {"name":"<img src=x onerror=\"document.title='pwned'\">","ph":"X","ts":10,"dur":50,"pid":1,"tid":1}]}
+JSON
+"$SP" html "$work/evil.json" -o "$work/evil.html"
+
+run() { # chromium with no network; args: what to do
+  timeout 90 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
+    --user-data-dir="$work/profile" --proxy-server=http://127.0.0.1:9 \
+    --host-resolver-rules='MAP * ~NOTFOUND' --disable-background-networking \
+    --disable-component-update --disable-sync "$@" 2>>"$work/chromium.log"
+}
+run --dump-dom "file://$work/report.html" >"$work/dom.html"
+run --dump-dom "file://$work/evil.html" >"$work/evil_dom.html"
+run --window-size=1280,1100 --screenshot="$work/shot.png" "file://$work/report.html" >/dev/null
+python3 - "$work" <<'PY'
+import json, re, sys
+w = sys.argv[1]
+dom = open(f"{w}/dom.html", encoding="utf-8").read()
+rows = json.load(open(f"{w}/table.json"))["tables"][0]["rows"]
+m = re.search(r'data-ready="rows=(\d+) frames=(\d+) slices=(\d+)"', dom)
+assert m, "the page's script did not run: " + dom[:500]
+nrows, nframes, nslices = map(int, m.groups())
+assert nrows == len(rows), (nrows, len(rows))
+assert nslices == sum(r["count"] for r in rows), (nslices, sum(r["count"] for r in rows))
+assert nframes >= len(rows), nframes   # every name is at least one frame here
+for r in rows:
+    assert re.search(r'<span class="row">\s*' + re.escape(r["name"]) + " ", dom), r["name"]
+assert dom.count('<g class="frame">') == nframes
+evil = open(f"{w}/evil_dom.html", encoding="utf-8").read()
+assert "pwned" not in re.search(r"<title>(.*?)</title>", evil).group(1)
+assert evil.count("<script") == 1, evil.count("<script")
+assert "<img" not in evil
+assert "&lt;script&gt;document.title" in evil
+png = open(f"{w}/shot.png", "rb").read()
+assert png[:8] == b"\x89PNG\r\n\x1a\n", png[:8]
+width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+assert (width, height) == (1280, 1100), (width, height)
+# An empty page compresses to a few KB; the table, flame graph and timeline
+# make it tens of KB.
+assert len(png) > 40000, len(png)
+print(f"chromium: rows={nrows} frames={nframes} slices={nslices}, screenshot {len(png)} bytes")
+PY
+if [ -n "${SHOT:-}" ]; then cp "$work/shot.png" "$SHOT"; fi
+echo "chromium.sh: all passed"
