@@ -80,9 +80,9 @@ int sp_cmd_flame(char **files, int nfiles, const char *output, FILE *out, FILE *
 /* ---- Timeline ---------------------------------------------------------------- */
 /* The scopes of every thread, as slices on lanes by depth. A page must stay
  * small enough to open: past TL_MAX slices, the shorter half is dropped
- * and from then on anything shorter than what was kept (the longest slices
- * are the ones visible at the page's scale anyway). */
-enum { TL_MAX = 200000, TL_DEPTHS = 24, LANE_H = 14, TRACK_HEAD = 18 };
+ * and from then on anything shorter than the shortest kept (the longest
+ * slices are the ones visible at the page's scale anyway). */
+enum { TL_MAX = 100000, TL_DEPTHS = 24, LANE_H = 14, TRACK_HEAD = 18 };
 
 typedef struct tl_ev {
     uint64_t start, end;
@@ -153,7 +153,7 @@ static int tl_push(timeline *t, const tl_ev *e) {
         qsort(t->ev, t->n, sizeof *t->ev, cmp_dur_desc);
         t->n = TL_MAX / 2;
         t->dropped += TL_MAX - TL_MAX / 2;
-        t->min_dur = t->ev[t->n - 1].end - t->ev[t->n - 1].start + 1;
+        t->min_dur = t->ev[t->n - 1].end - t->ev[t->n - 1].start; /* kept: >=, dropped: <= */
         if (e->end - e->start < t->min_dur) return (void)t->dropped++, 0;
     }
     if (t->n == t->cap) {
@@ -472,7 +472,7 @@ int sp_cmd_html(char **files, int nfiles, const char *output, long limit, FILE *
     if (tl.dropped) {
         char tm[32];
         scopeprof_format_time(tm, sizeof tm, (double)tl.min_dur / 1e3);
-        snprintf(b, sizeof b, "; %llu shorter than %s left out", (unsigned long long)tl.dropped, tm);
+        snprintf(b, sizeof b, "; %llu of at most %s left out (the longest are kept)", (unsigned long long)tl.dropped, tm);
         sp_out_str(&m, b);
     }
     if (tl.deep) {

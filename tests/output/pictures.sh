@@ -85,7 +85,7 @@ src = open(f"{w}/demo.html", encoding="utf-8").read()
 assert "url(" not in src and "@import" not in src
 assert [t for t, _ in p.tags].count("script") == 1
 assert "default-src 'none'" in src
-# -- timeline: one slice per scope (none deeper than 24, fewer than 200000)
+# -- timeline: one slice per scope (none deeper than 24, fewer than 100000)
 svgs = [a.get("class") for t, a in p.tags if t == "svg"]
 assert svgs == ["flamegraph", "timeline"], svgs
 slices = sum(1 for t, a in p.tags if t == "g" and a.get("class") == "slice")
@@ -138,6 +138,29 @@ p = page(f"{w}/two.html")
 tracks = sum(1 for t, a in p.tags if t == "text" and a.get("class") == "track")
 assert tracks == 4, tracks
 print("pictures: ok")
+PY
+
+# Past 100000 slices the timeline keeps the longest: every scope is either
+# drawn or counted as left out, and none drawn is shorter than the cut.
+# (A cap that kept the first slices instead would fail the last check.)
+SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$work/many.sprof" "$BUILD/bench/gen_trace" 120000 >/dev/null 2>&1
+"$SP" html "$work/many.sprof" -o "$work/many.html"
+"$SP" table "$work/many.sprof" --format json >"$work/many.json"
+python3 - "$work" <<'PY'
+import json, re, sys
+w = sys.argv[1]
+src = open(f"{w}/many.html", encoding="utf-8").read()
+total = sum(r["count"] for r in json.load(open(f"{w}/many.json"))["tables"][0]["rows"])
+m = re.search(r"<p>(\d+) slice\(s\) on \d+ thread\(s\); (\d+) of at most ([0-9.]+)(us|ms|s) left out", src)
+assert m, re.search(r"<p>\d+ slice.*", src).group(0)
+shown, dropped = int(m.group(1)), int(m.group(2))
+assert shown == src.count('<g class="slice">') and 0 < shown <= 100000, shown
+assert shown + dropped == total, (shown, dropped, total)
+scale = {"us": 1, "ms": 1e3, "s": 1e6}
+cut = float(m.group(3)) * scale[m.group(4)]
+durs = [float(v) * scale[u] for v, u in re.findall(r'<g class="slice"><title>[^<]* \(([0-9.]+)(us|ms|s)\)</title>', src)]
+assert len(durs) == shown and min(durs) >= cut - 0.0005, (min(durs), cut)
+print("timeline cap: ok", shown, dropped)
 PY
 
 # A failed run leaves an existing OUT as it was; standard input is refused.

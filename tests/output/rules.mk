@@ -17,7 +17,8 @@ $(OUT_T)/scopeprof_asan: reporter/main.c $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -Iinclude -Ireporter reporter/main.c $(REPORTER_SRCS) -o $@ $(REPORTER_LIBS)
 
-TEST_BINS += $(OUT_T)/scopeprof_asan $(BUILD)/tests/reporter/mktrace $(BUILD)/samples/train_cpu
+TEST_BINS += $(OUT_T)/scopeprof_asan $(BUILD)/tests/reporter/mktrace $(BUILD)/samples/train_cpu \
+             $(BUILD)/bench/gen_trace
 TEST_CMDS += tests/output/pictures.sh tests/output/trace_filters.sh
 
 .PHONY: test-html
