@@ -63,6 +63,17 @@ assert open(f"{w}/quiet").read() == "", open(f"{w}/quiet").read()
 assert open(f"{w}/p.json", "rb").read() == open(f"{w}/k.json", "rb").read()
 print("trace filters: ok")
 PY
+# Progress by default only on a terminal (script(1) gives it one), and not
+# when the JSON goes to that same terminal.
+if command -v script >/dev/null; then
+  script -qec "$SP trace $work/known.sprof -o $work/tty.json" /dev/null >"$work/tty1" </dev/null
+  grep -q "scopeprof: 5 events from 1 file(s)" "$work/tty1" || { echo "no progress on a terminal: $(cat "$work/tty1")"; exit 1; }
+  script -qec "$SP trace $work/known.sprof" /dev/null >"$work/tty2" </dev/null
+  ! grep -q "events from" "$work/tty2" || { echo "progress mixed into JSON on the terminal"; exit 1; }
+  script -qec "$SP trace $work/known.sprof -o $work/tty.json --no-progress" /dev/null >"$work/tty3" </dev/null
+  ! grep -q "events from" "$work/tty3" || { echo "--no-progress printed progress"; exit 1; }
+fi
+
 # Bad values are usage errors that name the option.
 for bad in "--window 3:1" "--window 1x:2" "--window 5" "--min-dur 5xs" "--min-dur -1"; do
   set +e
