@@ -175,4 +175,11 @@ set +e
 set -e
 [ $rc -eq 2 ] && grep -q "not standard input" "$work/err" || { echo "html from stdin: rc $rc"; exit 1; }
 [ ! -e "$work/x.html" ]
+# A write that fails is exit 3, naming the output.
+for cmd in html flame; do
+  set +e
+  "$SP" $cmd "$work/demo.sprof" -o /dev/full 2>"$work/err"; rc=$?
+  set -e
+  [ $rc -eq 3 ] && grep -q "cannot write '/dev/full'" "$work/err" || { echo "$cmd -o /dev/full: rc $rc: $(cat "$work/err")"; exit 1; }
+done
 echo "pictures.sh: all passed"
