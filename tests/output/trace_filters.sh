@@ -74,6 +74,14 @@ if command -v script >/dev/null; then
   ! grep -q "events from" "$work/tty3" || { echo "--no-progress printed progress"; exit 1; }
 fi
 
+# A full disk under gzip output is exit 3 (the error comes back through
+# zlib and the stdio cookie).
+ln -s /dev/full "$work/full.json.gz"
+set +e
+"$SP" trace "$work/known.sprof" -o "$work/full.json.gz" 2>"$work/err"; rc=$?
+set -e
+[ $rc -eq 3 ] && grep -q "full.json.gz" "$work/err" || { echo "gzip to a full disk: rc $rc: $(cat "$work/err")"; exit 1; }
+
 # Bad values are usage errors that name the option.
 for bad in "--window 3:1" "--window 1x:2" "--window 5" "--min-dur 5xs" "--min-dur -1"; do
   set +e
