@@ -1056,7 +1056,7 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
 static int cmd_trace(opts *o, FILE *out, FILE *err) {
     if (check_steps(o, err) != 0) return SP_EXIT_USAGE;
     int to_stdout = !o->output || strcmp(o->output, "-") == 0;
-    FILE *f = to_stdout ? out : sp_output_open(o->output);
+    FILE *f = to_stdout ? out : sp_output_open(o->output, sp_output_is_gz(o->output));
     if (!f) {
         fprintf(err, "scopeprof: cannot create '%s': %s\n", o->output, strerror(errno));
         return SP_EXIT_OUTPUT;

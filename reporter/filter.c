@@ -124,9 +124,13 @@ static int gz_seek(void *c, off64_t *off, int whence) {
 
 static int gz_close(void *c) { return gzclose((gzFile)c) == Z_OK ? 0 : EOF; }
 
-FILE *sp_output_open(const char *path) {
-    size_t n = strlen(path);
-    if (n < 3 || strcmp(path + n - 3, ".gz") != 0) return fopen(path, "w");
+int sp_output_is_gz(const char *name) {
+    size_t n = strlen(name);
+    return n >= 3 && strcmp(name + n - 3, ".gz") == 0;
+}
+
+FILE *sp_output_open(const char *path, int gz_wanted) {
+    if (!gz_wanted) return fopen(path, "w");
     /* Level 1: JSON compresses well even so, and a big trace would spend
      * most of its time in deflate at the default level. */
     gzFile gz = gzopen(path, "wb1");

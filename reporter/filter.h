@@ -34,8 +34,12 @@ int sp_filter_active(const sp_filter *f);
  * slot SP_STEPS_SLOT (json.h): its thread is "Steps", its name "ProfilerStep". */
 int sp_filter_keep(void *f, const sp_reader *r, uint32_t slot, const sp_event *e);
 
-/* The output file: gzip-compressed (zlib) when the name ends in ".gz". */
-FILE *sp_output_open(const char *path);
+/* Whether an output name asks for gzip: it ends in ".gz". */
+int sp_output_is_gz(const char *name);
+/* Create the output file `path`, gzip-compressed (zlib) if gz: a FILE whose
+ * writes, fflush and fclose report zlib's errors. The name and the gzip
+ * choice are apart so that a temporary file can stand in for the name. */
+FILE *sp_output_open(const char *path, int gz);
 
 /* Progress on err while a long conversion runs, at most twice a second:
  * file, events read, bytes written, elapsed time; one last line at the end. */
