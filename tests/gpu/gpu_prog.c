@@ -277,7 +277,7 @@ int main(int argc, char **argv) {
         double_fail(D_EventRecord, 7, hipErrorIllegalAddress); /* scope 2's end */
         ten_scopes();
     } else if (strcmp(m, "err_getdevice") == 0) {
-        double_fail(D_GetDevice, 3, hipErrorInvalidDevice); /* scope 2's open */
+        double_fail(D_StreamGetDevice, 3, hipErrorInvalidDevice); /* scope 2's open */
         ten_scopes();
     } else if (strcmp(m, "err_elapsed") == 0) {
         mode_err_elapsed();

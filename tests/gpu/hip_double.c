@@ -12,11 +12,22 @@ struct ihipStream_t {
     int busy;           /* 0: the next record catches up with the CPU */
     uint64_t t;         /* simulated clock, ns */
     uint64_t latency;   /* ns */
+    int device, device_set;
+    int blocking;       /* private streams: waits for the null stream */
+    int blocked;        /* double_block */
+    int capture;        /* CAP_* */
+    hipStreamCaptureMode capture_mode;
+    pthread_t capture_thread;
 };
+enum { CAP_NONE, CAP_ACTIVE, CAP_INVALIDATED };
 
 struct ihipEvent_t {
     long id;
     int recorded, destroyed, user;
+    int device;         /* current when created */
+    int captured;       /* last recorded during a capture */
+    int blocked;        /* recorded on a blocked stream, not waited for */
+    struct ihipStream_t *stream; /* of the last record */
     uint64_t t;
 };
 
@@ -43,15 +54,20 @@ static int logging;
 static double_record *log_v;
 static long log_n, log_cap;
 
+static int unloading, teardown_armed;
+static _Thread_local hipStreamCaptureMode thread_mode = hipStreamCaptureModeGlobal;
+
 int (*double_scope_depth)(void);
 
 static const char *const fn_names[D_NFN] = {
     "EventCreateWithFlags", "EventRecord",      "EventQuery",          "EventSynchronize",
     "EventElapsedTime",     "EventDestroy",     "GetDeviceCount",      "GetDevice",
     "GetDeviceProperties",  "StreamCreate",     "GetErrorString",      "Malloc",
-    "Free",                 "SetDevice"};
+    "Free",                 "SetDevice",        "StreamGetDevice",     "StreamIsCapturing",
+    "ThreadExchangeStreamCaptureMode"};
 static const char *const counter_names[DC_NCOUNTERS] = {
-    "events_live", "user_events", "anchor_records", "user_syncs", "user_syncs_in_scope"};
+    "events_live", "user_events", "anchor_records", "user_syncs", "user_syncs_in_scope",
+    "capture_violations", "unloaded_calls", "wrong_device"};
 
 const char *double_fn_name(enum double_fn fn) { return fn_names[fn]; }
 
@@ -61,9 +77,24 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The runtime's own exit teardown (see hip_double.h). */
+static void teardown(void) {
+    pthread_mutex_lock(&lock);
+    unloading = 1;
+    pthread_mutex_unlock(&lock);
+}
+
 /* Count a call of fn and return its scripted failure, if any. Lock held. */
 static hipError_t enter(enum double_fn fn) {
     long n = ++calls[fn];
+    if (!teardown_armed) {
+        teardown_armed = 1;
+        atexit(teardown);
+    }
+    if (unloading) {
+        counters[DC_UNLOADED_CALLS]++;
+        return hipErrorDeinitialized;
+    }
     for (int i = 0; i < nfails; i++)
         if (fails[i].fn == fn && fails[i].n == n) return fails[i].code;
     return hipSuccess;
@@ -73,7 +104,40 @@ static struct ihipStream_t *stream_of(hipStream_t s) {
     return s ? s : &user_streams[0]; /* the null stream is user stream 0 */
 }
 
-static int complete(const struct ihipEvent_t *e) { return !hold || e->t <= progress; }
+static int complete(const struct ihipEvent_t *e) { return !e->blocked && (!hold || e->t <= progress); }
+
+static int stream_device(const struct ihipStream_t *st) {
+    return st == &user_streams[0] ? device_current : st->device;
+}
+
+/* Any capture running: none may touch the null stream. Lock held. */
+static int any_capture(void) {
+    for (int i = 1; i < MAX_USER_STREAMS; i++)
+        if (user_streams[i].capture != CAP_NONE) return 1;
+    return 0;
+}
+
+/* A capture-unsafe call (query, wait) from this thread: illegal while a
+ * global-mode capture runs anywhere, or a thread-local one on this thread,
+ * unless this thread relaxed its mode. It invalidates those captures. Lock
+ * held. */
+static hipError_t capture_unsafe(void) {
+    if (thread_mode == hipStreamCaptureModeRelaxed) return hipSuccess;
+    int broke = 0;
+    for (int i = 1; i < MAX_USER_STREAMS; i++) {
+        struct ihipStream_t *st = &user_streams[i];
+        if (st->capture != CAP_ACTIVE) continue;
+        if (st->capture_mode == hipStreamCaptureModeGlobal ||
+            (st->capture_mode == hipStreamCaptureModeThreadLocal &&
+             pthread_equal(st->capture_thread, pthread_self()))) {
+            st->capture = CAP_INVALIDATED;
+            broke = 1;
+        }
+    }
+    if (!broke) return hipSuccess;
+    counters[DC_CAPTURE_VIOLATIONS]++;
+    return hipErrorStreamCaptureUnsupported;
+}
 
 /* An event handle is usable: created here and not destroyed. Lock held. */
 static int valid(const struct ihipEvent_t *e) {
@@ -87,8 +151,31 @@ hipStream_t double_stream(int i) {
     if (i < 0 || i >= MAX_USER_STREAMS) abort();
     pthread_mutex_lock(&lock);
     user_streams[i].index = i;
+    if (!user_streams[i].device_set) { /* made now, on the current device */
+        user_streams[i].device = device_current;
+        user_streams[i].device_set = 1;
+    }
     pthread_mutex_unlock(&lock);
     return i ? &user_streams[i] : (hipStream_t)0;
+}
+
+hipStream_t double_stream_on(int i, int dev) {
+    if (i < 1 || i >= MAX_USER_STREAMS) abort();
+    pthread_mutex_lock(&lock);
+    user_streams[i].device = dev;
+    user_streams[i].device_set = 1;
+    pthread_mutex_unlock(&lock);
+    return double_stream(i);
+}
+
+void double_block(hipStream_t s, int on) {
+    pthread_mutex_lock(&lock);
+    struct ihipStream_t *st = stream_of(s);
+    st->blocked = on;
+    if (!on)
+        for (long i = 0; i < nevents; i++)
+            if (events[i]->stream == st) events[i]->blocked = 0;
+    pthread_mutex_unlock(&lock);
 }
 
 void double_set_latency_us(hipStream_t s, uint64_t us) {
@@ -100,6 +187,10 @@ void double_set_latency_us(hipStream_t s, uint64_t us) {
 void double_enqueue_us(hipStream_t s, uint64_t us) {
     pthread_mutex_lock(&lock);
     struct ihipStream_t *st = stream_of(s);
+    if (st->capture != CAP_NONE) { /* captured into the graph: nothing runs */
+        pthread_mutex_unlock(&lock);
+        return;
+    }
     if (!st->busy) { /* a kernel on an idle stream starts after its launch */
         uint64_t start = now_ns() + st->latency;
         if (start > st->t) st->t = start;
@@ -190,6 +281,7 @@ hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned flags) {
     if (err == hipSuccess) {
         events[nevents++] = e;
         e->id = nevents;
+        e->device = device_current;
         counters[DC_EVENTS_LIVE]++;
         *event = e;
     }
@@ -201,13 +293,33 @@ hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
     pthread_mutex_lock(&lock);
     hipError_t err = enter(D_EventRecord);
     if (err == hipSuccess && !valid(event)) err = hipErrorInvalidHandle;
-    if (err == hipSuccess) {
-        struct ihipStream_t *st = stream_of(stream);
+    struct ihipStream_t *st = stream_of(stream);
+    if (err == hipSuccess && stream_device(st) != event->device) {
+        counters[DC_WRONG_DEVICE]++;
+        err = hipErrorInvalidResourceHandle;
+    }
+    if (err == hipSuccess && !stream && any_capture()) {
+        for (int i = 1; i < MAX_USER_STREAMS; i++)
+            if (user_streams[i].capture == CAP_ACTIVE) user_streams[i].capture = CAP_INVALIDATED;
+        counters[DC_CAPTURE_VIOLATIONS]++;
+        err = hipErrorStreamCaptureImplicit;
+    }
+    if (err == hipSuccess && st->capture == CAP_INVALIDATED) err = hipErrorStreamCaptureInvalidated;
+    if (err == hipSuccess && st->capture == CAP_ACTIVE) {
+        /* A graph node: no time (HIP keeps the event's old timestamp). */
+        event->captured = 1;
+    } else if (err == hipSuccess) {
         uint64_t now = now_ns();
         if (!st->busy || st->index < 0) {
             if (now + st->latency > st->t) st->t = now + st->latency;
             st->busy = st->index >= 0; /* hipStreamCreate streams stay idle */
         }
+        /* A blocking private stream waits for the null stream's work. */
+        if (st->index < 0 && st->blocking && user_streams[0].busy && user_streams[0].t > st->t)
+            st->t = user_streams[0].t;
+        event->captured = 0;
+        event->stream = st;
+        event->blocked = st->blocked;
         if (st->index >= 0 && !event->user) {
             event->user = 1;
             counters[DC_USER_EVENTS]++;
@@ -235,6 +347,8 @@ hipError_t hipEventQuery(hipEvent_t event) {
     pthread_mutex_lock(&lock);
     hipError_t err = enter(D_EventQuery);
     if (err == hipSuccess && !valid(event)) err = hipErrorInvalidHandle;
+    if (err == hipSuccess) err = capture_unsafe();
+    if (err == hipSuccess && event->captured) err = hipErrorCapturedEvent;
     /* A never-recorded event counts as complete, as in HIP. */
     if (err == hipSuccess && event->recorded && !complete(event)) err = hipErrorNotReady;
     pthread_mutex_unlock(&lock);
@@ -248,12 +362,17 @@ hipError_t hipEventSynchronize(hipEvent_t event) {
     pthread_mutex_lock(&lock);
     hipError_t err = enter(D_EventSynchronize);
     if (err == hipSuccess && !valid(event)) err = hipErrorInvalidHandle;
+    if (err == hipSuccess) err = capture_unsafe();
+    if (err == hipSuccess && event->captured) err = hipErrorCapturedEvent;
     if (err == hipSuccess && event->user) {
         counters[DC_USER_SYNCS]++;
         if (depth > 0) counters[DC_USER_SYNCS_IN_SCOPE]++;
     }
     /* The wait: the simulated GPU runs up to this event. */
     if (err == hipSuccess && event->recorded && event->t > progress) progress = event->t;
+    if (err == hipSuccess && event->blocked) /* the stream ran up to it */
+        for (long i = 0; i < nevents; i++)
+            if (events[i]->stream == event->stream && events[i]->t <= event->t) events[i]->blocked = 0;
     uint64_t sleep_us = 0;
     if (err == hipSuccess && !event->user && slow_syncs > 0) {
         slow_syncs--;
@@ -271,6 +390,7 @@ hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop) {
     pthread_mutex_lock(&lock);
     hipError_t err = enter(D_EventElapsedTime);
     if (err == hipSuccess && (!valid(start) || !valid(stop))) err = hipErrorInvalidHandle;
+    if (err == hipSuccess && (start->captured || stop->captured)) err = hipErrorCapturedEvent;
     if (err == hipSuccess && (!start->recorded || !stop->recorded)) {
         misuse++;
         err = hipErrorInvalidHandle;
@@ -321,7 +441,13 @@ hipError_t hipGetDeviceProperties(hipDeviceProp_t *prop, int deviceId) {
     return err;
 }
 
-hipError_t hipStreamCreate(hipStream_t *stream) {
+static hipError_t stream_create(hipStream_t *stream, unsigned flags);
+hipError_t hipStreamCreate(hipStream_t *stream) { return stream_create(stream, hipStreamDefault); }
+hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags) {
+    return stream_create(stream, flags);
+}
+
+static hipError_t stream_create(hipStream_t *stream, unsigned flags) {
     pthread_mutex_lock(&lock);
     hipError_t err = enter(D_StreamCreate);
     if (err == hipSuccess && nprivate == 64) err = hipErrorOutOfMemory;
@@ -331,6 +457,8 @@ hipError_t hipStreamCreate(hipStream_t *stream) {
             err = hipErrorOutOfMemory;
         } else {
             s->index = -1;
+            s->device = device_current;
+            s->blocking = !(flags & hipStreamNonBlocking);
             private_streams[nprivate++] = s;
             *stream = s;
         }
@@ -365,6 +493,66 @@ hipError_t hipSetDevice(int deviceId) {
     return err;
 }
 
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_StreamGetDevice);
+    if (err == hipSuccess) *device = stream_device(stream_of(stream));
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipStreamIsCapturing(hipStream_t stream, hipStreamCaptureStatus *status) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_StreamIsCapturing);
+    struct ihipStream_t *st = stream_of(stream);
+    if (err == hipSuccess && !stream && any_capture()) err = hipErrorStreamCaptureImplicit;
+    if (err == hipSuccess)
+        *status = st->capture == CAP_ACTIVE        ? hipStreamCaptureStatusActive
+                  : st->capture == CAP_INVALIDATED ? hipStreamCaptureStatusInvalidated
+                                                   : hipStreamCaptureStatusNone;
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode *mode) {
+    pthread_mutex_lock(&lock);
+    hipError_t err = enter(D_ThreadExchangeStreamCaptureMode);
+    pthread_mutex_unlock(&lock);
+    if (err == hipSuccess) {
+        hipStreamCaptureMode old = thread_mode;
+        thread_mode = *mode;
+        *mode = old;
+    }
+    return err;
+}
+
+/* Not used by the profiler: the test programs' own captures. */
+hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode) {
+    pthread_mutex_lock(&lock);
+    struct ihipStream_t *st = stream_of(stream);
+    hipError_t err = !stream || st->capture != CAP_NONE ? hipErrorIllegalState : hipSuccess;
+    if (err == hipSuccess) {
+        st->capture = CAP_ACTIVE;
+        st->capture_mode = mode;
+        st->capture_thread = pthread_self();
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *graph) {
+    static int the_graph;
+    pthread_mutex_lock(&lock);
+    struct ihipStream_t *st = stream_of(stream);
+    hipError_t err = st->capture == CAP_ACTIVE        ? hipSuccess
+                     : st->capture == CAP_INVALIDATED ? hipErrorStreamCaptureInvalidated
+                                                      : hipErrorIllegalState;
+    st->capture = CAP_NONE;
+    *graph = err == hipSuccess ? (hipGraph_t)(void *)&the_graph : NULL;
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
 const char *hipGetErrorString(hipError_t hipError) {
     pthread_mutex_lock(&lock);
     calls[D_GetErrorString]++; /* never fails: it has no error return */
@@ -372,11 +560,16 @@ const char *hipGetErrorString(hipError_t hipError) {
     switch (hipError) {
     case hipSuccess: return "hipSuccess";
     case hipErrorNotReady: return "hipErrorNotReady";
-    case hipErrorInvalidHandle: return "hipErrorInvalidHandle";
+    case hipErrorInvalidHandle: return "hipErrorInvalidHandle"; /* = hipErrorInvalidResourceHandle */
     case hipErrorNoDevice: return "hipErrorNoDevice";
     case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
     case hipErrorLaunchFailure: return "hipErrorLaunchFailure";
     case hipErrorIllegalAddress: return "hipErrorIllegalAddress";
+    case hipErrorDeinitialized: return "hipErrorDeinitialized";
+    case hipErrorStreamCaptureUnsupported: return "hipErrorStreamCaptureUnsupported";
+    case hipErrorStreamCaptureInvalidated: return "hipErrorStreamCaptureInvalidated";
+    case hipErrorStreamCaptureImplicit: return "hipErrorStreamCaptureImplicit";
+    case hipErrorCapturedEvent: return "hipErrorCapturedEvent";
     default: return "hipError (double)";
     }
 }

@@ -26,6 +26,31 @@
  *  - Errors: double_fail(fn, n, code) makes the n-th call (1-based, counted
  *    over the whole process) of function fn return `code`.
  *
+ * The real runtime's rules it enforces (each broke the profiler once):
+ *  - Teardown: at its first call the runtime registers an atexit handler (as
+ *    nvcc's static CUDA runtime does); once that ran, every call returns
+ *    hipErrorDeinitialized (cudaErrorCudartUnloading; both are 4). An ELF
+ *    destructor runs after every atexit handler, so it gets only errors.
+ *  - Devices: an event belongs to the device current when it was created, a
+ *    stream to the device current when it was made (double_stream: at its
+ *    first use; double_stream_on picks one), the null stream to the current
+ *    device. Recording an event on another device's stream fails with
+ *    hipErrorInvalidResourceHandle.
+ *  - Blocking streams: an event recorded on a stream made by hipStreamCreate
+ *    (or without hipStreamNonBlocking) completes only after the work queued
+ *    on the null stream, as the legacy default stream's implicit sync does.
+ *  - Capture (hipStreamBeginCapture .. hipStreamEndCapture): work and events
+ *    recorded on a capturing stream become graph nodes: the stream's clock
+ *    does not move, and the event cannot be queried, waited for or timed
+ *    (hipErrorCapturedEvent). While a global-mode capture runs (any thread),
+ *    or a thread-local one on the calling thread, hipEventQuery and
+ *    hipEventSynchronize are illegal unless the calling thread relaxed its
+ *    mode (hipThreadExchangeStreamCaptureMode): they fail with
+ *    hipErrorStreamCaptureUnsupported and invalidate the capture, whose
+ *    hipStreamEndCapture then fails. The null stream cannot be used, even
+ *    asked whether it captures, while any capture runs
+ *    (hipErrorStreamCaptureImplicit).
+ *
  * Thread-safe: one mutex guards all of the double's state. */
 #ifndef HIP_DOUBLE_H
 #define HIP_DOUBLE_H
@@ -51,6 +76,9 @@ enum double_fn {
     D_Malloc,   /* hipMalloc, hipFree, hipSetDevice: for SCOPEPROF_WRAP_GPU_MALLOC */
     D_Free,
     D_SetDevice,
+    D_StreamGetDevice,
+    D_StreamIsCapturing,
+    D_ThreadExchangeStreamCaptureMode,
     D_NFN
 };
 
@@ -61,6 +89,9 @@ enum double_counter {
     DC_ANCHOR_RECORDS,    /* records on hipStreamCreate streams (clock anchors) */
     DC_USER_SYNCS,        /* hipEventSynchronize on an event of a user stream */
     DC_USER_SYNCS_IN_SCOPE, /* ... while double_scope_depth() said > 0 */
+    DC_CAPTURE_VIOLATIONS,  /* calls that broke a capture (see above) */
+    DC_UNLOADED_CALLS,      /* calls after the runtime's teardown */
+    DC_WRONG_DEVICE,        /* records refused: event and stream on different devices */
     DC_NCOUNTERS
 };
 
@@ -70,6 +101,11 @@ hipStream_t double_stream(int i);
 /* Launch offset of a stream: how long after the CPU's record call an idle
  * stream starts (default 0). */
 void double_set_latency_us(hipStream_t s, uint64_t us);
+/* The same stream, on device `dev`. */
+hipStream_t double_stream_on(int i, int dev);
+/* Events of a blocked stream do not complete (the GPU is stuck on it) until
+ * they are waited for or the stream is unblocked; other streams go on. */
+void double_block(hipStream_t s, int on);
 /* A kernel of `us` microseconds on stream s. */
 void double_enqueue_us(hipStream_t s, uint64_t us);
 /* The stream ran dry: its next event catches up with the CPU clock. */
@@ -114,5 +150,8 @@ void double_log(int on);
  * log to the file named by $DOUBLE_LOG, if set:
  *   C <name> <value>            one per counter and per function's calls
  *   R <event> <stream> <sim_ns> <cpu_ns>   one per logged record */
+
+/* HIP 5.2's headers do not declare it; later ones do, the same way. */
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
 
 #endif

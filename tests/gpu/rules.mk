@@ -26,10 +26,10 @@ gput_real_plain := -DREAL_HIP_TESTS
 define gput_variant
 $(GPUT)/gpu_prog$(gput_sfx_$(1)): tests/gpu/gpu_prog.c tests/gpu/hip_double.c $(GPUT_H)
 	@mkdir -p $$(@D)
-	$$(CC) $$(ALL_CFLAGS) $(gput_flags_$(1)) $(GPUT_HIP) tests/gpu/gpu_prog.c tests/gpu/hip_double.c -o $$@ $$(LDLIBS)
+	$$(CC) $$(ALL_CFLAGS) $(gput_flags_$(1)) $(GPUT_HIP) tests/gpu/gpu_prog.c tests/gpu/hip_double.c -o $$@ -rdynamic $$(LDLIBS)
 
 $(GPUT)/test_gpu$(gput_sfx_$(1)): tests/gpu/test_gpu.c tests/gpu/hip_double.c $(GPUT_TEST_H) $(GPUT_H) $(GPUT)/gpu_prog$(gput_sfx_$(1))
-	$$(CC) $$(ALL_CFLAGS) $(gput_flags_$(1)) $(GPUT_HIP) $(gput_real_$(1)) -DCHILD_NAME='"gpu_prog$(gput_sfx_$(1))"' -Itests/common tests/gpu/test_gpu.c tests/gpu/hip_double.c -o $$@ -lcmocka $$(LDLIBS)
+	$$(CC) $$(ALL_CFLAGS) $(gput_flags_$(1)) $(GPUT_HIP) $(gput_real_$(1)) -DCHILD_NAME='"gpu_prog$(gput_sfx_$(1))"' -Itests/common tests/gpu/test_gpu.c tests/gpu/hip_double.c -o $$@ -rdynamic -lcmocka $$(LDLIBS)
 
 TEST_BINS += $(GPUT)/test_gpu$(gput_sfx_$(1))
 endef

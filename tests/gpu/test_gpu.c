@@ -330,6 +330,7 @@ void test_anchor_arithmetic(void **state) {
         double_enqueue_us(s, cases[c][1]);
         assert_int_equal(hipEventRecord(p.end, s), hipSuccess);
         p.anchor = a;
+        p.base = p.start;
         p.stream = 7;
         p.site = 5;
         p.device = 0;
@@ -345,11 +346,13 @@ void test_anchor_arithmetic(void **state) {
         assert_int_equal(p.rec.stream, 7);
         assert_int_equal(p.rec.site, 5);
         assert_int_equal(a->refs, 1);
-        assert_int_equal(gt.npool, 2 * (c + 1)); /* both events back in the pool */
+        assert_int_equal(gt.npools, 1);
+        assert_int_equal(gt.pools[0].n, 2 * (c + 1)); /* both events back in device 0's pool */
         scopeprof__gpu_unref(a); /* destroys the anchor's event */
     }
-    for (uint32_t i = 0; i < gt.npool; i++) hipEventDestroy(gt.pool[i]);
-    free(gt.pool);
+    for (uint32_t i = 0; i < gt.pools[0].n; i++) hipEventDestroy(gt.pools[0].ev[i]);
+    free(gt.pools[0].ev);
+    free(gt.pools);
     pthread_mutex_destroy(&gt.lock);
 }
 
@@ -598,13 +601,13 @@ void test_err_get_device(void **state) {
     result r = run(CHILD_NAME, "err_getdevice", NULL);
     assert_int_equal(r.rc, 0);
     assert_true(r.tr_ok);
-    assert_int_equal(warn_lines(&r, "GetDevice"), 1);
+    assert_int_equal(warn_lines(&r, "StreamGetDevice"), 1);
     assert_int_equal(tr_count_all(&r.tr, "k"), 10);
     assert_int_equal(r.tr.ngpu, 2);
     assert_paired(&r.tr);
     assert_string_equal(cell(&r, "k", 8), "2.000ms");
     assert_string_equal(cell(&r, "k", 10), "10");
-    assert_int_equal(log_counter(&r, "GetDevice"), 3);
+    assert_int_equal(log_counter(&r, "StreamGetDevice"), 3);
     assert_int_equal(log_counter(&r, "EventRecord"), 1 + 2 * 2);
     result_free(&r);
 }
