@@ -260,6 +260,118 @@ static void mode_malloc(void) {
     if (hipFree(b) != hipSuccess) exit(3);
 }
 
+/* Pending at exit: the GPU lags, nothing is flushed; the runtime's exit
+ * teardown (the double's atexit handler) comes before the profiler's ELF
+ * destructor writes the trace. */
+static void mode_exit_pending(void) {
+    double_hold(1);
+    hipStream_t s = double_stream(1);
+    for (int i = 0; i < 10; i++) {
+        PROFILE_GPU_SCOPE("pending", s);
+        double_enqueue_us(s, 2 * MS);
+    }
+}
+
+/* Several GPUs from one thread, the current device staying 0: per step, a
+ * scope of 1 ms on a stream of device 0, 2 ms on device 1, 3 ms on device
+ * 17 (partitioned accelerators number past 16). */
+static void mode_multi(void) {
+    double_set_devices(20, 0);
+    hipStream_t s[3] = {double_stream_on(1, 0), double_stream_on(2, 1), double_stream_on(3, 17)};
+    for (int i = 0; i < 100; i++) {
+        {
+            PROFILE_GPU_SCOPE("dev0", s[0]);
+            double_enqueue_us(s[0], 1 * MS);
+        }
+        {
+            PROFILE_GPU_SCOPE("dev1", s[1]);
+            double_enqueue_us(s[1], 2 * MS);
+        }
+        {
+            PROFILE_GPU_SCOPE("dev17", s[2]);
+            double_enqueue_us(s[2], 3 * MS);
+        }
+    }
+}
+
+/* Stream capture: a global-mode capture on stream 1 while scopes on stream 2
+ * run and are polled (70 closes: a poll at the 64th); scopes on the
+ * capturing stream, one of them holding a scope on stream 2; a scope open
+ * across the capture's begin; then the capture must end well. */
+static void mode_capture(void) {
+    hipStream_t s1 = double_stream(1), s2 = double_stream(2);
+    {
+        PROFILE_GPU_SCOPE("before", s1); /* the clock anchor is made here */
+        double_enqueue_us(s1, 1 * MS);
+    }
+    hipGraph_t graph = NULL;
+    {
+        PROFILE_GPU_SCOPE("across", s1); /* opens before the capture, closes in it */
+        double_enqueue_us(s1, 1 * MS);
+        if (hipStreamBeginCapture(s1, hipStreamCaptureModeGlobal) != hipSuccess) exit(3);
+    }
+    for (int i = 0; i < 70; i++) {
+        PROFILE_GPU_SCOPE("beside", s2);
+        double_enqueue_us(s2, 2 * MS);
+    }
+    for (int i = 0; i < 5; i++) {
+        PROFILE_GPU_SCOPE("captured", s1);
+        double_enqueue_us(s1, 5 * MS);
+        {
+            PROFILE_GPU_SCOPE("beside_nested", s2);
+            double_enqueue_us(s2, 3 * MS);
+        }
+    }
+    hipError_t end = hipStreamEndCapture(s1, &graph);
+    printf("end_capture=%d graph=%d\n", (int)end, graph != NULL);
+    {
+        PROFILE_GPU_SCOPE("after", s1);
+        double_enqueue_us(s1, 4 * MS);
+    }
+}
+
+/* The anchor's stream must not wait for the null stream: 50 ms of work are
+ * queued there before the first GPU scope (on stream 1) makes the anchor. */
+static void mode_null_busy(void) {
+    hipStream_t s = double_stream(1);
+    double_enqueue_us(0, 50 * MS);
+    for (int i = 0; i < 3; i++) {
+        PROFILE_GPU_SCOPE("after_null_work", s);
+        double_enqueue_us(s, 1 * MS);
+    }
+}
+
+/* Float rounding: 200 times, outer_r holds inner_r, both ending together;
+ * lengths are not whole milliseconds, and the anchor's offset is whatever
+ * the CPU clock gave. */
+static void mode_nest_round(void) {
+    hipStream_t s = double_stream(1);
+    for (int i = 0; i < 200; i++) {
+        PROFILE_GPU_SCOPE("outer_r", s);
+        double_enqueue_us(s, 1237);
+        {
+            PROFILE_GPU_SCOPE("inner_r", s);
+            double_enqueue_us(s, 2311 + (uint64_t)i);
+        }
+    }
+}
+
+/* One stream stuck (its GPU work does not finish), another quick: the poll
+ * must keep returning the quick stream's events to the pool. */
+static void mode_poll_streams(void) {
+    hipStream_t stuck = double_stream(1), quick = double_stream(2);
+    double_block(stuck, 1);
+    {
+        PROFILE_GPU_SCOPE("stuck", stuck);
+        double_enqueue_us(stuck, 10 * MS);
+    }
+    for (int i = 0; i < 1000; i++) {
+        PROFILE_GPU_SCOPE("quick", quick);
+        double_enqueue_us(quick, 1 * MS);
+    }
+    print_counters("end");
+}
+
 int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
     if (strcmp(m, "nest") == 0) mode_nest();
@@ -285,9 +397,22 @@ int main(int argc, char **argv) {
         mode_err_destroy();
     } else if (strcmp(m, "malloc") == 0) {
         mode_malloc();
+    } else if (strcmp(m, "exit_pending") == 0) {
+        mode_exit_pending();
+    } else if (strcmp(m, "multi") == 0) {
+        mode_multi();
+    } else if (strcmp(m, "capture") == 0) {
+        mode_capture();
+    } else if (strcmp(m, "null_busy") == 0) {
+        mode_null_busy();
+    } else if (strcmp(m, "nest_round") == 0) {
+        mode_nest_round();
+    } else if (strcmp(m, "poll_streams") == 0) {
+        mode_poll_streams();
     } else {
         fprintf(stderr, "usage: %s nest|threads|align|pool|lazy|stream|stream_nested|"
-                        "err_count|err_record|err_getdevice|err_elapsed|err_destroy|malloc\n", argv[0]);
+                        "err_count|err_record|err_getdevice|err_elapsed|err_destroy|malloc|exit_pending|"
+                        "multi|capture|null_busy|poll_streams|nest_round\n", argv[0]);
         return 2;
     }
     return 0;

@@ -693,6 +693,147 @@ static void test_gpu_malloc_wrappers(void **state) {
     result_free(&r);
 }
 
+/* Issue 13.1: scopes still running at exit keep their GPU times. The
+ * double's runtime tears down in its atexit handler (as nvcc's static CUDA
+ * runtime does), before the ELF destructor that writes the trace: the
+ * profiler must have waited for them in an atexit handler of its own. */
+static void test_exit_pending(void **state) {
+    (void)state;
+    result r = run(CHILD_NAME, "exit_pending", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_true(r.tr_ok);
+    assert_int_equal(warn_lines(&r, NULL), 0);
+    assert_int_equal(r.tr.ngpu, 10);
+    assert_paired(&r.tr);
+    for (size_t i = 0; i < 10; i++) {
+        assert_int_equal(r.tr.gpu[i].status, 0);
+        assert_int_equal(dur(&r.tr.gpu[i]), 2 * MS_NS);
+    }
+    assert_int_equal(log_counter(&r, "user_syncs"), 10);
+    assert_int_equal(log_counter(&r, "unloaded_calls"), 0); /* nothing after the teardown */
+    result_free(&r);
+}
+
+/* Issue 13.2: one thread, three devices (0, 1 and 17), the current device
+ * staying 0: every scope timed on its stream's device. */
+static void test_multi_gpu(void **state) {
+    (void)state;
+    result r = run(CHILD_NAME, "multi", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_true(r.tr_ok);
+    assert_int_equal(warn_lines(&r, NULL), 0);
+    assert_int_equal(r.tr.ngpu, 300);
+    assert_paired(&r.tr);
+    for (size_t i = 0; i < r.tr.ngpu; i++) {
+        const tr_gpu *g = &r.tr.gpu[i];
+        const char *nm = tr_name(&r.tr, g->site);
+        uint32_t want = strcmp(nm, "dev0") == 0 ? 0 : strcmp(nm, "dev1") == 0 ? 1 : 17;
+        assert_int_equal(g->status, 0);
+        assert_int_equal(g->device, want);
+        assert_int_equal(dur(g), (want == 0 ? 1 : want == 1 ? 2 : 3) * MS_NS);
+        assert_true(g->start >= g->launch);
+    }
+    assert_string_equal(r.tr.devices[0], "Double GPU 0");
+    assert_string_equal(r.tr.devices[1], "Double GPU 1");
+    assert_int_equal(log_counter(&r, "wrong_device"), 0);
+    assert_int_equal(log_counter(&r, "misuse"), 0);
+    assert_non_null(strstr(r.err, "Self GPU time total: 600.000ms"));
+    result_free(&r);
+}
+
+/* Issue 13.3: a global-mode capture on stream 1. Scopes on the capturing
+ * stream record their CPU side with a "captured" GPU record (status 2);
+ * scopes on stream 2 meanwhile keep their times; nothing the profiler does
+ * breaks the capture. */
+static void test_capture(void **state) {
+    (void)state;
+    result r = run(CHILD_NAME, "capture", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_true(r.tr_ok);
+    assert_int_equal(warn_lines(&r, NULL), 0);
+    assert_non_null(strstr(r.out, "end_capture=0 graph=1"));
+    assert_int_equal(r.tr.ngpu, 1 + 1 + 70 + 5 + 5 + 1);
+    assert_paired(&r.tr);
+    int captured = 0;
+    for (size_t i = 0; i < r.tr.ngpu; i++) {
+        const tr_gpu *g = &r.tr.gpu[i];
+        const char *nm = tr_name(&r.tr, g->site);
+        if (strcmp(nm, "captured") == 0 || strcmp(nm, "across") == 0) {
+            assert_int_equal(g->status, 2);
+            captured++;
+            continue;
+        }
+        assert_int_equal(g->status, 0);
+        uint64_t want = strcmp(nm, "before") == 0 ? 1 : strcmp(nm, "beside") == 0 ? 2
+                        : strcmp(nm, "beside_nested") == 0 ? 3 : 4;
+        if (want == 4) assert_string_equal(nm, "after");
+        assert_int_equal(dur(g), want * MS_NS);
+    }
+    assert_int_equal(captured, 6);
+    assert_int_equal(log_counter(&r, "capture_violations"), 0);
+    assert_int_equal(log_counter(&r, "misuse"), 0);
+    /* Captured scopes count as CPU scopes in the table: no self GPU time,
+     * the GPU total of the timed scopes inside them. */
+    assert_string_equal(cell(&r, "captured", 6), "0.000us");
+    assert_string_equal(cell(&r, "captured", 8), "15.000ms");
+    assert_string_equal(cell(&r, "beside", 8), "140.000ms");
+    result_free(&r);
+}
+
+/* Issue 13.5: 50 ms of work queued on the null stream before the clock
+ * anchor is made. On a blocking stream the anchor would complete after that
+ * work and every GPU time would land 50 ms early, before its launch. */
+static void test_anchor_stream_non_blocking(void **state) {
+    (void)state;
+    result r = run(CHILD_NAME, "null_busy", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_true(r.tr_ok);
+    assert_int_equal(r.tr.ngpu, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(r.tr.gpu[i].status, 0);
+        assert_true(r.tr.gpu[i].start >= r.tr.gpu[i].launch);
+        assert_int_equal(dur(&r.tr.gpu[i]), MS_NS);
+    }
+    result_free(&r);
+}
+
+/* Issue 13.7: a stuck stream does not stop the poll from returning another
+ * stream's events to the pool (creates stay at the warm-up's). */
+static void test_poll_per_stream(void **state) {
+    (void)state;
+    result r = run(CHILD_NAME, "poll_streams", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_true(r.tr_ok);
+    long creates = out_counter(&r, "end", "creates");
+    assert_true(creates > 0);
+    assert_true(creates <= 2 * 64 + 8); /* 2000 if the poll stopped at "stuck" */
+    assert_int_equal(r.tr.ngpu, 1001);
+    for (size_t i = 0; i < r.tr.ngpu; i++) assert_int_equal(r.tr.gpu[i].status, 0);
+    assert_int_equal(log_counter(&r, "misuse"), 0);
+    result_free(&r);
+}
+
+/* Issue 13.7: float milliseconds must not put a nested end past its
+ * parent's (inner_r ends with outer_r, 200 times, odd lengths). */
+static void test_nested_rounding(void **state) {
+    (void)state;
+    result r = run(CHILD_NAME, "nest_round", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_true(r.tr_ok);
+    assert_int_equal(r.tr.ngpu, 400);
+    for (size_t i = 0; i + 1 < r.tr.ngpu; i += 2) {
+        const tr_gpu *in = &r.tr.gpu[i], *out = &r.tr.gpu[i + 1];
+        assert_string_equal(tr_name(&r.tr, in->site), "inner_r");
+        assert_string_equal(tr_name(&r.tr, out->site), "outer_r");
+        assert_true(in->start >= out->start);
+        assert_true(in->end <= out->end);
+        uint64_t want = (2311 + i / 2) * 1000u;
+        assert_true(dur(in) + 10 >= want && dur(in) <= want + 10);
+        assert_true(dur(out) + 10 >= want + 1237000u && dur(out) <= want + 1237000u + 10);
+    }
+    result_free(&r);
+}
+
 /* The real libamdhip64 on a machine without a GPU: linked (-lamdhip64) and
  * found with dlopen (not linked at all). One clear line, the CPU table. */
 void check_real(const char *prog) {
@@ -742,6 +883,12 @@ int main(void) {
         cmocka_unit_test(test_err_elapsed),
         cmocka_unit_test(test_gpu_malloc_wrappers),
         cmocka_unit_test(test_err_destroy),
+        cmocka_unit_test(test_exit_pending),
+        cmocka_unit_test(test_multi_gpu),
+        cmocka_unit_test(test_capture),
+        cmocka_unit_test(test_anchor_stream_non_blocking),
+        cmocka_unit_test(test_poll_per_stream),
+        cmocka_unit_test(test_nested_rounding),
 #ifdef REAL_HIP_TESTS
         cmocka_unit_test(test_real_hip_linked),
         cmocka_unit_test(test_real_hip_dlopen),
