@@ -3058,12 +3058,12 @@ SCOPEPROF__INTERNAL void scopeprof__gpu_destroy(scopeprof__gevent ev) {
 static inline scopeprof__gcapmode scopeprof__gpu_relax(void) {
     scopeprof__gcapmode mode = SCOPEPROF__G_CAP_RELAXED;
     if (scopeprof__gm.api.ThreadExchangeStreamCaptureMode)
-        scopeprof__gm.api.ThreadExchangeStreamCaptureMode(&mode);
+        (void)scopeprof__gm.api.ThreadExchangeStreamCaptureMode(&mode); /* best effort */
     return mode;
 }
 static inline void scopeprof__gpu_unrelax(scopeprof__gcapmode mode) {
     if (scopeprof__gm.api.ThreadExchangeStreamCaptureMode)
-        scopeprof__gm.api.ThreadExchangeStreamCaptureMode(&mode);
+        (void)scopeprof__gm.api.ThreadExchangeStreamCaptureMode(&mode); /* best effort */
 }
 
 /* Run with `dev` current: events and streams belong to the device current
@@ -3079,7 +3079,7 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_enter_device(int dev, scopeprof__gerr *er
     return *err == SCOPEPROF__G_OK ? cur : -1;
 }
 static inline void scopeprof__gpu_leave_device(int prev) {
-    if (prev >= 0) scopeprof__gm.api.SetDevice(prev);
+    if (prev >= 0) (void)scopeprof__gm.api.SetDevice(prev);
 }
 
 SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_take(scopeprof__state *g, scopeprof__thread *t,

@@ -6,10 +6,11 @@ set -u
 need=()
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
 # zlib1g-dev: the reporter's gzip output; cmake, pkgconf, groff-base: the
-# install test (find_package, pkg-config, man pages). Arguments: more
-# packages (`make test-html` asks for chromium).
+# install test (find_package, pkg-config, man pages); hipcc: the HIP C++
+# build of tests/gpu/user_builds.sh. Arguments: more packages (`make
+# test-html` asks for chromium).
 for p in libcmocka-dev libamdhip64-dev libhsa-runtime-dev clang libclang-rt-14-dev valgrind \
-         zlib1g-dev cmake pkgconf groff-base "$@"; do
+         zlib1g-dev cmake pkgconf groff-base hipcc "$@"; do
   installed "$p" || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] && exit 0

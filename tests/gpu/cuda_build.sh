@@ -32,8 +32,9 @@ for cc in gcc clang; do
   echo "ok: $cc -DPROFILE_CUDA builds; without a GPU: $(grep '^scopeprof:' "$dir/err_$cc")"
 done
 if [ -x "$CUDA/bin/nvcc" ]; then
-  "$CUDA/bin/nvcc" -O2 -DPROFILE_ENABLE -DPROFILE_CUDA -Iinclude samples/gpu_spin.cu -o "$dir/gpu_spin"
-  echo "ok: nvcc builds samples/gpu_spin.cu"
+  "$CUDA/bin/nvcc" -Werror all-warnings -O2 -DPROFILE_ENABLE -DPROFILE_CUDA -Iinclude samples/gpu_spin.cu \
+    -o "$dir/gpu_spin"
+  echo "ok: nvcc -Werror all-warnings builds samples/gpu_spin.cu"
 else
   echo "nvcc not found: samples/gpu_spin.cu not compiled"
 fi

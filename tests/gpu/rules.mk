@@ -1,7 +1,8 @@
 # GPU scope tests (issue 4). Everything builds under $(BUILD)/tests/gpu:
 #   gpu_prog[_asan|_tsan]   profiled programs (one per argv mode), built with
 #                           -DPROFILE_HIP and linked with the HIP test double
-#                           (hip_double.c) instead of -lamdhip64
+#                           (hip_double.c) instead of -lamdhip64; -rdynamic,
+#                           as the header finds the runtime with dlsym
 #   test_gpu[_asan|_tsan]   cmocka: runs gpu_prog of the same variant as child
 #                           processes and checks trace, table and the double's
 #                           counters; the plain one also runs real_hip*
@@ -9,6 +10,8 @@
 #                           dlopen) on a machine without a GPU
 #   tests/gpu/cuda_build.sh the header under -DPROFILE_CUDA with gcc and clang
 #                           (and samples/gpu_spin.cu with nvcc when present)
+#   tests/gpu/user_builds.sh  built as users build (documented link lines under
+#                           --as-needed, g++, hipcc, nvcc -Werror all-warnings)
 # Variants: "" plain ($(ALL_CFLAGS)), _asan (+ASan/UBSan), _tsan (+TSan).
 GPUT     := $(BUILD)/tests/gpu
 GPUT_H   := $(HEADER) tests/gpu/hip_double.h
@@ -47,4 +50,4 @@ $(GPUT)/real_hip_dlopen: tests/gpu/real_hip.c $(HEADER)
 $(GPUT)/test_gpu: $(GPUT)/real_hip $(GPUT)/real_hip_dlopen
 
 TEST_CMDS += $(GPUT)/test_gpu $(GPUT)/test_gpu_asan $(GPUT)/test_gpu_tsan
-TEST_CMDS += tests/gpu/cuda_build.sh
+TEST_CMDS += tests/gpu/cuda_build.sh tests/gpu/user_builds.sh
