@@ -278,6 +278,7 @@ static void mode_exit_pending(void) {
 static void mode_multi(void) {
     double_set_devices(20, 0);
     hipStream_t s[3] = {double_stream_on(1, 0), double_stream_on(2, 1), double_stream_on(3, 17)};
+    for (int k = 0; k < 3; k++) double_set_latency_us(s[k], 2); /* as in mode_nest */
     for (int i = 0; i < 100; i++) {
         {
             PROFILE_GPU_SCOPE("dev0", s[0]);
