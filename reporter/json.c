@@ -354,7 +354,7 @@ typedef struct pid_tid {
 /* Room a slice needs besides its site text: ",\n" (2), the text after the
  * site's pre (PAD) and the padding after it (PAD), ts (24), ",\"dur\":" and
  * dur (7 + 32), pid and tid (63), the padding after post (PAD), "}}" (2). */
-#define SLICE_MAX_FIXED (2u + PAD + PAD + 24u + 39u + 63u + PAD + 2u)
+#define SLICE_MAX_FIXED (2u + PAD + PAD + 24u + 39u + 63u + PAD + 2u + 16u)
 
 struct sp_trace {
     sp_out o;
@@ -396,8 +396,15 @@ struct sp_trace {
     uint64_t next_gpu_pid;   /* made-up pids of GPU processes */
     /* Per file: */
     uint64_t gpu_pid[SP_MAX_DEVICES]; /* by GPU index; 0 = no process yet */
-    struct gpu_track { uint64_t pid, stream, tid; } *tracks; /* one per stream */
+    /* One per stream, and per thread for a per-thread default stream; a
+     * lane past 0 holds slices that would overlap others without nesting. */
+    struct gpu_track { uint64_t pid, stream, thread, tid; uint32_t lane; } *tracks;
     uint32_t ntracks, tracks_cap;
+    /* A .sprof file's GPU intervals, written at its end (trace_gpu_flush). */
+    struct gpu_slice { uint64_t pid, stream, thread, start, dur, launch, cpu_tid; uint32_t site, seq; } *gs;
+    uint32_t ngs, gs_cap;
+    uint64_t *gpu_pids_used; /* by earlier files: pid = device only once */
+    uint32_t ngpu_pids_used;
     struct mem_rec { uint64_t t; int64_t bytes; uint32_t dev, seq; } *mem;
     uint32_t nmem, mem_cap;
 };
@@ -648,12 +655,22 @@ static char *put_ts(sp_trace *t, char *p, uint64_t ns) {
     return put_us_low(p + t->ts_n, (uint32_t)(ns - hi * 100000000), 0);
 }
 
-/* The category and what follows it up to ts, whole blocks to copy_pad. */
-static const char cat_scope[PAD] = "scope\",\"ph\":\"X\",\"ts\":";
-static const char cat_gpu[PAD] = "gpu\",\"ph\":\"X\",\"ts\":";
+/* The category and what follows it up to ts, by slice kind. A .sprof GPU
+ * scope's GPU interval is a "gpu_user_annotation", Kineto's name for the GPU
+ * span of a user annotation. Its CPU side and the arrow between them
+ * (Kineto's "ac2g", by name) share that category: DevTools binds an arrow's
+ * ends to slices of the arrow's own category (Perfetto ignores it). */
+enum { CAT_SCOPE, CAT_GPU, CAT_GPU_ANNOTATION, CAT_CPU_ANNOTATION };
+#define CAT_TAIL "\",\"ph\":\"X\",\"ts\":"
+static const struct { const char *s; unsigned n; } cats[] = {
+    {"scope" CAT_TAIL, sizeof "scope" CAT_TAIL - 1},
+    {"gpu" CAT_TAIL, sizeof "gpu" CAT_TAIL - 1},
+    {"gpu_user_annotation" CAT_TAIL, sizeof "gpu_user_annotation" CAT_TAIL - 1},
+    {"gpu_user_annotation" CAT_TAIL, sizeof "gpu_user_annotation" CAT_TAIL - 1},
+};
 
 /* A complete event up to the inside of its "args" object (left open), then
- * "}}" if `close`. Category "gpu" if `gpu`, else "scope". Written straight
+ * "}}" if `close`. Category cats[gpu] (CAT_*). Written straight
  * into the buffer after one reservation: this is the per-slice path, and a
  * write per field was most of its cost. */
 static void slice(sp_trace *t, const site_text *st, int gpu, uint64_t ts, uint64_t dur,
@@ -664,8 +681,8 @@ static void slice(sp_trace *t, const site_text *st, int gpu, uint64_t ts, uint64
     p += t->first ? 0 : 2;
     t->first = 0;
     p = copy_pad(p, st->pre, st->npre);
-    memcpy(p, gpu ? cat_gpu : cat_scope, PAD);
-    p += gpu ? sizeof "gpu\",\"ph\":\"X\",\"ts\":" - 1 : sizeof "scope\",\"ph\":\"X\",\"ts\":" - 1;
+    memcpy(p, cats[gpu].s, cats[gpu].n);
+    p += cats[gpu].n;
     p = put_ts(t, p, ts);
     p = put(p, ",\"dur\":", 7);
     p = put_dur(p, ts, dur, pad);
@@ -682,7 +699,10 @@ static void slice(sp_trace *t, const site_text *st, int gpu, uint64_t ts, uint64
  * tid and category of their slice, which is how viewers bind them. */
 static void flow(sp_trace *t, const char *ph, uint64_t id, uint64_t ts, uint64_t pid, uint64_t tid) {
     comma(t);
-    sp_out_str(&t->o, "{\"name\":\"launch\",\"cat\":\"gpu\",\"ph\":\"");
+    /* A .sprof file's arrows are Kineto's "ac2g" (CPU to GPU), in the
+     * category of the slices they join (see cats[]). */
+    sp_out_str(&t->o, t->chrome ? "{\"name\":\"launch\",\"cat\":\"gpu\",\"ph\":\""
+                                : "{\"name\":\"ac2g\",\"cat\":\"gpu_user_annotation\",\"ph\":\"");
     sp_out_str(&t->o, ph);
     sp_out_str(&t->o, ph[0] == 'f' ? "\",\"bp\":\"e\",\"id\":" : "\",\"id\":");
     sp_out_u64(&t->o, id);
@@ -695,20 +715,36 @@ static void flow(sp_trace *t, const char *ph, uint64_t id, uint64_t ts, uint64_t
     sp_out_str(&t->o, "}");
 }
 
-/* The process of GPU `dev` of the current file, made up on first use. */
+/* Is `pid` a process of an earlier file, or of this file's CPU side? */
+static int pid_taken(const sp_trace *t, uint64_t pid) {
+    for (uint32_t i = 0; i < t->nfiles; i++)
+        if (t->pids[i] == pid) return 1;
+    for (uint32_t i = 0; i < t->ngpu_pids_used; i++)
+        if (t->gpu_pids_used[i] == pid) return 1;
+    return 0;
+}
+
+/* The process of GPU `dev` of the current file: pid = the device index, as
+ * Kineto lays GPUs out, unless a process already has that pid (an earlier
+ * file's GPU, or a program running as pid 1 in a container): then made up. */
 static uint64_t gpu_pid(sp_trace *t, uint32_t dev) {
     if (dev >= SP_MAX_DEVICES) dev = SP_MAX_DEVICES - 1;
-    if (!t->gpu_pid[dev]) t->gpu_pid[dev] = GPU_PID_BASE + t->next_gpu_pid++;
+    /* (A Chrome input's pid is known only at its end: its GPUs made up.) */
+    if (!t->gpu_pid[dev])
+        t->gpu_pid[dev] = t->chrome || pid_taken(t, dev) ? GPU_PID_BASE + t->next_gpu_pid++ : dev;
     return t->gpu_pid[dev];
 }
 
-/* The track (tid in the GPU process) of a stream: 1, 2, ... in order of
- * first sight; past MAX_TRACKS streams, one shared track (tid 0). */
-static int gpu_track(sp_trace *t, uint64_t pid, uint64_t stream, uint64_t *tid) {
+/* The track (tid in the GPU process) of a stream (of one thread, for a
+ * per-thread default stream; one lane of it): 1, 2, ... in order of first
+ * sight; past MAX_TRACKS, one shared track (tid 0). */
+static int gpu_track(sp_trace *t, uint64_t pid, uint64_t stream, uint64_t thread, uint32_t lane,
+                     uint64_t *tid) {
     uint32_t per_pid = 0;
     for (uint32_t i = 0; i < t->ntracks; i++) {
         if (t->tracks[i].pid != pid) continue;
-        if (t->tracks[i].stream == stream) return (void)(*tid = t->tracks[i].tid), 0;
+        if (t->tracks[i].stream == stream && t->tracks[i].thread == thread && t->tracks[i].lane == lane)
+            return (void)(*tid = t->tracks[i].tid), 0;
         per_pid++;
     }
     if (t->ntracks >= MAX_TRACKS) return (void)(*tid = 0), 0;
@@ -719,7 +755,7 @@ static int gpu_track(sp_trace *t, uint64_t pid, uint64_t stream, uint64_t *tid) 
         t->tracks = v;
         t->tracks_cap = c;
     }
-    t->tracks[t->ntracks++] = (struct gpu_track){pid, stream, per_pid + 1};
+    t->tracks[t->ntracks++] = (struct gpu_track){pid, stream, thread, per_pid + 1, lane};
     *tid = per_pid + 1;
     return 0;
 }
@@ -754,9 +790,26 @@ static int trace_gpu_mem(sp_trace *t, const sp_thread *th, const sp_event *ev, u
         }
         if (e->gpu_ns < 0 || !gi || !gi[k].timed || !in_window(t, e->start, e->end) || !kept(t, th->slot, e))
             continue;
-        site_text tmp = {NULL, NULL, 0, 0}, *st;
         uint64_t pid = gpu_pid(t, gi[k].device), tid;
-        if (gpu_track(t, pid, gi[k].stream, &tid) != 0 || site_of(t, e->site, &tmp, &st) != 0)
+        if (!t->chrome) { /* laid out at the end of the file */
+            if (t->ngs == t->gs_cap) {
+                uint32_t c = t->gs_cap ? t->gs_cap * 2 : 256;
+                struct gpu_slice *v = c > t->gs_cap ? realloc(t->gs, (size_t)c * sizeof *v) : NULL;
+                if (!v) return -1;
+                t->gs = v;
+                t->gs_cap = c;
+            }
+            uint64_t cpu_tid = thread_tid(t, th->slot);
+            /* The per-thread default stream (handle 2 in CUDA and HIP) is
+             * one stream per thread. */
+            t->gs[t->ngs] = (struct gpu_slice){pid, gi[k].stream, gi[k].stream == 2 ? cpu_tid : 0,
+                                               e->gpu_start, (uint64_t)e->gpu_ns, e->start, cpu_tid,
+                                               e->site, t->ngs};
+            t->ngs++;
+            continue;
+        }
+        site_text tmp = {NULL, NULL, 0, 0}, *st;
+        if (gpu_track(t, pid, gi[k].stream, 0, 0, &tid) != 0 || site_of(t, e->site, &tmp, &st) != 0)
             return -1;
         pid_tid pt;
         make_pid_tid(&pt, pid, tid);
@@ -764,7 +817,7 @@ static int trace_gpu_mem(sp_trace *t, const sp_thread *th, const sp_event *ev, u
             /* A device event of the JSON: its launch is another event (a
              * runtime call), whose arrow start trace_subtree writes. */
             uint64_t c = sp_chrome_flow(t->rd, k);
-            slice(t, st, 1, e->gpu_start, (uint64_t)e->gpu_ns, &pt, 0, 1);
+            slice(t, st, CAT_GPU, e->gpu_start, (uint64_t)e->gpu_ns, &pt, 0, 1);
             /* Its arrow's end waits for the end of the file: viewers
              * (DevTools) pair "s" and "f" in file order, and the launch's
              * "s" is written with its thread's subtree, later than this. */
@@ -778,14 +831,6 @@ static int trace_gpu_mem(sp_trace *t, const sp_thread *th, const sp_event *ev, u
                 }
                 t->ends[t->nends++] = (struct flow_end){flow_id_of(t, c), e->gpu_start, pid, tid};
             }
-        } else {
-            uint64_t id = ++t->flow_id;
-            slice(t, st, 1, e->gpu_start, (uint64_t)e->gpu_ns, &pt, 0, 0);
-            sp_out_str(&t->o, ",\"launch_ts\":");
-            sp_out_us(&t->o, e->start);
-            sp_out_str(&t->o, "}}");
-            flow(t, "s", id, e->start, t->pid, thread_tid(t, th->slot));
-            flow(t, "f", id, e->gpu_start, pid, tid);
         }
         if (st == &tmp) {
             free(tmp.pre);
@@ -846,7 +891,7 @@ static int trace_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uin
             /* An op's GPU time is attributed, not an interval of its own:
              * no gpu_ts. A launch is in "gpu", where its arrow binds. */
             uint64_t c = fl ? fl[t->ord[i].k] : 0;
-            slice(t, st, c != 0, e->start, e->end - e->start, pt, t->pad[t->ord[i].k], 1);
+            slice(t, st, c != 0 ? CAT_GPU : CAT_SCOPE, e->start, e->end - e->start, pt, t->pad[t->ord[i].k], 1);
             if (c) flow(t, "s", flow_id_of(t, c), e->start, t->pid, tid);
             if (st == &tmp) free(tmp.pre), free(tmp.post);
             continue;
@@ -855,8 +900,8 @@ static int trace_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uin
          * interval and the flow arrow between them: a flow binds to the
          * slice of its own category at its ts, so a parent scope starting
          * at the same nanosecond cannot take the arrow. */
-        slice(t, st, e->gpu_ns >= 0, e->start, e->end - e->start, pt, t->pad[t->ord[i].k],
-              e->gpu_ns < 0);
+        slice(t, st, e->gpu_ns >= 0 ? CAT_CPU_ANNOTATION : CAT_SCOPE, e->start, e->end - e->start, pt,
+              t->pad[t->ord[i].k], e->gpu_ns < 0);
         if (e->gpu_ns >= 0) {
             sp_out_str(&t->o, ",\"gpu_ts\":");
             sp_out_us(&t->o, e->gpu_start);
@@ -1031,9 +1076,87 @@ static void trace_steps(sp_trace *t, const sp_reader *r) {
     }
 }
 
+static int cmp_gpu_slice(const void *a, const void *b) {
+    const struct gpu_slice *x = a, *y = b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1; /* the parent first */
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* A .sprof file's GPU intervals, by stream in start order, each with a flow
+ * arrow ("ac2g") from the CPU scope that launched it and the arrow's id as
+ * its "correlation". Two threads sharing a stream can give intervals that
+ * overlap without nesting, which viewers cannot stack on one track: such an
+ * interval goes to the stream's next lane (another track, "stream N (2)"),
+ * the first where it nests in or follows what is open there. */
+static int trace_gpu_flush(sp_trace *t) {
+    struct lane { uint64_t *end; uint32_t n, cap; } *lanes = NULL;
+    uint32_t nlanes = 0, used = 0;
+    int rc = 0;
+    if (t->ngs) qsort(t->gs, t->ngs, sizeof *t->gs, cmp_gpu_slice);
+    for (uint32_t i = 0; i < t->ngs && !rc; i++) {
+        const struct gpu_slice *g = &t->gs[i];
+        if (i == 0 || g->pid != g[-1].pid || g->stream != g[-1].stream || g->thread != g[-1].thread)
+            for (uint32_t l = 0; l < used; l++) lanes[l].n = 0; /* a new stream */
+        uint64_t end = g->start + g->dur;
+        uint32_t l = 0;
+        for (;; l++) {
+            if (l == nlanes) {
+                struct lane *v = realloc(lanes, (size_t)(nlanes + 1) * sizeof *v);
+                if (!v) { rc = -1; break; }
+                lanes = v;
+                lanes[nlanes++] = (struct lane){NULL, 0, 0};
+            }
+            struct lane *ln = &lanes[l];
+            while (ln->n && ln->end[ln->n - 1] <= g->start) ln->n--; /* ended before it */
+            if (ln->n && ln->end[ln->n - 1] < end) continue;          /* would cross the open one */
+            if (ln->n == ln->cap) {
+                uint32_t c = ln->cap ? ln->cap * 2 : 8;
+                uint64_t *v = realloc(ln->end, (size_t)c * sizeof *v);
+                if (!v) { rc = -1; break; }
+                ln->end = v;
+                ln->cap = c;
+            }
+            ln->end[ln->n++] = end;
+            break;
+        }
+        if (rc) break;
+        if (l + 1 > used) used = l + 1;
+        uint64_t tid;
+        site_text tmp = {NULL, NULL, 0, 0}, *st;
+        if (gpu_track(t, g->pid, g->stream, g->thread, l, &tid) != 0 || site_of(t, g->site, &tmp, &st) != 0) {
+            rc = -1;
+            break;
+        }
+        pid_tid pt;
+        make_pid_tid(&pt, g->pid, tid);
+        uint64_t id = ++t->flow_id;
+        slice(t, st, CAT_GPU_ANNOTATION, g->start, g->dur, &pt, 0, 0);
+        sp_out_str(&t->o, ",\"launch_ts\":");
+        sp_out_us(&t->o, g->launch);
+        sp_out_str(&t->o, ",\"correlation\":");
+        sp_out_u64(&t->o, id);
+        sp_out_str(&t->o, "}}");
+        flow(t, "s", id, g->launch, t->pid, g->cpu_tid);
+        flow(t, "f", id, g->start, g->pid, tid);
+        if (st == &tmp) {
+            free(tmp.pre);
+            free(tmp.post);
+        }
+    }
+    for (uint32_t l = 0; l < nlanes; l++) free(lanes[l].end);
+    free(lanes);
+    t->ngs = 0;
+    return rc || t->o.err ? -1 : 0;
+}
+
 static int trace_finish(void *ctx, const sp_reader *r) {
     sp_trace *t = ctx;
     int rc = sp_tree_flush_all(&t->tree);
+    if (trace_gpu_flush(t) != 0) rc = -1;
     for (uint32_t i = 0; i < t->nends; i++)
         flow(t, "f", t->ends[i].id, t->ends[i].ts, t->ends[i].pid, t->ends[i].tid);
     t->nends = 0;
@@ -1066,15 +1189,33 @@ static int trace_finish(void *ctx, const sp_reader *r) {
         if (h->rank != 0xFFFFFFFFu && len > 0 && (size_t)len < sizeof name)
             snprintf(name + len, sizeof name - (size_t)len, " (rank %u)", h->rank);
         metadata_pid(t, "process_name", t->gpu_pid[d], 0, name);
-        sort_index(t, "process_sort_index", t->gpu_pid[d], 0, (int64_t)(t->gpu_pid[d] - GPU_PID_BASE) + 1000000);
+        sort_index(t, "process_sort_index", t->gpu_pid[d], 0, 1000000 + (int64_t)t->nfiles * 4096 + d);
+        uint64_t *v = realloc(t->gpu_pids_used, (t->ngpu_pids_used + 1) * sizeof *v);
+        if (v) t->gpu_pids_used = v, t->gpu_pids_used[t->ngpu_pids_used++] = t->gpu_pid[d];
     }
     for (uint32_t i = 0; i < t->ntracks; i++) {
-        char name[64];
-        if (t->tracks[i].stream)
-            snprintf(name, sizeof name, "stream 0x%llx", (unsigned long long)t->tracks[i].stream);
+        /* A Chrome input's streams keep their numbers; a .sprof file's are
+         * handles (pointers): the track's own small number names them. */
+        const struct gpu_track *k = &t->tracks[i];
+        char name[96], lane[16] = "";
+        uint64_t n = k->tid; /* a lane is named after its stream's first track */
+        if (k->lane) {
+            snprintf(lane, sizeof lane, " (%u)", k->lane + 1);
+            for (uint32_t j = 0; j < t->ntracks; j++)
+                if (t->tracks[j].pid == k->pid && t->tracks[j].stream == k->stream &&
+                    t->tracks[j].thread == k->thread && t->tracks[j].lane == 0)
+                    n = t->tracks[j].tid;
+        }
+        if (t->chrome)
+            snprintf(name, sizeof name, "stream %llu", (unsigned long long)k->stream);
+        else if (k->stream == 0)
+            snprintf(name, sizeof name, "stream %llu (default)%s", (unsigned long long)n, lane);
+        else if (k->thread)
+            snprintf(name, sizeof name, "stream %llu (per-thread default, tid %llu)%s",
+                     (unsigned long long)n, (unsigned long long)k->thread, lane);
         else
-            snprintf(name, sizeof name, "stream 0 (default)");
-        metadata_pid(t, "thread_name", t->tracks[i].pid, t->tracks[i].tid, name);
+            snprintf(name, sizeof name, "stream %llu%s", (unsigned long long)n, lane);
+        metadata_pid(t, "thread_name", k->pid, k->tid, name);
     }
     if (t->ntracks >= MAX_TRACKS)
         for (uint32_t d = 0; d < SP_MAX_DEVICES; d++)
@@ -1154,6 +1295,8 @@ int sp_trace_close(sp_trace *t) {
     free(t->pids);
     free(t->ord);
     free(t->tracks);
+    free(t->gs);
+    free(t->gpu_pids_used);
     free(t->ends);
     free(t->mem);
     free(t->pad);

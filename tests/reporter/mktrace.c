@@ -162,6 +162,36 @@ static int corpus(const char *dir) {
     tw_events(&w, 0, gm, 3);
     tw_end(&w, 3);
     bad |= save(&w, dir, "gpu_mem");
+    /* Two threads sharing a stream of device 1: GPU intervals that overlap
+     * without nesting; and each on the per-thread default stream (handle 2). */
+    RESET();
+    tw_header(&w, 5000, "p");
+    tw_site(&w, 1, 1, "k", "g.c", "fn");
+    tw_thread(&w, 0, 4242, "a");
+    tw_thread(&w, 1, 4243, "b");
+    for (uint32_t th = 0; th < 2; th++) {
+        u.n = 0;
+        tw_u32(&u, th);
+        tw_u32(&u, 2);
+        /* shared stream: thread 0 [150, 250], thread 1 [200, 300] */
+        tw_u64(&u, 150 + 50 * th);
+        tw_u64(&u, 250 + 50 * th);
+        tw_u64(&u, 100 + 10 * th);
+        tw_u64(&u, 0xdead0000u);
+        tw_u32(&u, 1), tw_u32(&u, 1), tw_u32(&u, 0), tw_u32(&u, 0);
+        /* per-thread default stream: [400, 450] and [410, 460] */
+        tw_u64(&u, 400 + 10 * th);
+        tw_u64(&u, 450 + 10 * th);
+        tw_u64(&u, 300 + 10 * th);
+        tw_u64(&u, 2);
+        tw_u32(&u, 1), tw_u32(&u, 1), tw_u32(&u, 0), tw_u32(&u, 0);
+        tw_chunk(&w, 5, &u);
+        const tw_ev sh[] = {{100 + 10 * th, 200 + 10 * th, 1, 0x80000000u},
+                            {300 + 10 * th, 320 + 10 * th, 1, 0x80000000u}};
+        tw_events(&w, th, sh, 2);
+    }
+    tw_end(&w, 4);
+    bad |= save(&w, dir, "gpu_shared");
     RESET();
     nasty(&w);
     bad |= save(&w, dir, "nasty");

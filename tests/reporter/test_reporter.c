@@ -412,6 +412,27 @@ static void test_skips_and_empty(void **state) {
     assert_non_null(strstr(out, "\nouter,1,200,300,300,66.67,100.00,0,100,100,0.00,-4096,-4096\n"));
     free(out);
     free(err);
+    /* GPU tracks as Kineto lays them out (issue 13): pid = the device, tid =
+     * a small stream number named "stream N", category gpu_user_annotation
+     * (the CPU side and the arrows too: DevTools binds arrows by category),
+     * "ac2g" arrows with the id as "correlation". Two threads' intervals on
+     * one stream that overlap without nesting go to two tracks (lanes); the
+     * per-thread default stream is a stream per thread. */
+    assert_int_equal(run(&out, &err, "trace", path("gpu_shared"), NULL), 0);
+    assert_non_null(strstr(out, "{\"name\":\"k\",\"cat\":\"gpu_user_annotation\",\"ph\":\"X\",\"ts\":0.150,"
+                                "\"dur\":0.100,\"pid\":1,\"tid\":3,\"args\":{\"file\":\"g.c\",\"line\":1,"
+                                "\"func\":\"fn\",\"launch_ts\":0.100,\"correlation\":3}}"));
+    assert_non_null(strstr(out, "\"ts\":0.200,\"dur\":0.100,\"pid\":1,\"tid\":4,"));
+    assert_non_null(strstr(out, "{\"name\":\"ac2g\",\"cat\":\"gpu_user_annotation\",\"ph\":\"s\",\"id\":3,\"ts\":0.100,\"pid\":5000,\"tid\":4242}"));
+    assert_non_null(strstr(out, "{\"name\":\"ac2g\",\"cat\":\"gpu_user_annotation\",\"ph\":\"f\",\"bp\":\"e\",\"id\":3,\"ts\":0.150,\"pid\":1,\"tid\":3}"));
+    assert_non_null(strstr(out, "\"pid\":1,\"tid\":3,\"args\":{\"name\":\"stream 3\"}"));
+    assert_non_null(strstr(out, "\"pid\":1,\"tid\":4,\"args\":{\"name\":\"stream 3 (2)\"}"));
+    assert_non_null(strstr(out, "\"pid\":1,\"tid\":1,\"args\":{\"name\":\"stream 1 (per-thread default, tid 4242)\"}"));
+    assert_non_null(strstr(out, "\"pid\":1,\"tid\":2,\"args\":{\"name\":\"stream 2 (per-thread default, tid 4243)\"}"));
+    assert_non_null(strstr(out, "\"pid\":1,\"tid\":0,\"args\":{\"name\":\"GPU 1: unknown device\"}"));
+    assert_non_null(strstr(out, "{\"name\":\"k\",\"cat\":\"gpu_user_annotation\",\"ph\":\"X\",\"ts\":0.100,\"dur\":0.100,\"pid\":5000,"));
+    free(out);
+    free(err);
 }
 
 static void test_trace_json_text(void **state) {
@@ -544,7 +565,7 @@ static void test_chrome_input(void **state) {
     /* the op is a CPU slice; its kernel alone is on the GPU stream's track */
     assert_non_null(strstr(out, "{\"name\":\"aten::addmm\",\"cat\":\"scope\",\"ph\":\"X\",\"ts\":1.000,\"dur\":8.000,"));
     assert_non_null(strstr(out, "{\"name\":\"gemm\",\"cat\":\"gpu\",\"ph\":\"X\",\"ts\":5.000,\"dur\":4.000,"));
-    assert_non_null(strstr(out, "\"name\":\"stream 0x7\""));
+    assert_non_null(strstr(out, "\"name\":\"stream 7\""));
     free(out);
     free(err);
     /* --group-by shape: name + "Input Dims", PyTorch's input_shapes text. */
