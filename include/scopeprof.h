@@ -95,7 +95,7 @@
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
 #define SCOPEPROF_FORMAT_MAJOR 2
-#define SCOPEPROF_FORMAT_MINOR 0
+#define SCOPEPROF_FORMAT_MINOR 1 /* 2.1: GPU record status 2 (captured) */
 
 #if !SCOPEPROF__ON
 /* ---- Disabled: every macro vanishes. ------------------------------------ */
