@@ -75,7 +75,8 @@ $(BENCH_DIR)/scope_cost_lttng: $(BENCH_DIR)/scope_cost_lttng.o $(BENCH_DIR)/lttn
 # PROFILE_GPU_SCOPE's CPU side: scope_cost.c built with -DBENCH_GPU and linked
 # with bench/gpu_loop.c (PROFILE_HIP, the real HIP headers, as tests/gpu/rules.mk
 # builds the HIP path in C) and the HIP test double tests/gpu/hip_double.c
-# instead of -lamdhip64. Not in BENCH_BINS: it needs libamdhip64-dev (make deps).
+# instead of -lamdhip64 (-rdynamic: the header finds the runtime with dlsym).
+# Not in BENCH_BINS: it needs libamdhip64-dev (make deps).
 BENCH_HIP := -DPROFILE_HIP -D__HIP_PLATFORM_AMD__ -Itests/gpu
 $(BENCH_DIR)/scope_cost_gpu.o: bench/scope_cost.c $(BENCH_DEPS)
 	@mkdir -p $(@D)
@@ -89,7 +90,7 @@ $(BENCH_DIR)/hip_double.o: tests/gpu/hip_double.c tests/gpu/hip_double.h
 $(BENCH_DIR)/scope_cost_gpu: $(BENCH_DIR)/scope_cost_gpu.o $(BENCH_DIR)/gpu_loop.o \
                              $(BENCH_DIR)/hip_double.o $(BENCH_DIR)/loops_enabled.o \
                              $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
-	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ -rdynamic $(LDLIBS)
 
 .PHONY: bench-build bench-cost bench-disasm bench-stream bench-reporter bench-where bench-lttng \
         bench-gpu
