@@ -90,6 +90,34 @@
 #define SCOPEPROF__ON 0
 #endif
 
+/* Language modes (README "Supported"). The recorder is C99 and POSIX.1-2008:
+ * in a strict ISO mode (-std=c99/c11/c17 define __STRICT_ANSI__) glibc hides
+ * POSIX (clock_gettime, O_CLOEXEC, struct sigaction, ...). Included before any
+ * system header, the header asks for POSIX.1-2008 itself; after one, that
+ * choice is already made (glibc's <features.h> is read once), and the check
+ * after the includes below names the fix. The disabled build needs nothing. */
+#if SCOPEPROF__ON && !defined(__cplusplus)
+#if !defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L
+#error "scopeprof.h: PROFILE_ENABLE needs C99 or later (-std=c99, gnu99 or newer); the disabled build also compiles as C89"
+#undef SCOPEPROF__ON
+#define SCOPEPROF__ON 0 /* one error, not a page: the rest compiles as disabled */
+#elif defined(__STRICT_ANSI__) && !defined(_FEATURES_H) && !defined(_POSIX_C_SOURCE) && \
+    !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && \
+    !defined(_BSD_SOURCE) && !defined(_POSIX_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+#endif
+#if SCOPEPROF__ON
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
+#if !defined(CLOCK_MONOTONIC) || !defined(O_CLOEXEC) || !defined(SA_RESETHAND)
+#error "scopeprof.h: POSIX.1-2008 is hidden (strict -std=c99/c11/c17 and a system header included before scopeprof.h): include scopeprof.h first, or compile with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
+#undef SCOPEPROF__ON
+#define SCOPEPROF__ON 0
+#endif
+#endif
+
 #define SCOPEPROF_VERSION_STRING "0.1.0"
 
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
@@ -97,15 +125,27 @@
 #define SCOPEPROF_FORMAT_MAJOR 2
 #define SCOPEPROF_FORMAT_MINOR 0
 
+/* A declaration that generates no code, data or symbol: an enum constant
+ * with a name of its own (__COUNTER__), its value reading the macro argument
+ * (inside sizeof: never evaluated) so that a variable only the macro uses
+ * still counts as used. The macros that are declarations when enabled
+ * (PROFILE_SCOPE, _SCOPE_DYN, _FUNCTION, _GPU_SCOPE) are this when disabled,
+ * so that both builds accept (and warn about) the same code: a statement
+ * there would be "mixed declarations and code" in the user's function. */
+#define SCOPEPROF__NOOP_NAME2(id) scopeprof__noop_##id
+#define SCOPEPROF__NOOP_NAME(id) SCOPEPROF__NOOP_NAME2(id)
+#define SCOPEPROF__NOOP_DECL(use) enum { SCOPEPROF__NOOP_NAME(__COUNTER__) = sizeof(use) != 0 }
+
 #if !SCOPEPROF__ON
 /* ---- Disabled: every macro vanishes. ------------------------------------ */
-#define PROFILE_SCOPE(name) ((void)0)
-#define PROFILE_SCOPE_DYN(str) ((void)sizeof(str))
-#define PROFILE_FUNCTION() ((void)0)
+/* [0]: the element of a string, so that a VLA name is a constant sizeof. */
+#define PROFILE_SCOPE(name) SCOPEPROF__NOOP_DECL((name)[0])
+#define PROFILE_SCOPE_DYN(str) SCOPEPROF__NOOP_DECL((str)[0])
+#define PROFILE_FUNCTION() SCOPEPROF__NOOP_DECL(0)
 #define PROFILE_BEGIN(name) ((void)0)
 #define PROFILE_END() ((void)0)
 #define PROFILE_THREAD_NAME(name) ((void)sizeof(name))
-#define PROFILE_GPU_SCOPE(name, stream) ((void)sizeof(stream))
+#define PROFILE_GPU_SCOPE(name, stream) SCOPEPROF__NOOP_DECL(stream)
 #define PROFILE_FLUSH() ((void)0)
 #define PROFILE_ALLOC(ptr, bytes) ((void)sizeof(ptr), (void)sizeof(bytes))
 #define PROFILE_FREE(ptr) ((void)sizeof(ptr))
@@ -116,6 +156,22 @@
 #define PROFILE_ON_CYCLE(fn, user) ((void)sizeof(fn), (void)sizeof(user))
 #define PROFILE_SET_RANK(rank) ((void)sizeof(rank))
 #endif
+
+/* Two style rules the header's own code does not follow, silenced for the
+ * header's lines only (pushed here, popped at its end, so the including
+ * file keeps every warning it asked for): -Wdeclaration-after-statement (the
+ * implementation is C99: declarations where values are known) and
+ * -Wmissing-prototypes / -Wmissing-declarations (its internal functions are
+ * defined once, here, and have no other declaration to agree with). Every other warning of the
+ * strict sets in README "Supported" is fixed in the code. */
+#pragma GCC diagnostic push
+#ifndef __cplusplus
+#pragma GCC diagnostic ignored "-Wdeclaration-after-statement"
+#endif
+#if !defined(__cplusplus) || defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#endif
+#pragma GCC diagnostic ignored "-Wmissing-declarations" /* g++'s name for it */
 
 #if SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)
 #include <stddef.h>
@@ -528,8 +584,8 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 #if !defined(PROFILE_HIP) && !defined(PROFILE_CUDA)
 /* No GPU backend: the CPU side of the scope only. */
 #define PROFILE_GPU_SCOPE(nm, stream)                                               \
-    ((void)sizeof(stream));                                                         \
-    PROFILE_SCOPE(nm)
+    PROFILE_SCOPE(nm);                                                              \
+    SCOPEPROF__NOOP_DECL(stream)
 #endif
 
 #ifdef __cplusplus
@@ -1345,9 +1401,6 @@ SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const ch
     g->skip_first = val[0], g->wait = val[1], g->warmup = val[2], g->active = val[3], g->repeat = val[4];
 }
 
-SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v);
-SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank);
-
 /* "run.sprof" -> "run.<pid>.sprof": the name of a second process's trace
  * when the path it was given belongs to another. */
 SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
@@ -1380,7 +1433,7 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
                        (unsigned long long)scopeprof__hash(abs));
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return; /* cannot tell: write the path as given */
-    if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) == 0) {
+    if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len)) == 0) {
         g->claim_fd = fd;
         return;
     }
@@ -1482,7 +1535,9 @@ extern int scopeprof__dladdr(const void *addr, scopeprof__dlinfo *info) __asm__(
 
 SCOPEPROF__INTERNAL void scopeprof__pin_module(void) {
     scopeprof__dlinfo info;
-    if (scopeprof__dladdr((const void *)&scopeprof__pin_module, &info) && info.fname && info.fname[0])
+    /* Any address inside this module names it: a (hidden) variable's, as ISO
+     * C has no conversion of a function pointer to `const void *`. */
+    if (scopeprof__dladdr(&scopeprof__module_attached, &info) && info.fname && info.fname[0])
         dlopen(info.fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
@@ -1657,7 +1712,7 @@ SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g
 SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait);
 SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, const scopeprof__thread *t);
+SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t);
 /* The memory totals, copied in one critical section (threads update them
  * under mlock while the writer runs). */
 typedef struct scopeprof__memsnap {
@@ -2314,9 +2369,9 @@ SCOPEPROF__INTERNAL void scopeprof__refresh_name(scopeprof__thread *t) {
     memcpy(t->name, buf, (size_t)n + 1);
 }
 
-SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, const scopeprof__thread *t) {
+SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t) {
     unsigned char b[16 + 64];
-    scopeprof__refresh_name((scopeprof__thread *)t);
+    scopeprof__refresh_name(t);
     uint32_t n = (uint32_t)strnlen(t->name, sizeof t->name);
     scopeprof__put32(b, t->index);
     scopeprof__put32(b + 4, n);
@@ -2416,7 +2471,7 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
 /* Convert (in place), aggregate and write the records in n slots of thread
  * t. In place works because no record grows: nanoseconds take no more room
  * than ticks (see emit), and a record dropped or turned short only frees some. */
-SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopeprof__thread *t,
+SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__thread *t,
                                                scopeprof__slot *ev, uint32_t n) {
     scopeprof__calibrate(g);
     uint32_t k = scopeprof__count_gpu(ev, n);
@@ -2424,7 +2479,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopep
     scopeprof_gpu_record *gr = NULL;
     uint32_t ngr = 0, gi = 0, paired = 0;
     if (k && g->gpu_take && !g->in_signal && (gr = (scopeprof_gpu_record *)malloc(k * sizeof *gr)))
-        ngr = g->gpu_take(g, (scopeprof__thread *)t, gr, k);
+        ngr = g->gpu_take(g, t, gr, k);
     unsigned char *b = (unsigned char *)ev; /* converted in place */
     size_t out = 0;                         /* bytes written to b */
     uint32_t kept = 0;
@@ -2785,7 +2840,7 @@ SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = scopeprof__on_signal;
         sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+        sa.sa_flags = (int)(SA_RESETHAND | SA_NODEFER); /* 0x80000000 > INT_MAX */
         sigaction(sigs[i], &sa, NULL);
     }
 }
@@ -3406,4 +3461,5 @@ static inline scopeprof__gerr scopeprof__gpu_free(void *p, scopeprof_site *s) {
 #define cudaFree(p) SCOPEPROF__WRAPPED("cudaFree", scopeprof__gpu_free((p), &scopeprof__site_w))
 #endif
 #endif
+#pragma GCC diagnostic pop /* pushed before the API: see there */
 #endif /* SCOPEPROF_H */

@@ -1,0 +1,54 @@
+/* A user's file, as the drop-in matrix compiles it (tests/dropin/matrix.sh):
+ * every macro, where a declaration may stand, with declarations after the
+ * declaring macros (C90 rules: both builds must accept them the same way).
+ * -DDROPIN_AFTER includes system headers first, as most projects do. */
+#ifdef DROPIN_AFTER
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#endif
+#include "scopeprof.h"
+#ifndef DROPIN_AFTER
+#include <stdio.h>
+#endif
+
+int dropin_work(int n, const char *tag);
+int dropin_work(int n, const char *tag) {
+    PROFILE_FUNCTION();
+    int s = 0;
+    int i;
+    for (i = 0; i < n; i++) {
+        PROFILE_SCOPE("loop");
+        PROFILE_SCOPE_DYN(n > 3 ? "big" : "small");
+        int sq = i * i;
+        s += sq;
+    }
+    {
+        int stream = 0; /* used by the macro only */
+        PROFILE_GPU_SCOPE("gpu", stream);
+        int t = s + 1;
+        s = t;
+    }
+    {
+        PROFILE_SCOPE_DYN(tag);
+        PROFILE_SCOPE("a"); PROFILE_SCOPE("b"); /* two on one line */
+        int u = s;
+        s = u ^ n;
+    }
+    PROFILE_BEGIN("range");
+    s ^= n;
+    PROFILE_END();
+    PROFILE_THREAD_NAME("worker");
+    PROFILE_STEP();
+    PROFILE_ALLOC(&s, sizeof s);
+    PROFILE_FREE(&s);
+    PROFILE_FLUSH();
+    return s;
+}
+
+int main(void) {
+    printf("%d\n", dropin_work(5, "dyn"));
+    return 0;
+}
