@@ -17,10 +17,12 @@
  * nothing that generates code: no symbol of this library appears in the object.
  *
  * No "#define IMPLEMENTATION" is needed. The implementation below is compiled in
- * every translation unit as hidden weak functions (the linker keeps one copy per
- * executable or shared library), and all modules of a process find one shared
- * registry at run time, so a program of many files and libraries writes one
- * profile. See docs/DESIGN.md for how, and docs/FORMAT.md for the trace file.
+ * every translation unit as hidden weak functions (each executable or shared
+ * library uses one copy; build with -ffunction-sections -fdata-sections and link
+ * with -Wl,--gc-sections to drop the bytes of the others), and all modules of a
+ * process find one shared registry at run time, so a program of many files and
+ * libraries writes one profile. See docs/DESIGN.md for how, and docs/FORMAT.md
+ * for the trace file. Compilers and language modes: README "Supported".
  *
  * ---------------------------------------------------------------------------
  * PUBLIC API
@@ -595,8 +597,9 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 
 /* ======================================================================== */
 /* IMPLEMENTATION                                                           */
-/* Everything below is hidden and weak: one copy per executable or shared  */
-/* library, whatever the number of translation units that include it.      */
+/* Everything below is hidden and weak: one copy used per executable or    */
+/* shared library, whatever the number of translation units that include  */
+/* it (--gc-sections drops the others: docs/DESIGN.md).                   */
 /* ======================================================================== */
 #if (SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)) && !defined(SCOPEPROF__IMPL_DONE)
 #define SCOPEPROF__IMPL_DONE
