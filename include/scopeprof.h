@@ -2977,8 +2977,13 @@ typedef struct scopeprof__gmod { /* this module's backend */
     char names[SCOPEPROF__G_MAX_DEV][64]; /* device names, until published */
     uint32_t named, published;
 } scopeprof__gmod;
+#ifdef __cplusplus /* {0} for a struct: "missing initializer" in C++ -Wextra */
+#define SCOPEPROF__G_API_ZERO {}
+#else /* {} is not C before C23 */
+#define SCOPEPROF__G_API_ZERO {0}
+#endif
 __attribute__((weak, visibility("hidden"))) scopeprof__gmod scopeprof__gm = {
-    0, {0}, PTHREAD_MUTEX_INITIALIZER, {0}, {0}, {0}, 0, {{0}}, 0, 0};
+    0, SCOPEPROF__G_API_ZERO, PTHREAD_MUTEX_INITIALIZER, {0}, {0}, {0}, 0, {{0}}, 0, 0};
 
 /* Copy device names into the registry. Never called with the module lock
  * held (lock order: registry lock, then never the module lock). */
@@ -3029,7 +3034,6 @@ SCOPEPROF__INTERNAL void scopeprof__gpu_destroy(scopeprof__gevent ev) {
 SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_take(scopeprof__state *g, scopeprof__thread *t,
                                                  scopeprof_gpu_record *out, uint32_t n);
 SCOPEPROF__INTERNAL int scopeprof__gpu_ready(scopeprof__state *g, scopeprof__thread *t, uint32_t n);
-SCOPEPROF__INTERNAL void scopeprof__gpu_publish_names(void);
 SCOPEPROF__INTERNAL void scopeprof__gpu_unref(scopeprof__ganchor *a);
 
 /* Find the runtime and a device, once. Returns 1 if GPU timing is on. */

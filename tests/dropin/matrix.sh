@@ -11,7 +11,8 @@
 #   - disabled, in C89 and C99, first and after (the no-op macros must be
 #     declarations: no "mixed declarations and code" at the user's lines);
 #   - C++11/14/17/20 with g++ and clang++, enabled and disabled;
-#   - two full -O2 compiles (warnings that need the optimizer).
+#   - two full -O2 compiles (warnings that need the optimizer);
+#   - PROFILE_HIP with the allocation wrappers, as C and C++.
 #   matrix.sh [INCLUDE_DIR]    (default include; another dir tests an old header)
 set -u
 inc=${1:-include}
@@ -77,5 +78,18 @@ for cxx in g++ clang++; do
     ok "$cxx -std=$std disabled" $cxx -x c++ -std=$std $STRICT_CXX $syn
   done
 done
+# The HIP backend and the allocation wrappers (real HIP headers: deps.sh
+# installs libamdhip64-dev; nothing here runs).
+hip="-DPROFILE_ENABLE -DPROFILE_HIP -D__HIP_PLATFORM_AMD__ -DSCOPEPROF_WRAP_MALLOC -DSCOPEPROF_WRAP_GPU_MALLOC"
+if echo '#include <hip/hip_runtime_api.h>' | gcc -D__HIP_PLATFORM_AMD__ -E -x c - >/dev/null 2>&1; then
+  for cc in gcc clang; do
+    ok "$cc -std=c11 PROFILE_HIP + wrappers" $cc -std=c11 $STRICT_C $syn $hip
+  done
+  for cxx in g++ clang++; do
+    ok "$cxx -std=c++11 PROFILE_HIP + wrappers" $cxx -x c++ -std=c++11 $STRICT_CXX $syn $hip
+  done
+else
+  echo "no HIP headers (hip/hip_runtime_api.h): PROFILE_HIP combinations skipped"
+fi
 echo "$n combinations"
 exit $fail

@@ -26,7 +26,11 @@ int dropin_work(int n, const char *tag) {
         s += sq;
     }
     {
-        int stream = 0; /* used by the macro only */
+#ifdef PROFILE_HIP
+        hipStream_t stream = 0; /* used by the macro only */
+#else
+        int stream = 0;
+#endif
         PROFILE_GPU_SCOPE("gpu", stream);
         int t = s + 1;
         s = t;
