@@ -140,21 +140,26 @@
 
 #if !SCOPEPROF__ON
 /* ---- Disabled: every macro vanishes. ------------------------------------ */
-/* [0]: the element of a string, so that a VLA name is a constant sizeof. */
+/* Each reads its arguments (in sizeof: never evaluated), so a variable only a
+ * macro uses is used in both builds, and each is what the enabled macro is:
+ * a declaration, a do-while statement or a void expression. [0]: the element
+ * of a string, so that a VLA's sizeof is still a constant. */
 #define PROFILE_SCOPE(name) SCOPEPROF__NOOP_DECL((name)[0])
 #define PROFILE_SCOPE_DYN(str) SCOPEPROF__NOOP_DECL((str)[0])
 #define PROFILE_FUNCTION() SCOPEPROF__NOOP_DECL(0)
-#define PROFILE_BEGIN(name) ((void)0)
-#define PROFILE_END() ((void)0)
+#define PROFILE_BEGIN(name) do { (void)sizeof(name); } while (0)
+#define PROFILE_END() do { } while (0)
 #define PROFILE_THREAD_NAME(name) ((void)sizeof(name))
 #define PROFILE_GPU_SCOPE(name, stream) SCOPEPROF__NOOP_DECL(stream)
 #define PROFILE_FLUSH() ((void)0)
-#define PROFILE_ALLOC(ptr, bytes) ((void)sizeof(ptr), (void)sizeof(bytes))
-#define PROFILE_FREE(ptr) ((void)sizeof(ptr))
-#define PROFILE_GPU_ALLOC(ptr, bytes, device) ((void)sizeof(ptr), (void)sizeof(bytes), (void)sizeof(device))
-#define PROFILE_GPU_FREE(ptr, device) ((void)sizeof(ptr), (void)sizeof(device))
+#define PROFILE_ALLOC(ptr, bytes) do { (void)sizeof(ptr); (void)sizeof(bytes); } while (0)
+#define PROFILE_FREE(ptr) do { (void)sizeof(ptr); } while (0)
+#define PROFILE_GPU_ALLOC(ptr, bytes, device) do { (void)sizeof(ptr); (void)sizeof(bytes); (void)sizeof(device); } while (0)
+#define PROFILE_GPU_FREE(ptr, device) do { (void)sizeof(ptr); (void)sizeof(device); } while (0)
 #define PROFILE_STEP() ((void)0)
-#define PROFILE_SCHEDULE(skip_first, wait, warmup, active, repeat) ((void)0)
+#define PROFILE_SCHEDULE(skip_first, wait, warmup, active, repeat)                  \
+    ((void)sizeof(skip_first), (void)sizeof(wait), (void)sizeof(warmup), (void)sizeof(active), \
+     (void)sizeof(repeat))
 #define PROFILE_ON_CYCLE(fn, user) ((void)sizeof(fn), (void)sizeof(user))
 #define PROFILE_SET_RANK(rank) ((void)sizeof(rank))
 #endif

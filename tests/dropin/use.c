@@ -41,13 +41,24 @@ int dropin_work(int n, const char *tag) {
         int u = s;
         s = u ^ n;
     }
-    PROFILE_BEGIN("range");
-    s ^= n;
-    PROFILE_END();
-    PROFILE_THREAD_NAME("worker");
+    {
+        /* Variables that only the macros use: used in both builds. */
+        const char *thread = "worker";
+        int skip = 0, wait = 1, warm = 1, active = 2, repeat = 1, rank = 0;
+        int *p = &s;
+        size_t bytes = sizeof s;
+        PROFILE_BEGIN("range"); /* names of sites are constants */
+        s ^= n;
+        PROFILE_END();
+        PROFILE_THREAD_NAME(thread);
+        PROFILE_SCHEDULE(skip, wait, warm, active, repeat);
+        PROFILE_SET_RANK(rank);
+        PROFILE_ALLOC(p, bytes);
+        PROFILE_FREE(p);
+        PROFILE_GPU_ALLOC(p, bytes, rank);
+        PROFILE_GPU_FREE(p, rank);
+    }
     PROFILE_STEP();
-    PROFILE_ALLOC(&s, sizeof s);
-    PROFILE_FREE(&s);
     PROFILE_FLUSH();
     return s;
 }
