@@ -1434,14 +1434,16 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
     /* The file is opened later, maybe after a chdir: it must be the path
      * claimed, so a relative path is made absolute now. */
     if (strlen(abs) < sizeof g->path) memcpy(g->path, abs, strlen(abs) + 1);
-    struct sockaddr_un a;
-    memset(&a, 0, sizeof a);
-    a.sun_family = AF_UNIX; /* sun_path[0] = 0: the abstract namespace */
-    int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "scopeprof/%016llx",
+    /* A union, not a cast of &sockaddr_un: no type-punned pointer. */
+    union { struct sockaddr_un un; struct sockaddr any; } addr;
+    struct sockaddr_un *a = &addr.un;
+    memset(&addr, 0, sizeof addr);
+    a->sun_family = AF_UNIX; /* sun_path[0] = 0: the abstract namespace */
+    int len = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "scopeprof/%016llx",
                        (unsigned long long)scopeprof__hash(abs));
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return; /* cannot tell: write the path as given */
-    if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len)) == 0) {
+    if (bind(fd, &addr.any, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len)) == 0) {
         g->claim_fd = fd;
         return;
     }
@@ -1510,7 +1512,8 @@ SCOPEPROF__INTERNAL void scopeprof__pin_module(void);
  * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
  * the bytes, so it never trusts an address from its predecessor. */
 static inline void scopeprof__anchor_tag(char *buf, size_t n) {
-    const unsigned char *r = (const unsigned char *)(uintptr_t)getauxval(AT_RANDOM);
+    uintptr_t random_at = (uintptr_t)getauxval(AT_RANDOM);
+    const unsigned char *r = (const unsigned char *)random_at;
     int k = snprintf(buf, n, "%d:", (int)getpid());
     for (int i = 0; r && i < 16 && k + 2 < (int)n; i++, k += 2) snprintf(buf + k, n - (size_t)k, "%02x", r[i]);
 }
