@@ -3417,11 +3417,14 @@ static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
  * hipMalloc/hipFree or cudaMalloc/cudaFree. Include this header after other
  * headers that declare these functions (it includes <stdlib.h> itself). */
 #if SCOPEPROF__ON && !defined(SCOPEPROF__WRAPPED)
-/* A call through a wrapper, with a call site of its own. */
-#define SCOPEPROF__WRAPPED(nm, call)                                                \
+/* A call fn(args..., &site) through a wrapper, with a call site of its own.
+ * The site's name is unique (__COUNTER__): wrapped calls nest, as in
+ * free(realloc(malloc(1), 2)), and a shared name would be -Wshadow. */
+#define SCOPEPROF__WRAPPED(nm, fn, ...) SCOPEPROF__WRAPPED_ID(__COUNTER__, nm, fn, __VA_ARGS__)
+#define SCOPEPROF__WRAPPED_ID(id, nm, fn, ...)                                      \
     __extension__({                                                                 \
-        SCOPEPROF__SITE(scopeprof__site_w, nm);                                     \
-        call;                                                                       \
+        SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_w, id), nm);                   \
+        fn(__VA_ARGS__, &SCOPEPROF__V(scopeprof__site_w, id));                      \
     })
 #endif
 
@@ -3438,8 +3441,9 @@ static inline void *scopeprof__calloc(size_t k, size_t n, scopeprof_site *s) {
     return p;
 }
 static inline void *scopeprof__realloc(void *old, size_t n, scopeprof_site *s) {
+    uintptr_t old_addr = (uintptr_t)old; /* taken before: old is dead after realloc */
     void *p = realloc(old, n);
-    if (p || n == 0) scopeprof__mem_free(s, (uintptr_t)old, 0); /* the old block is gone */
+    if (p || n == 0) scopeprof__mem_free(s, old_addr, 0); /* the old block is gone */
     scopeprof__mem_alloc(s, (uintptr_t)p, n, 0);
     return p;
 }
@@ -3447,10 +3451,10 @@ static inline void scopeprof__free(void *p, scopeprof_site *s) {
     scopeprof__mem_free(s, (uintptr_t)p, 0);
     free(p);
 }
-#define malloc(n) SCOPEPROF__WRAPPED("malloc", scopeprof__malloc((n), &scopeprof__site_w))
-#define calloc(k, n) SCOPEPROF__WRAPPED("calloc", scopeprof__calloc((k), (n), &scopeprof__site_w))
-#define realloc(p, n) SCOPEPROF__WRAPPED("realloc", scopeprof__realloc((p), (n), &scopeprof__site_w))
-#define free(p) SCOPEPROF__WRAPPED("free", scopeprof__free((p), &scopeprof__site_w))
+#define malloc(n) SCOPEPROF__WRAPPED("malloc", scopeprof__malloc, (n))
+#define calloc(k, n) SCOPEPROF__WRAPPED("calloc", scopeprof__calloc, (k), (n))
+#define realloc(p, n) SCOPEPROF__WRAPPED("realloc", scopeprof__realloc, (p), (n))
+#define free(p) SCOPEPROF__WRAPPED("free", scopeprof__free, (p))
 #endif
 
 #if SCOPEPROF__ON && defined(SCOPEPROF_WRAP_GPU_MALLOC) && defined(SCOPEPROF__GPU_DONE) && \
@@ -3469,11 +3473,11 @@ static inline scopeprof__gerr scopeprof__gpu_free(void *p, scopeprof_site *s) {
     return SCOPEPROF__G(Free)(p);
 }
 #if defined(PROFILE_HIP)
-#define hipMalloc(pp, n) SCOPEPROF__WRAPPED("hipMalloc", scopeprof__gpu_malloc((void **)(pp), (n), &scopeprof__site_w))
-#define hipFree(p) SCOPEPROF__WRAPPED("hipFree", scopeprof__gpu_free((p), &scopeprof__site_w))
+#define hipMalloc(pp, n) SCOPEPROF__WRAPPED("hipMalloc", scopeprof__gpu_malloc, (void **)(pp), (n))
+#define hipFree(p) SCOPEPROF__WRAPPED("hipFree", scopeprof__gpu_free, (p))
 #else
-#define cudaMalloc(pp, n) SCOPEPROF__WRAPPED("cudaMalloc", scopeprof__gpu_malloc((void **)(pp), (n), &scopeprof__site_w))
-#define cudaFree(p) SCOPEPROF__WRAPPED("cudaFree", scopeprof__gpu_free((p), &scopeprof__site_w))
+#define cudaMalloc(pp, n) SCOPEPROF__WRAPPED("cudaMalloc", scopeprof__gpu_malloc, (void **)(pp), (n))
+#define cudaFree(p) SCOPEPROF__WRAPPED("cudaFree", scopeprof__gpu_free, (p))
 #endif
 #endif
 #pragma GCC diagnostic pop /* pushed before the API: see there */

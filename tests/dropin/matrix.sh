@@ -11,7 +11,8 @@
 #   - disabled, in C89 and C99, first and after (the no-op macros must be
 #     declarations: no "mixed declarations and code" at the user's lines);
 #   - C++11/14/17/20 with g++ and clang++, enabled and disabled;
-#   - two full -O2 compiles (warnings that need the optimizer);
+#   - two full -O2 compiles (warnings that need the optimizer), with the
+#     malloc wrappers (nested wrapped calls);
 #   - PROFILE_HIP with the allocation wrappers, as C and C++.
 #   matrix.sh [INCLUDE_DIR]    (default include; another dir tests an old header)
 set -u
@@ -66,8 +67,8 @@ for cc in gcc clang; do
     ok "$cc -std=$std disabled, after system headers" $cc -std=$std $STRICT_C $syn -DDROPIN_AFTER
   done
   ok "$cc -std=c99 PROFILE_ENABLE=0" $cc -std=c99 $STRICT_C $syn -DPROFILE_ENABLE=0
-  ok "$cc -std=gnu11 -O2 enabled, after system headers (full compile)" \
-    $cc -std=gnu11 $STRICT_C -O2 -c -o /dev/null -DPROFILE_ENABLE -DDROPIN_AFTER
+  ok "$cc -std=gnu11 -O2 enabled + malloc wrappers, after system headers (full compile)" \
+    $cc -std=gnu11 $STRICT_C -O2 -c -o /dev/null -DPROFILE_ENABLE -DSCOPEPROF_WRAP_MALLOC -DDROPIN_AFTER
 done
 for cxx in g++ clang++; do
   for std in c++11 c++14 c++17 c++20; do

@@ -12,6 +12,7 @@
 #include "scopeprof.h"
 #ifndef DROPIN_AFTER
 #include <stdio.h>
+#include <stdlib.h>
 #endif
 
 int dropin_work(int n, const char *tag);
@@ -58,6 +59,9 @@ int dropin_work(int n, const char *tag) {
         PROFILE_GPU_ALLOC(p, bytes, rank);
         PROFILE_GPU_FREE(p, rank);
     }
+#ifdef SCOPEPROF_WRAP_MALLOC
+    free(realloc(malloc(1), 2)); /* wrapped calls nest */
+#endif
     PROFILE_STEP();
     PROFILE_FLUSH();
     return s;
