@@ -17,10 +17,12 @@
  * nothing that generates code: no symbol of this library appears in the object.
  *
  * No "#define IMPLEMENTATION" is needed. The implementation below is compiled in
- * every translation unit as hidden weak functions (the linker keeps one copy per
- * executable or shared library), and all modules of a process find one shared
- * registry at run time, so a program of many files and libraries writes one
- * profile. See docs/DESIGN.md for how, and docs/FORMAT.md for the trace file.
+ * every translation unit as hidden weak functions (each executable or shared
+ * library uses one copy; build with -ffunction-sections -fdata-sections and link
+ * with -Wl,--gc-sections to drop the bytes of the others), and all modules of a
+ * process find one shared registry at run time, so a program of many files and
+ * libraries writes one profile. See docs/DESIGN.md for how, and docs/FORMAT.md
+ * for the trace file. Compilers and language modes: README "Supported".
  *
  * ---------------------------------------------------------------------------
  * PUBLIC API
@@ -90,6 +92,34 @@
 #define SCOPEPROF__ON 0
 #endif
 
+/* Language modes (README "Supported"). The recorder is C99 and POSIX.1-2008:
+ * in a strict ISO mode (-std=c99/c11/c17 define __STRICT_ANSI__) glibc hides
+ * POSIX (clock_gettime, O_CLOEXEC, struct sigaction, ...). Included before any
+ * system header, the header asks for POSIX.1-2008 itself; after one, that
+ * choice is already made (glibc's <features.h> is read once), and the check
+ * after the includes below names the fix. The disabled build needs nothing. */
+#if SCOPEPROF__ON && !defined(__cplusplus)
+#if !defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L
+#error "scopeprof.h: PROFILE_ENABLE needs C99 or later (-std=c99, gnu99 or newer); the disabled build also compiles as C89"
+#undef SCOPEPROF__ON
+#define SCOPEPROF__ON 0 /* one error, not a page: the rest compiles as disabled */
+#elif defined(__STRICT_ANSI__) && !defined(_FEATURES_H) && !defined(_POSIX_C_SOURCE) && \
+    !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && \
+    !defined(_BSD_SOURCE) && !defined(_POSIX_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+#endif
+#if SCOPEPROF__ON
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
+#if !defined(CLOCK_MONOTONIC) || !defined(O_CLOEXEC) || !defined(SA_RESETHAND)
+#error "scopeprof.h: POSIX.1-2008 is hidden (strict -std=c99/c11/c17 and a system header included before scopeprof.h): include scopeprof.h first, or compile with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
+#undef SCOPEPROF__ON
+#define SCOPEPROF__ON 0
+#endif
+#endif
+
 #define SCOPEPROF_VERSION_STRING "0.1.0"
 
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
@@ -97,25 +127,58 @@
 #define SCOPEPROF_FORMAT_MAJOR 2
 #define SCOPEPROF_FORMAT_MINOR 1 /* 2.1: GPU record status 2 (captured) */
 
+/* A declaration that generates no code, data or symbol: an enum constant
+ * with a name of its own (__COUNTER__), its value reading the macro argument
+ * (inside sizeof: never evaluated) so that a variable only the macro uses
+ * still counts as used. The macros that are declarations when enabled
+ * (PROFILE_SCOPE, _SCOPE_DYN, _FUNCTION, _GPU_SCOPE) are this when disabled,
+ * so that both builds accept (and warn about) the same code: a statement
+ * there would be "mixed declarations and code" in the user's function. */
+#define SCOPEPROF__NOOP_NAME2(id) scopeprof__noop_##id
+#define SCOPEPROF__NOOP_NAME(id) SCOPEPROF__NOOP_NAME2(id)
+#define SCOPEPROF__NOOP_DECL(use) enum { SCOPEPROF__NOOP_NAME(__COUNTER__) = sizeof(use) != 0 }
+
 #if !SCOPEPROF__ON
 /* ---- Disabled: every macro vanishes. ------------------------------------ */
-#define PROFILE_SCOPE(name) ((void)0)
-#define PROFILE_SCOPE_DYN(str) ((void)sizeof(str))
-#define PROFILE_FUNCTION() ((void)0)
-#define PROFILE_BEGIN(name) ((void)0)
-#define PROFILE_END() ((void)0)
+/* Each reads its arguments (in sizeof: never evaluated), so a variable only a
+ * macro uses is used in both builds, and each is what the enabled macro is:
+ * a declaration, a do-while statement or a void expression. [0]: the element
+ * of a string, so that a VLA's sizeof is still a constant. */
+#define PROFILE_SCOPE(name) SCOPEPROF__NOOP_DECL((name)[0])
+#define PROFILE_SCOPE_DYN(str) SCOPEPROF__NOOP_DECL((str)[0])
+#define PROFILE_FUNCTION() SCOPEPROF__NOOP_DECL(0)
+#define PROFILE_BEGIN(name) do { (void)sizeof(name); } while (0)
+#define PROFILE_END() do { } while (0)
 #define PROFILE_THREAD_NAME(name) ((void)sizeof(name))
-#define PROFILE_GPU_SCOPE(name, stream) ((void)sizeof(stream))
+#define PROFILE_GPU_SCOPE(name, stream) SCOPEPROF__NOOP_DECL(stream)
 #define PROFILE_FLUSH() ((void)0)
-#define PROFILE_ALLOC(ptr, bytes) ((void)sizeof(ptr), (void)sizeof(bytes))
-#define PROFILE_FREE(ptr) ((void)sizeof(ptr))
-#define PROFILE_GPU_ALLOC(ptr, bytes, device) ((void)sizeof(ptr), (void)sizeof(bytes), (void)sizeof(device))
-#define PROFILE_GPU_FREE(ptr, device) ((void)sizeof(ptr), (void)sizeof(device))
+#define PROFILE_ALLOC(ptr, bytes) do { (void)sizeof(ptr); (void)sizeof(bytes); } while (0)
+#define PROFILE_FREE(ptr) do { (void)sizeof(ptr); } while (0)
+#define PROFILE_GPU_ALLOC(ptr, bytes, device) do { (void)sizeof(ptr); (void)sizeof(bytes); (void)sizeof(device); } while (0)
+#define PROFILE_GPU_FREE(ptr, device) do { (void)sizeof(ptr); (void)sizeof(device); } while (0)
 #define PROFILE_STEP() ((void)0)
-#define PROFILE_SCHEDULE(skip_first, wait, warmup, active, repeat) ((void)0)
+#define PROFILE_SCHEDULE(skip_first, wait, warmup, active, repeat)                  \
+    ((void)sizeof(skip_first), (void)sizeof(wait), (void)sizeof(warmup), (void)sizeof(active), \
+     (void)sizeof(repeat))
 #define PROFILE_ON_CYCLE(fn, user) ((void)sizeof(fn), (void)sizeof(user))
 #define PROFILE_SET_RANK(rank) ((void)sizeof(rank))
 #endif
+
+/* Two style rules the header's own code does not follow, silenced for the
+ * header's lines only (pushed here, popped at its end, so the including
+ * file keeps every warning it asked for): -Wdeclaration-after-statement (the
+ * implementation is C99: declarations where values are known) and
+ * -Wmissing-prototypes / -Wmissing-declarations (its internal functions are
+ * defined once, here, and have no other declaration to agree with). Every other warning of the
+ * strict sets in README "Supported" is fixed in the code. */
+#pragma GCC diagnostic push
+#ifndef __cplusplus
+#pragma GCC diagnostic ignored "-Wdeclaration-after-statement"
+#endif
+#if !defined(__cplusplus) || defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#endif
+#pragma GCC diagnostic ignored "-Wmissing-declarations" /* g++'s name for it */
 
 #if SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)
 #include <stddef.h>
@@ -528,8 +591,8 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 #if !defined(PROFILE_HIP) && !defined(PROFILE_CUDA)
 /* No GPU backend: the CPU side of the scope only. */
 #define PROFILE_GPU_SCOPE(nm, stream)                                               \
-    ((void)sizeof(stream));                                                         \
-    PROFILE_SCOPE(nm)
+    PROFILE_SCOPE(nm);                                                              \
+    SCOPEPROF__NOOP_DECL(stream)
 #endif
 
 #ifdef __cplusplus
@@ -539,8 +602,9 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 
 /* ======================================================================== */
 /* IMPLEMENTATION                                                           */
-/* Everything below is hidden and weak: one copy per executable or shared  */
-/* library, whatever the number of translation units that include it.      */
+/* Everything below is hidden and weak: one copy used per executable or    */
+/* shared library, whatever the number of translation units that include  */
+/* it (--gc-sections drops the others: docs/DESIGN.md).                   */
 /* ======================================================================== */
 #if (SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)) && !defined(SCOPEPROF__IMPL_DONE)
 #define SCOPEPROF__IMPL_DONE
@@ -1344,9 +1408,6 @@ SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const ch
     g->skip_first = val[0], g->wait = val[1], g->warmup = val[2], g->active = val[3], g->repeat = val[4];
 }
 
-SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v);
-SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank);
-
 /* "run.sprof" -> "run.<pid>.sprof": the name of a second process's trace
  * when the path it was given belongs to another. */
 SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
@@ -1372,14 +1433,16 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
     /* The file is opened later, maybe after a chdir: it must be the path
      * claimed, so a relative path is made absolute now. */
     if (strlen(abs) < sizeof g->path) memcpy(g->path, abs, strlen(abs) + 1);
-    struct sockaddr_un a;
-    memset(&a, 0, sizeof a);
-    a.sun_family = AF_UNIX; /* sun_path[0] = 0: the abstract namespace */
-    int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "scopeprof/%016llx",
+    /* A union, not a cast of &sockaddr_un: no type-punned pointer. */
+    union { struct sockaddr_un un; struct sockaddr any; } addr;
+    struct sockaddr_un *a = &addr.un;
+    memset(&addr, 0, sizeof addr);
+    a->sun_family = AF_UNIX; /* sun_path[0] = 0: the abstract namespace */
+    int len = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "scopeprof/%016llx",
                        (unsigned long long)scopeprof__hash(abs));
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return; /* cannot tell: write the path as given */
-    if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) == 0) {
+    if (bind(fd, &addr.any, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len)) == 0) {
         g->claim_fd = fd;
         return;
     }
@@ -1448,7 +1511,8 @@ SCOPEPROF__INTERNAL void scopeprof__pin_module(void);
  * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
  * the bytes, so it never trusts an address from its predecessor. */
 static inline void scopeprof__anchor_tag(char *buf, size_t n) {
-    const unsigned char *r = (const unsigned char *)(uintptr_t)getauxval(AT_RANDOM);
+    uintptr_t random_at = (uintptr_t)getauxval(AT_RANDOM);
+    const unsigned char *r = (const unsigned char *)random_at;
     int k = snprintf(buf, n, "%d:", (int)getpid());
     for (int i = 0; r && i < 16 && k + 2 < (int)n; i++, k += 2) snprintf(buf + k, n - (size_t)k, "%02x", r[i]);
 }
@@ -1481,7 +1545,9 @@ extern int scopeprof__dladdr(const void *addr, scopeprof__dlinfo *info) __asm__(
 
 SCOPEPROF__INTERNAL void scopeprof__pin_module(void) {
     scopeprof__dlinfo info;
-    if (scopeprof__dladdr((const void *)&scopeprof__pin_module, &info) && info.fname && info.fname[0])
+    /* Any address inside this module names it: a (hidden) variable's, as ISO
+     * C has no conversion of a function pointer to `const void *`. */
+    if (scopeprof__dladdr(&scopeprof__module_attached, &info) && info.fname && info.fname[0])
         dlopen(info.fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
@@ -1656,7 +1722,7 @@ SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g
 SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait);
 SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, const scopeprof__thread *t);
+SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t);
 /* The memory totals, copied in one critical section (threads update them
  * under mlock while the writer runs). */
 typedef struct scopeprof__memsnap {
@@ -2313,9 +2379,9 @@ SCOPEPROF__INTERNAL void scopeprof__refresh_name(scopeprof__thread *t) {
     memcpy(t->name, buf, (size_t)n + 1);
 }
 
-SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, const scopeprof__thread *t) {
+SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t) {
     unsigned char b[16 + 64];
-    scopeprof__refresh_name((scopeprof__thread *)t);
+    scopeprof__refresh_name(t);
     uint32_t n = (uint32_t)strnlen(t->name, sizeof t->name);
     scopeprof__put32(b, t->index);
     scopeprof__put32(b + 4, n);
@@ -2415,7 +2481,7 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
 /* Convert (in place), aggregate and write the records in n slots of thread
  * t. In place works because no record grows: nanoseconds take no more room
  * than ticks (see emit), and a record dropped or turned short only frees some. */
-SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopeprof__thread *t,
+SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__thread *t,
                                                scopeprof__slot *ev, uint32_t n) {
     scopeprof__calibrate(g);
     uint32_t k = scopeprof__count_gpu(ev, n);
@@ -2423,7 +2489,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, const scopep
     scopeprof_gpu_record *gr = NULL;
     uint32_t ngr = 0, gi = 0, paired = 0;
     if (k && g->gpu_take && !g->in_signal && (gr = (scopeprof_gpu_record *)malloc(k * sizeof *gr)))
-        ngr = g->gpu_take(g, (scopeprof__thread *)t, gr, k);
+        ngr = g->gpu_take(g, t, gr, k);
     unsigned char *b = (unsigned char *)ev; /* converted in place */
     size_t out = 0;                         /* bytes written to b */
     uint32_t kept = 0;
@@ -2784,7 +2850,7 @@ SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = scopeprof__on_signal;
         sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+        sa.sa_flags = (int)(SA_RESETHAND | SA_NODEFER); /* 0x80000000 > INT_MAX */
         sigaction(sigs[i], &sa, NULL);
     }
 }
@@ -3085,7 +3151,6 @@ static inline void scopeprof__gpu_leave_device(int prev) {
 SCOPEPROF__INTERNAL uint32_t scopeprof__gpu_take(scopeprof__state *g, scopeprof__thread *t,
                                                  scopeprof_gpu_record *out, uint32_t n);
 SCOPEPROF__INTERNAL int scopeprof__gpu_ready(scopeprof__state *g, scopeprof__thread *t, uint32_t n);
-SCOPEPROF__INTERNAL void scopeprof__gpu_publish_names(void);
 SCOPEPROF__INTERNAL void scopeprof__gpu_unref(scopeprof__ganchor *a);
 SCOPEPROF__INTERNAL void scopeprof__gpu_at_exit(void);
 SCOPEPROF__INTERNAL void scopeprof__gpu_resolve_all(void);
@@ -3554,9 +3619,9 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_open(scopeprof_gpu_scope *gs) {
     int dev = 0;
     scopeprof__gerr err;
     if (!gt) return 0;
-    int cap = scopeprof__gpu_capturing(gs->stream);
-    if (cap < 0) return 0;
-    if (cap) return gs->captured = 1;
+    int capturing = scopeprof__gpu_capturing(gs->stream);
+    if (capturing < 0) return 0;
+    if (capturing) return gs->captured = 1;
     err = m->api.StreamGetDevice ? m->api.StreamGetDevice(gs->stream, &dev) : m->api.GetDevice(&dev);
     if (err != SCOPEPROF__G_OK) {
         scopeprof__gpu_off(m->api.StreamGetDevice ? "StreamGetDevice" : "GetDevice", err);
@@ -3616,9 +3681,9 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_close(scopeprof_gpu_scope *gs) {
     if (!gs->captured) gt->nopen = gs->slot; /* closes are LIFO: it and any inner are gone */
     if (ok && !captured) {
         /* A capture begun inside the scope: the end would be a graph node. */
-        int cap = scopeprof__gpu_capturing(gs->stream);
-        if (cap < 0) ok = 0;
-        else if (cap) captured = 1;
+        int capturing = scopeprof__gpu_capturing(gs->stream);
+        if (capturing < 0) ok = 0;
+        else if (capturing) captured = 1;
     }
     int timed = ok && !captured;
     if (timed && !scopeprof__gpu_event(gt, (int)dev, &end)) ok = timed = 0;
@@ -3722,11 +3787,14 @@ static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
  * hipMalloc/hipFree or cudaMalloc/cudaFree. Include this header after other
  * headers that declare these functions (it includes <stdlib.h> itself). */
 #if SCOPEPROF__ON && !defined(SCOPEPROF__WRAPPED)
-/* A call through a wrapper, with a call site of its own. */
-#define SCOPEPROF__WRAPPED(nm, call)                                                \
+/* A call fn(args..., &site) through a wrapper, with a call site of its own.
+ * The site's name is unique (__COUNTER__): wrapped calls nest, as in
+ * free(realloc(malloc(1), 2)), and a shared name would be -Wshadow. */
+#define SCOPEPROF__WRAPPED(nm, fn, ...) SCOPEPROF__WRAPPED_ID(__COUNTER__, nm, fn, __VA_ARGS__)
+#define SCOPEPROF__WRAPPED_ID(id, nm, fn, ...)                                      \
     __extension__({                                                                 \
-        SCOPEPROF__SITE(scopeprof__site_w, nm);                                     \
-        call;                                                                       \
+        SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_w, id), nm);                   \
+        fn(__VA_ARGS__, &SCOPEPROF__V(scopeprof__site_w, id));                      \
     })
 #endif
 
@@ -3743,8 +3811,9 @@ static inline void *scopeprof__calloc(size_t k, size_t n, scopeprof_site *s) {
     return p;
 }
 static inline void *scopeprof__realloc(void *old, size_t n, scopeprof_site *s) {
+    uintptr_t old_addr = (uintptr_t)old; /* taken before: old is dead after realloc */
     void *p = realloc(old, n);
-    if (p || n == 0) scopeprof__mem_free(s, (uintptr_t)old, 0); /* the old block is gone */
+    if (p || n == 0) scopeprof__mem_free(s, old_addr, 0); /* the old block is gone */
     scopeprof__mem_alloc(s, (uintptr_t)p, n, 0);
     return p;
 }
@@ -3752,10 +3821,10 @@ static inline void scopeprof__free(void *p, scopeprof_site *s) {
     scopeprof__mem_free(s, (uintptr_t)p, 0);
     free(p);
 }
-#define malloc(n) SCOPEPROF__WRAPPED("malloc", scopeprof__malloc((n), &scopeprof__site_w))
-#define calloc(k, n) SCOPEPROF__WRAPPED("calloc", scopeprof__calloc((k), (n), &scopeprof__site_w))
-#define realloc(p, n) SCOPEPROF__WRAPPED("realloc", scopeprof__realloc((p), (n), &scopeprof__site_w))
-#define free(p) SCOPEPROF__WRAPPED("free", scopeprof__free((p), &scopeprof__site_w))
+#define malloc(n) SCOPEPROF__WRAPPED("malloc", scopeprof__malloc, (n))
+#define calloc(k, n) SCOPEPROF__WRAPPED("calloc", scopeprof__calloc, (k), (n))
+#define realloc(p, n) SCOPEPROF__WRAPPED("realloc", scopeprof__realloc, (p), (n))
+#define free(p) SCOPEPROF__WRAPPED("free", scopeprof__free, (p))
 #endif
 
 #if SCOPEPROF__ON && defined(SCOPEPROF_WRAP_GPU_MALLOC) && defined(SCOPEPROF__GPU_DONE) && \
@@ -3774,11 +3843,12 @@ static inline scopeprof__gerr scopeprof__gpu_free(void *p, scopeprof_site *s) {
     return SCOPEPROF__G(Free)(p);
 }
 #if defined(PROFILE_HIP)
-#define hipMalloc(pp, n) SCOPEPROF__WRAPPED("hipMalloc", scopeprof__gpu_malloc((void **)(pp), (n), &scopeprof__site_w))
-#define hipFree(p) SCOPEPROF__WRAPPED("hipFree", scopeprof__gpu_free((p), &scopeprof__site_w))
+#define hipMalloc(pp, n) SCOPEPROF__WRAPPED("hipMalloc", scopeprof__gpu_malloc, (void **)(pp), (n))
+#define hipFree(p) SCOPEPROF__WRAPPED("hipFree", scopeprof__gpu_free, (p))
 #else
-#define cudaMalloc(pp, n) SCOPEPROF__WRAPPED("cudaMalloc", scopeprof__gpu_malloc((void **)(pp), (n), &scopeprof__site_w))
-#define cudaFree(p) SCOPEPROF__WRAPPED("cudaFree", scopeprof__gpu_free((p), &scopeprof__site_w))
+#define cudaMalloc(pp, n) SCOPEPROF__WRAPPED("cudaMalloc", scopeprof__gpu_malloc, (void **)(pp), (n))
+#define cudaFree(p) SCOPEPROF__WRAPPED("cudaFree", scopeprof__gpu_free, (p))
 #endif
 #endif
+#pragma GCC diagnostic pop /* pushed before the API: see there */
 #endif /* SCOPEPROF_H */

@@ -1,0 +1,73 @@
+/* A user's file, as the drop-in matrix compiles it (tests/dropin/matrix.sh):
+ * every macro, where a declaration may stand, with declarations after the
+ * declaring macros (C90 rules: both builds must accept them the same way).
+ * -DDROPIN_AFTER includes system headers first, as most projects do. */
+#ifdef DROPIN_AFTER
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#endif
+#include "scopeprof.h"
+#ifndef DROPIN_AFTER
+#include <stdio.h>
+#include <stdlib.h>
+#endif
+
+int dropin_work(int n, const char *tag);
+int dropin_work(int n, const char *tag) {
+    PROFILE_FUNCTION();
+    int s = 0;
+    int i;
+    for (i = 0; i < n; i++) {
+        PROFILE_SCOPE("loop");
+        PROFILE_SCOPE_DYN(n > 3 ? "big" : "small");
+        int sq = i * i;
+        s += sq;
+    }
+    {
+#ifdef PROFILE_HIP
+        hipStream_t stream = 0; /* used by the macro only */
+#else
+        int stream = 0;
+#endif
+        PROFILE_GPU_SCOPE("gpu", stream);
+        int t = s + 1;
+        s = t;
+    }
+    {
+        PROFILE_SCOPE_DYN(tag);
+        PROFILE_SCOPE("a"); PROFILE_SCOPE("b"); /* two on one line */
+        int u = s;
+        s = u ^ n;
+    }
+    {
+        /* Variables that only the macros use: used in both builds. */
+        const char *thread = "worker";
+        int skip = 0, wait = 1, warm = 1, active = 2, repeat = 1, rank = 0;
+        int *p = &s;
+        size_t bytes = sizeof s;
+        PROFILE_BEGIN("range"); /* names of sites are constants */
+        s ^= n;
+        PROFILE_END();
+        PROFILE_THREAD_NAME(thread);
+        PROFILE_SCHEDULE(skip, wait, warm, active, repeat);
+        PROFILE_SET_RANK(rank);
+        PROFILE_ALLOC(p, bytes);
+        PROFILE_FREE(p);
+        PROFILE_GPU_ALLOC(p, bytes, rank);
+        PROFILE_GPU_FREE(p, rank);
+    }
+#ifdef SCOPEPROF_WRAP_MALLOC
+    free(realloc(malloc(1), 2)); /* wrapped calls nest */
+#endif
+    PROFILE_STEP();
+    PROFILE_FLUSH();
+    return s;
+}
+
+int main(void) {
+    printf("%d\n", dropin_work(5, "dyn"));
+    return 0;
+}
