@@ -9,6 +9,7 @@
 #include "chrome.h"
 #include "filter.h"
 #include "json.h"
+#include "output.h"
 #include "read.h"
 #include "report.h"
 #include "scopeprof.h"
@@ -31,6 +32,9 @@ static const char usage_main[] =
     "  scopeprof COMMAND --help   options of a command\n"
     "  scopeprof --version\n"
     "\n"
+    "Every command takes -o OUT (--output=OUT): OUT is replaced only when the\n"
+    "command succeeds, and never by one of its own inputs.\n"
+    "\n"
     "exit status: 0 success (a truncated file is read up to its last whole chunk\n"
     "and reported on stderr), 1 a file is unreadable, foreign or corrupt (what\n"
     "came before the bad spot is still reported), 2 bad usage, 3 cannot write.\n";
@@ -46,6 +50,7 @@ static const char usage_table[] =
     "                     gpu_time_total self_gpu_time_total gpu_time\n"
     "                     cpu_memory_usage self_cpu_memory_usage gpu_memory_usage\n"
     "                     self_gpu_memory_usage (cuda_* are aliases of gpu_*)\n"
+    "  -o, --output OUT   write to OUT (default or '-': standard output)\n"
     "  --limit N          show the first N rows (default: all; 0 = all)\n"
     "  --group-by G       name (default): one row per scope name\n"
     "                     site: one row per name and file:line (Source Location)\n"
@@ -87,7 +92,7 @@ static const char usage_trace[] =
     "  OUT ending in .gz is written gzip-compressed\n";
 
 static const char usage_stacks[] =
-    "usage: scopeprof stacks [--metric self_cpu|total_cpu] FILE...\n"
+    "usage: scopeprof stacks [--metric self_cpu|total_cpu] [-o OUT] FILE...\n"
     "\n"
     "Folded stacks, one line per distinct stack: 'outer;inner;leaf VALUE', for\n"
     "flamegraph.pl and speedscope. VALUE is in nanoseconds (an integer).\n"
@@ -95,7 +100,8 @@ static const char usage_stacks[] =
     "  --metric self_cpu  (default) time spent in the leaf itself: what a flame\n"
     "                     graph needs (parents are drawn as the sum of children)\n"
     "  --metric total_cpu the leaf's inclusive time (for diffs and scripts; a\n"
-    "                     flame graph of it would count children twice)\n";
+    "                     flame graph of it would count children twice)\n"
+    "  -o, --output OUT   write to OUT (default or '-': standard output)\n";
 
 static const char usage_html[] =
     "usage: scopeprof html [-o OUT.html] [--limit N] FILE...\n"
@@ -503,6 +509,7 @@ typedef struct opts {
     const char *sort, *group, *format, *output, *metric, *steps;
     sp_filter filter; /* trace: --name --thread --window --min-dur */
     int progress;     /* trace: 1 --progress, 0 --no-progress, -1 default */
+    const char *out_name; /* the output, for messages */
     long limit;
     int per_process, per_rank, help;
     char **files;
@@ -1022,7 +1029,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
     }
     if (json) sp_out_str(&js, "]}\n");
     if (sp_out_flush(&js) != 0 || fflush(out) != 0 || ferror(out)) {
-        fprintf(err, "scopeprof: cannot write the output\n");
+        fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);
         rc = SP_EXIT_OUTPUT;
     }
     sp_out_free(&js);
@@ -1047,7 +1054,7 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
     }
     agg_ctx_free(&c);
     if (fflush(out) != 0 || ferror(out)) {
-        fprintf(err, "scopeprof: cannot write the output\n");
+        fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);
         rc = SP_EXIT_OUTPUT;
     }
     return rc;
@@ -1055,16 +1062,11 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
 
 static int cmd_trace(opts *o, FILE *out, FILE *err) {
     if (check_steps(o, err) != 0) return SP_EXIT_USAGE;
-    int to_stdout = !o->output || strcmp(o->output, "-") == 0;
-    FILE *f = to_stdout ? out : sp_output_open(o->output, sp_output_is_gz(o->output));
-    if (!f) {
-        fprintf(err, "scopeprof: cannot create '%s': %s\n", o->output, strerror(errno));
-        return SP_EXIT_OUTPUT;
-    }
-    sp_trace *t = sp_trace_open(f);
+    /* -o OUT was opened by run_to_output: `out` is OUT or standard output. */
+    sp_trace *t = sp_trace_open(out);
     if (t && sp_filter_active(&o->filter)) sp_trace_set_filter(t, sp_filter_keep, &o->filter);
     sp_progress pg;
-    sp_progress_init(&pg, o->progress, err, f, to_stdout);
+    sp_progress_init(&pg, o->progress, err, out, 1);
     int rc = SP_EXIT_OK;
     if (!t) {
         fprintf(err, "scopeprof: out of memory\n");
@@ -1080,6 +1082,12 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
         sp_callbacks tcb = sp_trace_callbacks(t);
         sp_callbacks cb = sp_progress_wrap(&pg, &tcb, o->files[i], i, o->nfiles);
         int st = read_input(o->files[i], &cb, &res);
+        if (st == SP_STOPPED && ferror(out)) { /* the writer stopped the reader */
+            fprintf(err, "scopeprof: cannot write the output '%s' (stopped while reading %s)\n",
+                    o->out_name, o->files[i]);
+            rc = SP_EXIT_OUTPUT;
+            break;
+        }
         if (st != SP_OK) {
             char msg[512];
             sp_result_message(&res, o->files[i], msg, sizeof msg);
@@ -1087,15 +1095,11 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
         }
         rc = worst(rc, st);
     }
-    if (t && sp_trace_close(t) != 0) {
-        fprintf(err, "scopeprof: cannot write '%s'\n", to_stdout ? "standard output" : o->output);
+    if (t && sp_trace_close(t) != 0 && rc != SP_EXIT_OUTPUT) {
+        fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);
         rc = SP_EXIT_OUTPUT;
     }
     sp_progress_done(&pg);
-    if (!to_stdout && fclose(f) != 0 && rc != SP_EXIT_OUTPUT) {
-        fprintf(err, "scopeprof: cannot write '%s': %s\n", o->output, strerror(errno));
-        rc = SP_EXIT_OUTPUT;
-    }
     return rc;
 }
 
@@ -1107,12 +1111,35 @@ static int cmd_flame(opts *o, FILE *out, FILE *err) {
     return sp_cmd_flame(o->files, o->nfiles, o->output, out, err);
 }
 
+/* Run a command with its output: standard output, or -o OUT through
+ * output.h (OUT replaced only on success, never an input; gzip-compressed
+ * when its name ends in .gz). The command then writes to `out` as it would
+ * to standard output. */
+static int run_to_output(opts *o, int (*run)(opts *, FILE *, FILE *), FILE *out, FILE *err) {
+    o->out_name = "standard output";
+    if (!o->output || strcmp(o->output, "-") == 0) {
+        o->output = NULL;
+        return run(o, out, err);
+    }
+    sp_dest w;
+    int rc = sp_dest_open(&w, o->output, o->files, o->nfiles, err);
+    if (rc) return rc;
+    o->out_name = o->output;
+    o->output = NULL;
+    rc = run(o, w.f, err);
+    /* A write error the command reported already is not told twice. */
+    if (sp_dest_close(&w, rc == SP_EXIT_OK, rc == SP_EXIT_OUTPUT ? NULL : err) != 0)
+        rc = SP_EXIT_OUTPUT;
+    return rc;
+}
+
 int sp_main(int argc, char **argv, FILE *out, FILE *err) {
     static const char *const k_table[] = {"--sort",        "--limit",    "--group-by", "--format",
-                                          "--per-process", "--per-rank", "--steps",    NULL};
+                                          "--per-process", "--per-rank", "--steps",    "--output",
+                                          NULL};
     static const char *const k_trace[] = {"--output", "--steps",    "--name",     "--thread",      "--window",
                                           "--min-dur", "--progress", "--no-progress", NULL};
-    static const char *const k_stacks[] = {"--metric", NULL};
+    static const char *const k_stacks[] = {"--metric", "--output", NULL};
     static const char *const k_html[] = {"--output", "--limit", NULL};
     static const char *const k_flame[] = {"--output", NULL};
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -1153,7 +1180,7 @@ int sp_main(int argc, char **argv, FILE *out, FILE *err) {
         fprintf(err, "scopeprof %s: no trace file given\n\n%s", cmd, usage);
         rc = SP_EXIT_USAGE;
     } else {
-        rc = run(&o, out, err);
+        rc = run_to_output(&o, run, out, err);
     }
     free(o.files);
     return rc;
