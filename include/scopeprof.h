@@ -234,18 +234,21 @@ typedef struct scopeprof_row {
  * marks LAUNCHER rows (host ops) and DEVICE rows (which win: counted). */
 enum { SCOPEPROF_ROW_ANY, SCOPEPROF_ROW_LAUNCHER, SCOPEPROF_ROW_DEVICE };
 
-typedef struct scopeprof_agg_pending { /* what an open scope has seen, per depth */
+typedef struct scopeprof_agg_pending { /* what an open scope has seen */
     int64_t sum_ns, gpu_ns;  /* its closed children: CPU durations, GPU totals */
     int64_t mem_kids[2];     /* its closed children: net memory, CPU and GPU */
     int64_t mem_direct[2];   /* allocations made directly in it */
     uint64_t min_start, max_end; /* the span of its closed children */
     uint32_t n; /* closed children */
+    uint32_t depth; /* of those children (the open scope's depth + 1) */
 } scopeprof_agg_pending;
 
 typedef struct scopeprof_agg_thread {
+    /* A stack of the levels with something pending, depth increasing: as
+     * long as the nesting that is open (not as deep as the deepest depth
+     * ever seen), and freed when the thread's top-level scope closes. */
     scopeprof_agg_pending *pend;
-    uint32_t cap;
-    uint32_t hi; /* deepest level holding a non-zero sum */
+    uint32_t cap, n;
     uint64_t last_end; /* close order means ends never go back */
 } scopeprof_agg_thread;
 
@@ -805,39 +808,45 @@ static inline void scopeprof__add(int64_t *sum, int64_t v) {
     if (__builtin_add_overflow(*sum, v, sum)) *sum = v > 0 ? INT64_MAX : INT64_MIN;
 }
 
-/* Deeper than this, events are counted without self-time correction: a
- * bound on the per-thread table (16 MiB at most), whatever the input says. */
-#define SCOPEPROF_AGG_MAX_DEPTH (1u << 20)
-
-SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_levels(scopeprof_agg *a,
-                                                                  uint32_t thread,
-                                                                  uint32_t depth) {
-    if (depth >= SCOPEPROF_AGG_MAX_DEPTH) return NULL;
+SCOPEPROF__INTERNAL scopeprof_agg_thread *scopeprof__agg_thread(scopeprof_agg *a, uint32_t thread) {
     if (thread >= a->nthreads) {
         uint32_t n = thread + 1 > a->nthreads * 2 ? thread + 1 : a->nthreads * 2;
-        scopeprof_agg_thread *t = (scopeprof_agg_thread *)realloc(a->threads, n * sizeof *t);
+        scopeprof_agg_thread *t = (scopeprof_agg_thread *)realloc(a->threads, (size_t)n * sizeof *t);
         if (!t) return NULL;
-        memset(t + a->nthreads, 0, (n - a->nthreads) * sizeof *t);
+        memset(t + a->nthreads, 0, (size_t)(n - a->nthreads) * sizeof *t);
         a->threads = t;
         a->nthreads = n;
     }
-    scopeprof_agg_thread *th = &a->threads[thread];
-    if (depth + 2 > th->cap) {
-        uint32_t n = depth + 2 > th->cap * 2 ? depth + 2 : th->cap * 2;
-        scopeprof_agg_pending *p = (scopeprof_agg_pending *)realloc(th->pend, n * sizeof *p);
+    return &a->threads[thread];
+}
+
+/* The pending level of children at `depth`, pushed empty if it is not on
+ * top. Deeper levels on the stack can only hold scopes that never closed
+ * properly: they are dropped, so that they cannot leak into an unrelated
+ * parent. NULL if out of memory. */
+SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_thread *th,
+                                                                 uint32_t depth) {
+    while (th->n && th->pend[th->n - 1].depth > depth) th->n--;
+    if (th->n && th->pend[th->n - 1].depth == depth) return &th->pend[th->n - 1];
+    if (th->n == th->cap) {
+        uint32_t n = th->cap ? th->cap * 2 : 8;
+        scopeprof_agg_pending *p = (scopeprof_agg_pending *)realloc(th->pend, (size_t)n * sizeof *p);
         if (!p) return NULL;
-        memset(p + th->cap, 0, (n - th->cap) * sizeof *p);
         th->pend = p;
         th->cap = n;
     }
-    return th->pend;
+    scopeprof_agg_pending *p = &th->pend[th->n++];
+    memset(p, 0, sizeof *p);
+    p->depth = depth;
+    return p;
 }
 
 /* Self time in one pass over events in close order. Children close before
  * their parent, so when a scope at depth d closes, the scopes that closed at
  * depth d+1 since the last scope at depth d closed are exactly its direct
- * children: pend[d+1] holds the sum of their durations. Children that do not
- * lie inside the parent (mismatched BEGIN/END) are not subtracted. */
+ * children: the pending level d+1 holds the sum of their durations. Children
+ * that do not lie inside the parent (mismatched BEGIN/END) are not
+ * subtracted. Any depth the writer can write (30 bits) is counted. */
 SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row,
                                            uint64_t start, uint64_t end, uint32_t depth,
                                            int64_t gpu_ns) {
@@ -847,42 +856,32 @@ SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, ui
     r->count++;
     scopeprof__add(&r->total_ns, dur);
     if (gpu_ns >= 0) a->has_gpu = 1;
-    scopeprof_agg_pending *pend = scopeprof__agg_levels(a, thread, depth);
-    if (!pend) {
+    scopeprof_agg_thread *th = scopeprof__agg_thread(a, thread);
+    if (!th) {
         scopeprof__add(&r->self_ns, dur);
         if (gpu_ns > 0) scopeprof__add(&r->gpu_total_ns, gpu_ns), scopeprof__add(&r->gpu_self_ns, gpu_ns);
         return -1;
     }
-    scopeprof_agg_thread *th = &a->threads[thread];
     /* Input not in close order (a file we did not write) gives wrong self
      * times, and cannot be put right in one pass: count it so the caller can
      * say so. */
     if (end < th->last_end && a->unordered++ == 0) a->unordered_thread = thread;
     if (end > th->last_end) th->last_end = end;
-    scopeprof_agg_pending *kids = &pend[depth + 1];
-    int inside = kids->n && kids->min_start >= start && kids->max_end <= end;
-    int64_t self = inside && kids->sum_ns <= dur ? dur - kids->sum_ns : inside ? 0 : dur;
-    int64_t kids_gpu = inside ? kids->gpu_ns : 0;
+    /* Our children's level is consumed (deeper ones dropped with it). */
+    scopeprof_agg_pending kids;
+    memset(&kids, 0, sizeof kids);
+    while (th->n && th->pend[th->n - 1].depth > (uint64_t)depth + 1) th->n--;
+    if (th->n && th->pend[th->n - 1].depth == (uint64_t)depth + 1) kids = th->pend[--th->n];
+    int inside = kids.n && kids.min_start >= start && kids.max_end <= end;
+    int64_t self = inside && kids.sum_ns <= dur ? dur - kids.sum_ns : inside ? 0 : dur;
+    int64_t kids_gpu = inside ? kids.gpu_ns : 0;
     int64_t gpu_total = gpu_ns >= 0 ? gpu_ns : kids_gpu;
     int64_t gpu_self = gpu_ns >= 0 && kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
     int64_t mem_self[2], mem_total[2];
     for (int m = 0; m < 2; m++) {
-        mem_self[m] = mem_total[m] = kids->mem_direct[m];
-        scopeprof__add(&mem_total[m], kids->mem_kids[m]);
+        mem_self[m] = mem_total[m] = kids.mem_direct[m];
+        scopeprof__add(&mem_total[m], kids.mem_kids[m]);
     }
-    /* Our level below is consumed. Deeper levels can only hold scopes that
-     * never closed properly: forget them so they cannot leak into an
-     * unrelated parent. */
-    for (uint32_t d = depth + 1; d <= th->hi && d < th->cap; d++) memset(&pend[d], 0, sizeof *pend);
-    scopeprof_agg_pending *mine = &pend[depth];
-    if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
-    if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
-    mine->n++;
-    scopeprof__add(&mine->sum_ns, dur);
-    scopeprof__add(&mine->gpu_ns, gpu_total);
-    scopeprof__add(&mine->mem_kids[0], mem_total[0]);
-    scopeprof__add(&mine->mem_kids[1], mem_total[1]);
-    th->hi = depth;
     scopeprof__add(&r->self_ns, self > 0 ? self : 0);
     scopeprof__add(&r->gpu_total_ns, gpu_total);
     scopeprof__add(&r->gpu_self_ns, gpu_self > 0 ? gpu_self : 0);
@@ -890,6 +889,22 @@ SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, ui
     scopeprof__add(&r->self_cpu_mem, mem_self[0]);
     scopeprof__add(&r->gpu_mem, mem_total[1]);
     scopeprof__add(&r->self_gpu_mem, mem_self[1]);
+    if (depth == 0) { /* no parent to tell: the thread holds nothing now */
+        th->n = 0;
+        free(th->pend);
+        th->pend = NULL;
+        th->cap = 0;
+        return 0;
+    }
+    scopeprof_agg_pending *mine = scopeprof__agg_level(th, depth);
+    if (!mine) return -1;
+    if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
+    if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
+    mine->n++;
+    scopeprof__add(&mine->sum_ns, dur);
+    scopeprof__add(&mine->gpu_ns, gpu_total);
+    scopeprof__add(&mine->mem_kids[0], mem_total[0]);
+    scopeprof__add(&mine->mem_kids[1], mem_total[1]);
     return 0;
 }
 
@@ -897,10 +912,11 @@ SCOPEPROF__API int scopeprof_agg_mem(scopeprof_agg *a, uint32_t thread, uint32_t
                                      uint32_t device, int64_t bytes) {
     if (device) a->has_gpu_mem = 1;
     else a->has_mem = 1;
-    scopeprof_agg_pending *pend = scopeprof__agg_levels(a, thread, depth);
-    if (!pend) return -1;
-    scopeprof__add(&pend[depth].mem_direct[device ? 1 : 0], bytes);
-    if (depth > a->threads[thread].hi) a->threads[thread].hi = depth;
+    if (depth == 0) return 0; /* made outside every scope: no row holds it */
+    scopeprof_agg_thread *th = scopeprof__agg_thread(a, thread);
+    scopeprof_agg_pending *p = th ? scopeprof__agg_level(th, depth) : NULL;
+    if (!p) return -1;
+    scopeprof__add(&p->mem_direct[device ? 1 : 0], bytes);
     return 0;
 }
 

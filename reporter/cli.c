@@ -295,7 +295,7 @@ static int agg_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uint3
             continue;
         }
         /* Ancestors, innermost first: N of them, or all for folded stacks. */
-        uint32_t m = 0, lim = c->group == GROUP_FOLDED ? SP_MAX_DEPTH + 1 : c->stack_n;
+        uint32_t m = 0, lim = c->group == GROUP_FOLDED ? UINT32_MAX : c->stack_n;
         for (uint32_t p = parent[k]; p != SP_NO_PARENT && m < lim; p = parent[p]) {
             if (m == cap) {
                 uint32_t nc = cap ? cap * 2 : 64;

@@ -251,7 +251,7 @@ static int read_thread(sp_reader *r, const unsigned char *p, uint32_t len, uint6
     if (len < 16) return CORRUPT("THREAD chunk shorter than 16 bytes");
     uint32_t nl = get32(p + 4), slot;
     if (nl > len - 16) return CORRUPT("THREAD chunk: name length %u runs past the chunk", nl);
-    if (thread_slot(r, get32(p), &slot) != 0) return CORRUPT("too many threads");
+    if (thread_slot(r, get32(p), &slot) != 0) return NOMEM();
     char *name = dupn(p + 16, nl);
     if (!name) return NOMEM();
     sp_thread *t = &r->threads[slot];
@@ -266,7 +266,7 @@ static int read_gpu(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t
     if (len < 8) return CORRUPT("GPU chunk shorter than 8 bytes");
     uint32_t n = get32(p + 4), slot;
     if (n > (len - 8) / 48) return CORRUPT("GPU chunk: %u records run past the chunk", n);
-    if (thread_slot(r, get32(p), &slot) != 0) return CORRUPT("too many threads");
+    if (thread_slot(r, get32(p), &slot) != 0) return NOMEM();
     gpu_queue *q = &r->gpu[slot];
     if (n > q->cap) {
         scopeprof_gpu_record *v = realloc(q->rec, n * sizeof *v);
@@ -297,7 +297,7 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
     int v1 = r->hdr.major == 1;
     uint32_t n = get32(p + 4), slot;
     if (n > (len - 8) / (v1 ? 24 : 16)) return CORRUPT("EVENTS chunk: %u events run past the chunk", n);
-    if (thread_slot(r, get32(p), &slot) != 0) return CORRUPT("too many threads");
+    if (thread_slot(r, get32(p), &slot) != 0) return NOMEM();
     if (n > r->ev_cap) {
         sp_event *v = realloc(r->ev, n * sizeof *v);
         if (!v) return NOMEM();

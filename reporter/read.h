@@ -12,8 +12,11 @@
 
 /* Limits that make absurd values corruption rather than allocations. */
 #define SP_MAX_CHUNK (1u << 30)   /* payload bytes */
-#define SP_MAX_DEPTH 65535u       /* nesting depth of one event */
-#define SP_MAX_THREADS 65536u     /* distinct thread indexes in one file */
+/* Depth and threads: whatever the writer can write (a 30-bit depth field,
+ * u32 thread indexes) is read; what that costs is bounded by the nesting
+ * that is open and by the bytes of the file (a thread takes a chunk). */
+#define SP_MAX_DEPTH 0x3FFFFFFFu  /* nesting depth of one event */
+#define SP_MAX_THREADS 0xFFFFFFFEu /* distinct thread indexes in one file */
 #define SP_MAX_SITES (1u << 24)   /* distinct sites in one file */
 #define SP_MAX_VALUE (1ull << 53) /* ns of one event, bytes of one allocation */
 

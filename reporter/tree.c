@@ -25,28 +25,39 @@ static int grow(uint32_t **v, uint32_t *cap, uint32_t n) {
 /* Resolve parents and hand the buffered events of thread `i` over. Walking
  * backwards (from the last closed, the root) visits every scope before its
  * descendants, and between a scope and the next one at its depth, only its
- * own descendants: anc[d] is then the innermost open candidate at depth d. */
+ * own descendants: the stack `anc` holds the open candidates, depth
+ * increasing, so it is as deep as the nesting, whatever the depth numbers. */
 static int flush(sp_tree *tr, uint32_t i) {
     sp_tree_thread *t = &tr->t[i];
-    uint32_t n = t->n, maxd = 0;
+    uint32_t n = t->n, top = 0;
     if (!n) return 0;
-    for (uint32_t k = 0; k < n; k++)
-        if (t->ev[k].depth > maxd) maxd = t->ev[k].depth;
-    if (grow(&tr->parent, &tr->parent_cap, n) || grow(&tr->anc, &tr->anc_cap, maxd + 1)) return -1;
-    for (uint32_t d = 0; d <= maxd; d++) tr->anc[d] = SP_NO_PARENT;
+    if (grow(&tr->parent, &tr->parent_cap, n) || grow(&tr->anc, &tr->anc_cap, n)) return -1;
     for (uint32_t k = n; k-- > 0;) {
         const sp_event *e = &t->ev[k];
         /* A scope at depth d, or a memory record made with d scopes open,
-         * lies in the scope at depth d-1. */
-        uint32_t p = e->depth ? tr->anc[e->depth - 1] : SP_NO_PARENT;
+         * lies in the scope at depth d-1: candidates as deep as d or deeper
+         * belong to subtrees already walked. */
+        while (top && t->ev[tr->anc[top - 1]].depth >= e->depth) top--;
+        uint32_t p = top && e->depth && t->ev[tr->anc[top - 1]].depth == e->depth - 1 ? tr->anc[top - 1]
+                                                                                   : SP_NO_PARENT;
         /* Mismatched BEGIN/END ranges can break the depth rule: only a
          * scope that really contains the event counts as its parent. */
         if (p != SP_NO_PARENT && (t->ev[p].start > e->start || t->ev[p].end < e->end)) p = SP_NO_PARENT;
         tr->parent[k] = p;
-        if (e->kind == SP_SCOPE) tr->anc[e->depth] = k;
+        if (e->kind == SP_SCOPE) tr->anc[top++] = k;
     }
     t->n = 0;
-    return tr->fn(tr->ctx, i, t->ev, tr->parent, n);
+    int rc = tr->fn(tr->ctx, i, t->ev, tr->parent, n);
+    /* Tens of thousands of threads over a run: memory for what is open, not
+     * for every thread seen. A few buffers are kept (no malloc per subtree
+     * in the common case), big ones are not. */
+    if (t->cap > 256 || tr->held > 64) {
+        free(t->ev);
+        t->ev = NULL;
+        t->cap = 0;
+        tr->held--;
+    }
+    return rc;
 }
 
 int sp_tree_add(sp_tree *tr, uint32_t thread, const sp_event *ev, uint32_t n) {
@@ -64,6 +75,7 @@ int sp_tree_add(sp_tree *tr, uint32_t thread, const sp_event *ev, uint32_t n) {
             uint32_t c = t->cap ? t->cap * 2 : 256;
             sp_event *v = realloc(t->ev, (size_t)c * sizeof *v);
             if (!v) return -1;
+            tr->held += !t->ev;
             t->ev = v;
             t->cap = c;
         }

@@ -34,6 +34,7 @@ typedef struct sp_tree {
     uint32_t limit; /* events buffered per thread before an early hand-over */
     sp_tree_thread *t;
     uint32_t nt;
+    uint32_t held;          /* threads holding a buffer */
     uint32_t *parent, *anc; /* scratch */
     uint32_t parent_cap, anc_cap;
 } sp_tree;

@@ -20,11 +20,17 @@ $(REP_T)/test_reporter_asan: $(REP_TSRC) $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -Iinclude -Ireporter -Itests/reporter tests/reporter/test_reporter.c $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
 
+# test_robust: issue 16's faults (data safety, deep and wide files, files
+# without END, strict command lines, gzip input).
+$(REP_T)/test_robust: tests/reporter/test_robust.c tests/reporter/tw.h $(REPORTER_SRCS) $(REPORTER_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -Iinclude -Ireporter -Itests/reporter $< $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
+
 $(REP_T)/mktrace: tests/reporter/mktrace.c tests/reporter/tw.h $(HEADER)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 
-TEST_BINS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/mktrace \
+TEST_BINS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/mktrace $(REP_T)/test_robust \
              $(BUILD)/scopeprof $(BUILD)/fuzz_read $(BUILD)/samples/train_cpu
-TEST_CMDS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan tests/reporter/trace_json.sh \
+TEST_CMDS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/test_robust tests/reporter/trace_json.sh \
              tests/reporter/fuzz_short.sh tests/reporter/devtools.sh

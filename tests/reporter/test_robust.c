@@ -1,0 +1,304 @@
+/* test_robust.c -- the reporter never destroys data and reads every file the
+ * library writes (issue 16): outputs written beside their target and renamed
+ * on success, outputs that are inputs refused, write errors blamed on the
+ * output; depth and thread counts as the writer makes them; a file without
+ * its END record; strict command lines; gzip input. The commands run
+ * in-process (sp_main) on files written byte by byte (tw.h). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tw.h"
+
+static char dir[64];
+
+static const char *path(const char *name) {
+    static char p[8][256];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+    return p[k];
+}
+
+static char *slurp(FILE *f) {
+    fflush(f);
+    long n = ftell(f);
+    char *s = malloc((size_t)n + 1);
+    rewind(f);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+/* The bytes of a file ("" if missing), malloc'd; *n its size. */
+static char *file_bytes(const char *p, size_t *n) {
+    FILE *f = fopen(p, "rb");
+    if (!f) {
+        *n = 0;
+        return calloc(1, 1);
+    }
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    return slurp(f);
+}
+
+/* Run `scopeprof ARGS...` (NULL-terminated); *out and *err are malloc'd. */
+static int run(char **out, char **err, ...) {
+    char *argv[32] = {"scopeprof"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, err);
+    for (char *a; (a = va_arg(ap, char *)) != NULL && argc < 31;) argv[argc++] = a;
+    va_end(ap);
+    FILE *o = tmpfile(), *e = tmpfile();
+    assert_non_null(o);
+    assert_non_null(e);
+    int rc = sp_main(argc, argv, o, e);
+    *out = slurp(o);
+    *err = slurp(e);
+    return rc;
+}
+
+#define HAS(s, sub) do { if (!strstr((s), (sub))) fail_msg("'%s' lacks '%s'", (s), (sub)); } while (0)
+
+static void put_file(const char *name, const char *text) {
+    FILE *f = fopen(path(name), "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A trace of n top-level scopes "tick" on one thread, 10 ns each. */
+static void write_ticks(const char *name, uint32_t n, int end) {
+    tw w = {0, 0, 0};
+    tw_major = 2;
+    tw_header(&w, 5, "ticks");
+    tw_site(&w, 1, 1, "tick", "t.c", "tick");
+    tw_thread(&w, 0, 5, "main");
+    tw_ev *ev = malloc(n * sizeof *ev);
+    for (uint32_t i = 0; i < n; i++) ev[i] = (tw_ev){1000 + 20ull * i, 1010 + 20ull * i, 1, 0};
+    tw_events(&w, 0, ev, n);
+    if (end) tw_end(&w, n);
+    assert_int_equal(tw_save(&w, path(name)), 0);
+    free(ev);
+    free(w.b);
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/sp_robust_test.XXXXXX");
+    if (!mkdtemp(dir)) return -1;
+    tw w = {0, 0, 0};
+    tw_major = 1;
+    tw_known(&w, 7);
+    if (tw_save(&w, path("known.sprof"))) return -1;
+    free(w.b);
+    write_ticks("big.sprof", 200000, 1);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Files in dir whose name starts with '.': left-over temporaries. */
+static int temporaries(void) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        n += e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    return n;
+}
+
+/* ---- 1. Data safety ---------------------------------------------------------- */
+static void test_output_is_input(void **state) {
+    (void)state;
+    char *out, *err, *before, *after;
+    size_t n0, n1;
+    before = file_bytes(path("known.sprof"), &n0);
+    assert_true(n0 > 0);
+    /* The same name, another spelling of it, a hard link: all refused. */
+    char other[300];
+    snprintf(other, sizeof other, "%s/./known.sprof", dir);
+    assert_int_equal(link(path("known.sprof"), path("hard.sprof")), 0);
+    const char *outs[] = {path("known.sprof"), other, path("hard.sprof")};
+    const char *cmds[] = {"trace", "table", "stacks"};
+    for (int i = 0; i < 3; i++)
+        for (int c = 0; c < 3; c++) {
+            assert_int_equal(run(&out, &err, cmds[c], path("known.sprof"), "-o", outs[i], NULL), 2);
+            HAS(err, "is the input");
+            after = file_bytes(path("known.sprof"), &n1);
+            assert_int_equal(n0, n1);
+            assert_memory_equal(before, after, n0);
+            free(after);
+            free(out);
+            free(err);
+        }
+    unlink(path("hard.sprof"));
+    free(before);
+}
+
+static void test_failed_run_keeps_output(void **state) {
+    (void)state;
+    char *out, *err, *b;
+    size_t n;
+    put_file("keep.json", "precious\n");
+    assert_int_equal(run(&out, &err, "trace", path("missing.sprof"), "-o", path("keep.json"), NULL), 1);
+    HAS(err, "cannot open");
+    HAS(err, "left unchanged");
+    b = file_bytes(path("keep.json"), &n);
+    assert_string_equal(b, "precious\n");
+    free(b);
+    free(out);
+    free(err);
+    /* --output=OUT for table; a corrupt input fails the run: kept too. */
+    put_file("bad.sprof", "NOT A TRACE FILE, NOT JSON EITHER");
+    assert_int_equal(run(&out, &err, "table", "--output", path("keep.json"), path("bad.sprof"), NULL), 1);
+    b = file_bytes(path("keep.json"), &n);
+    assert_string_equal(b, "precious\n");
+    free(b);
+    free(out);
+    free(err);
+    assert_int_equal(temporaries(), 0);
+    /* A run that succeeds replaces it, and leaves no temporary behind. */
+    assert_int_equal(run(&out, &err, "trace", path("known.sprof"), "-o", path("keep.json"), NULL), 0);
+    assert_string_equal(err, "");
+    assert_string_equal(out, "");
+    b = file_bytes(path("keep.json"), &n);
+    HAS(b, "\"traceEvents\"");
+    free(b);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "stacks", path("known.sprof"), "-o", path("st.txt"), NULL), 0);
+    b = file_bytes(path("st.txt"), &n);
+    HAS(b, "main;A;B 100000\n");
+    free(b);
+    free(out);
+    free(err);
+    assert_int_equal(temporaries(), 0);
+}
+
+static void test_write_error_names_output(void **state) {
+    (void)state;
+    char *out, *err;
+    if (access("/dev/full", W_OK) != 0) skip();
+    /* Small (written at the end) and big (written while reading). */
+    const char *ins[] = {path("known.sprof"), path("big.sprof")};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(run(&out, &err, "trace", ins[i], "-o", "/dev/full", NULL), 3);
+        HAS(err, "cannot write the output '/dev/full'");
+        if (strstr(err, "reader's client")) fail_msg("blames the reader: %s", err);
+        free(out);
+        free(err);
+    }
+    assert_int_equal(run(&out, &err, "table", path("big.sprof"), "-o", "/dev/full", NULL), 3);
+    HAS(err, "cannot write the output '/dev/full'");
+    free(out);
+    free(err);
+    /* Not a regular file: written in place. */
+    assert_int_equal(run(&out, &err, "table", path("known.sprof"), "-o", "/dev/null", NULL), 0);
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+}
+
+/* ---- 2. Depth and threads as the writer makes them --------------------------- */
+/* Recursion `depth` deep: f at depth d spans [1000 + d, 1000 + 2 * depth - d]
+ * (so each has 2 ns of self time, the innermost 1 + ... ), in close order. */
+static void write_deep(const char *name, uint32_t depth) {
+    tw w = {0, 0, 0};
+    tw_major = 2;
+    tw_header(&w, 9, "deep");
+    tw_site(&w, 1, 1, "f", "f.c", "f");
+    tw_thread(&w, 0, 9, "main");
+    tw_ev *ev = malloc((size_t)depth * sizeof *ev);
+    for (uint32_t k = 0; k < depth; k++) {
+        uint32_t d = depth - 1 - k;
+        ev[k] = (tw_ev){1000 + d, 1000 + 2ull * depth - d, 1, d};
+    }
+    tw_events(&w, 0, ev, depth);
+    tw_end(&w, depth);
+    assert_int_equal(tw_save(&w, path(name)), 0);
+    free(ev);
+    free(w.b);
+}
+
+static void test_deep_recursion(void **state) {
+    (void)state;
+    char *out, *err;
+    write_deep("deep.sprof", 70001);
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("deep.sprof"), NULL), 0);
+    assert_string_equal(err, "");
+    /* 70001 calls; total = sum of spans = sum over d of 2*(70001-d); self 2 ns
+     * each (the innermost spans 2 ns and has no child). */
+    HAS(out, "\nf,70001,140002,4900210002,");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "stack:2", "--format", "csv", path("deep.sprof"), NULL), 0);
+    assert_string_equal(err, "");
+    HAS(out, "\nf,69999,139998,");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", path("deep.sprof"), "-o", path("deep.json"), NULL), 0);
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+}
+
+static void test_many_threads(void **state) {
+    (void)state;
+    char *out, *err;
+    const uint32_t n = 70000;
+    tw w = {0, 0, 0};
+    tw_major = 2;
+    tw_header(&w, 9, "threads");
+    tw_site(&w, 1, 1, "work", "w.c", "work");
+    tw_site(&w, 2, 2, "inner", "w.c", "work");
+    for (uint32_t t = 0; t < n; t++) {
+        tw_thread(&w, t, 100 + t, "worker");
+        tw_ev ev[2] = {{2000 + 10ull * t, 2003 + 10ull * t, 2, 1}, {2000 + 10ull * t, 2005 + 10ull * t, 1, 0}};
+        tw_events(&w, t, ev, 2);
+    }
+    tw_end(&w, 2 * n);
+    assert_int_equal(tw_save(&w, path("threads.sprof")), 0);
+    free(w.b);
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("threads.sprof"), NULL), 0);
+    assert_string_equal(err, "");
+    HAS(out, "\nwork,70000,140000,350000,");
+    HAS(out, "\ninner,70000,210000,210000,");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "stacks", path("threads.sprof"), NULL), 0);
+    assert_string_equal(err, "");
+    HAS(out, "work;inner 210000\n");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", path("threads.sprof"), "-o", path("threads.json"), NULL), 0);
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_output_is_input),     cmocka_unit_test(test_failed_run_keeps_output),
+        cmocka_unit_test(test_write_error_names_output), cmocka_unit_test(test_deep_recursion),
+        cmocka_unit_test(test_many_threads),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
