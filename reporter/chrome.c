@@ -16,6 +16,7 @@
  *              kernel time per External id, pass 2 delivers). */
 #define SCOPEPROF_AGGREGATION
 #include "chrome.h"
+#include "gz.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1205,7 +1206,10 @@ static int read_top(cj *r) {
                 if (c == '}') break;
                 if (c != ',') return r->pos--, CORRUPT("expected ',' or '}' in the top-level object");
             }
-        (void)seen; /* an object without traceEvents: an empty table */
+        /* {"traceEvents":[]} is an empty trace; an object without the key
+         * is some other JSON, and an empty table would hide the mistake. */
+        if (!seen && r->pass == 2)
+            return CORRUPT("a JSON object without a \"traceEvents\" array: not a Chrome trace");
     } else {
         return CORRUPT("not a Chrome trace: expected '{' or '['");
     }
@@ -1410,6 +1414,35 @@ int sp_read_any_mem(const void *data, size_t n, const sp_callbacks *cb, sp_resul
                                                    : sp_read_mem(data, n, cb, res);
 }
 
+/* A gzip stream: inflated into a temporary file, then read as a regular
+ * file of whichever format it holds. */
+static int read_gz(int fd, const unsigned char *head, size_t n, const sp_callbacks *cb, sp_result *res) {
+    int bad;
+    char why[sizeof res->msg];
+    int t = sp_gz_inflate(fd, head, n, res, &bad, why, sizeof why);
+    if (t < 0) return res->status;
+    unsigned char h[4096];
+    ssize_t got;
+    do got = read(t, h, sizeof h);
+    while (got < 0 && errno == EINTR);
+    int chrome = got > 0 && sp_is_chrome(h, (size_t)got), st;
+    if (lseek(t, 0, SEEK_SET) != 0) {
+        close(t);
+        memset(res, 0, sizeof *res);
+        snprintf(res->msg, sizeof res->msg, "gzip input: cannot rewind the temporary file");
+        return res->status = SP_IOERR;
+    }
+    st = chrome ? read_fd(t, NULL, 0, cb, res) : sp_read_fd(t, NULL, 0, cb, res);
+    close(t);
+    /* A damaged stream outranks what the reader thought of the part it saw. */
+    if (bad != SP_OK && (st == SP_OK || st == SP_TRUNCATED)) {
+        snprintf(res->msg, sizeof res->msg, "%s", why);
+        res->status = st = bad;
+        if (bad == SP_TRUNCATED) res->offset = res->good_end;
+    }
+    return st;
+}
+
 int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res) {
     int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return sp_read_file(path, cb, res); /* its message */
@@ -1418,6 +1451,12 @@ int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res) {
     size_t n = 0;
     struct stat sb;
     int regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (!regular && S_ISDIR(sb.st_mode)) { /* read() fails with EISDIR: not "empty" */
+        close(fd);
+        memset(res, 0, sizeof *res);
+        snprintf(res->msg, sizeof res->msg, "is a directory, not a trace file");
+        return res->status = SP_IOERR;
+    }
     /* Enough of the head to see the first non-space byte. */
     while (n < sizeof head) {
         do got = read(fd, head + n, sizeof head - n);
@@ -1427,6 +1466,11 @@ int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res) {
         n += (size_t)got;
         while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
         if (i < n) break;
+    }
+    if (sp_gz_magic(head, n)) {
+        int st = read_gz(fd, head, n, cb, res);
+        if (fd > 0) close(fd);
+        return st;
     }
     int chrome = sp_is_chrome(head, n), st;
     if (regular && (fd > 0 || lseek(fd, 0, SEEK_SET) == 0)) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "chrome.h"
 #include "filter.h"
@@ -137,6 +138,19 @@ static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort ke
  * trace JSON, from a file or standard input. */
 static int read_input(const char *path, const sp_callbacks *cb, sp_result *res) {
     return sp_read_any(path, cb, res);
+}
+
+/* A .sprof file read to its end without the END record its writer closes it
+ * with: the process never got to write it (kill -9, _exit, a crash with
+ * SCOPEPROF_SIGNALS=0, still running). Read as it is, exit status unchanged,
+ * but said: the numbers lack what the process still held. */
+static void warn_no_end(const char *path, const sp_result *res, FILE *err) {
+    if (!res->native || res->saw_end || (res->status != SP_OK && res->status != SP_TRUNCATED))
+        return;
+    fprintf(err, "%s: warning: no end record: the run did not finish (killed, _exit, or still "
+            "running); read %llu event(s) up to byte %llu; missing: the events not yet flushed "
+            "when it stopped, scopes still open then, and the final memory records\n",
+            path, (unsigned long long)res->events, (unsigned long long)res->good_end);
 }
 
 /* ---- Aggregation over files ------------------------------------------------ */
@@ -434,6 +448,7 @@ static int agg_file(agg_ctx *c, const char *path, FILE *err) {
         fprintf(err, "%s: --group-by shape needs Chrome trace JSON with input shapes (PyTorch's "
                 "\"Input Dims\"); this is a scopeprof trace\n", path);
     else if (st != SP_OK) fprintf(err, "%s\n", msg);
+    if (!c->native_shape) warn_no_end(path, &res, err);
     if (c->oom) fprintf(err, "%s: out of memory: some events were not counted\n", path);
     /* Inconsistent files (not ours): say what is off. Only events out of
      * close order make the numbers wrong, so only they fail the command. */
@@ -534,11 +549,27 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
             o->help = 1;
             continue;
         }
+        /* GNU style: --name=value is --name value. */
+        char name_buf[32];
+        const char *inline_v = NULL;
+        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        if (eq && (size_t)(eq - a) < sizeof name_buf) {
+            memcpy(name_buf, a, (size_t)(eq - a));
+            name_buf[eq - a] = 0;
+            a = name_buf;
+            inline_v = eq + 1;
+        }
         const char *name = strcmp(a, "-o") == 0 ? "--output" : a;
         int ok = 0;
         for (const char *const *k = known; *k; k++) ok |= strcmp(*k, name) == 0;
         if (!ok) {
             fprintf(err, "scopeprof: unknown option '%s' (see --help)\n", a);
+            return -1;
+        }
+        int flag = strcmp(name, "--per-process") == 0 || strcmp(name, "--per-rank") == 0 ||
+                   strcmp(name, "--progress") == 0 || strcmp(name, "--no-progress") == 0;
+        if (flag && inline_v) {
+            fprintf(err, "scopeprof: option '%s' takes no value\n", a);
             return -1;
         }
         if (strcmp(name, "--per-process") == 0) {
@@ -553,11 +584,11 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
             o->progress = strcmp(name, "--progress") == 0;
             continue;
         }
-        if (i + 1 >= argc) {
+        if (!inline_v && i + 1 >= argc) {
             fprintf(err, "scopeprof: option '%s' needs a value\n", a);
             return -1;
         }
-        char *v = argv[++i];
+        const char *v = inline_v ? inline_v : argv[++i];
         if (strcmp(name, "--sort") == 0) o->sort = v;
         else if (strcmp(name, "--group-by") == 0) o->group = v;
         else if (strcmp(name, "--format") == 0) o->format = v;
@@ -575,8 +606,8 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
             char *end;
             errno = 0;
             o->limit = strtol(v, &end, 10);
-            if (errno || *end || end == v || o->limit > 1000000000L) {
-                fprintf(err, "scopeprof: --limit wants an integer, not '%s'\n", v);
+            if (errno || *end || end == v || o->limit > 1000000000L || o->limit < 0) {
+                fprintf(err, "scopeprof: --limit wants a row count (0 = all), not '%s'\n", v);
                 return -1;
             }
         }
@@ -1093,6 +1124,7 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
             sp_result_message(&res, o->files[i], msg, sizeof msg);
             fprintf(err, "%s\n", msg);
         }
+        warn_no_end(o->files[i], &res, err);
         rc = worst(rc, st);
     }
     if (t && sp_trace_close(t) != 0 && rc != SP_EXIT_OUTPUT) {
@@ -1111,12 +1143,35 @@ static int cmd_flame(opts *o, FILE *out, FILE *err) {
     return sp_cmd_flame(o->files, o->nfiles, o->output, out, err);
 }
 
+/* The same file given twice (by any path: same device and inode) would be
+ * counted twice: refused, naming both. Files that cannot be opened are left
+ * to the reader, which says why. */
+static int distinct_inputs(const opts *o, FILE *err) {
+    struct stat *st = calloc((size_t)o->nfiles + 1, sizeof *st);
+    char *ok = calloc((size_t)o->nfiles + 1, 1);
+    int rc = 0;
+    for (int i = 0; st && ok && i < o->nfiles && !rc; i++) {
+        const char *f = o->files[i];
+        ok[i] = (strcmp(f, "-") == 0 ? fstat(0, &st[i]) : stat(f, &st[i])) == 0;
+        for (int j = 0; ok[i] && j < i && !rc; j++)
+            if (ok[j] && st[j].st_dev == st[i].st_dev && st[j].st_ino == st[i].st_ino) {
+                fprintf(err, "scopeprof: '%s' and '%s' are the same file; give each file once "
+                        "(it would be counted twice)\n", o->files[j], f);
+                rc = -1;
+            }
+    }
+    free(st);
+    free(ok);
+    return rc;
+}
+
 /* Run a command with its output: standard output, or -o OUT through
  * output.h (OUT replaced only on success, never an input; gzip-compressed
  * when its name ends in .gz). The command then writes to `out` as it would
  * to standard output. */
 static int run_to_output(opts *o, int (*run)(opts *, FILE *, FILE *), FILE *out, FILE *err) {
     o->out_name = "standard output";
+    if (distinct_inputs(o, err) != 0) return SP_EXIT_USAGE;
     if (!o->output || strcmp(o->output, "-") == 0) {
         o->output = NULL;
         return run(o, out, err);

@@ -527,6 +527,7 @@ static void reader_free(sp_reader *r) {
 }
 
 static int run(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
+    res->native = 1;
     int rc = read_all(r, cb, res);
     if (rc == 0) {
         res->status = SP_OK;

@@ -81,6 +81,7 @@ typedef struct sp_result {
     uint64_t good_end; /* end of the last whole chunk (or of the header) */
     uint64_t events;   /* records delivered */
     int saw_end;       /* an END chunk was read */
+    int native;        /* a .sprof file (whose writer ends it with END) */
     char msg[160];     /* why, for SP_TRUNCATED / SP_CORRUPT / SP_IOERR */
     /* A site id defined again differently (the first definition is kept):
      * how many times, and the first id and chunk offset. Not an error. */

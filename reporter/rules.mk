@@ -3,10 +3,12 @@
 #   make fuzz                libFuzzer run over the reader and the aggregation
 #                            (FUZZ_TIME seconds, default 300; needs clang)
 REPORTER_SRCS := reporter/read.c reporter/chrome.c reporter/tree.c reporter/json.c reporter/cli.c \
-                 reporter/html.c reporter/flame.c reporter/filter.c reporter/output.c
+                 reporter/html.c reporter/flame.c reporter/filter.c reporter/output.c reporter/gz.c
 REPORTER_HDRS := reporter/read.h reporter/chrome.h reporter/tree.h reporter/json.h reporter/cli.h \
-                 reporter/report.h reporter/flame.h reporter/filter.h reporter/output.h $(HEADER)
-# -lm: chrome.c rounds JSON numbers (llround); -lz: gzip output (filter.c)
+                 reporter/report.h reporter/flame.h reporter/filter.h reporter/output.h reporter/gz.h \
+                 $(HEADER)
+# -lm: chrome.c rounds JSON numbers (llround); -lz: gzip output (filter.c) and
+# input (gz.c)
 REPORTER_LIBS := -lm -lz $(LDLIBS)
 
 all: $(BUILD)/scopeprof
