@@ -294,11 +294,117 @@ static void test_many_threads(void **state) {
     free(err);
 }
 
+/* ---- 3. A file without its END record ---------------------------------------- */
+static void test_no_end_record(void **state) {
+    (void)state;
+    char *out, *err;
+    write_ticks("noend.sprof", 100, 0);
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("noend.sprof"), NULL), 0);
+    HAS(out, "\ntick,100,1000,1000,");
+    HAS(err, "noend.sprof: warning: no end record: the run did not finish");
+    HAS(err, "read 100 event(s)");
+    HAS(err, "missing: the events not yet flushed");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", path("noend.sprof"), NULL), 0);
+    HAS(out, "\"name\":\"tick\"");
+    HAS(err, "no end record");
+    free(out);
+    free(err);
+    /* With its END record: not a word. */
+    write_ticks("end.sprof", 100, 1);
+    assert_int_equal(run(&out, &err, "table", path("end.sprof"), NULL), 0);
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+}
+
+/* ---- 4. Strict command lines --------------------------------------------------- */
+static void test_strict_cli(void **state) {
+    (void)state;
+    char *out, *err;
+    char other[300];
+    snprintf(other, sizeof other, "%s/./known.sprof", dir);
+    /* The same file twice, under two names: refused, nothing counted. */
+    assert_int_equal(run(&out, &err, "table", path("known.sprof"), other, NULL), 2);
+    HAS(err, "are the same file");
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "stacks", path("known.sprof"), path("known.sprof"), NULL), 2);
+    free(out);
+    free(err);
+    /* JSON that is no trace. */
+    put_file("foo.json", "{\"foo\":1}\n");
+    assert_int_equal(run(&out, &err, "table", path("foo.json"), NULL), 1);
+    HAS(err, "foo.json: offset 9: a JSON object without a \"traceEvents\" array");
+    free(out);
+    free(err);
+    put_file("empty_trace.json", "{\"traceEvents\":[]}\n");
+    assert_int_equal(run(&out, &err, "table", path("empty_trace.json"), NULL), 0);
+    free(out);
+    free(err);
+    /* A directory. */
+    assert_int_equal(run(&out, &err, "table", dir, NULL), 1);
+    HAS(err, ": is a directory");
+    free(out);
+    free(err);
+    /* --limit: not negative; --name=value for every option. */
+    assert_int_equal(run(&out, &err, "table", "--limit", "-5", path("known.sprof"), NULL), 2);
+    HAS(err, "--limit wants a row count");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--limit=1", "--format=csv", "--sort=count",
+                         "--group-by=name", path("known.sprof"), NULL), 0);
+    assert_string_equal(strchr(out, '\n') + 1, "A,2,300000,400000,200000,30.00,40.00\n");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "stacks", "--metric=total_cpu", path("known.sprof"), NULL), 0);
+    HAS(out, "main 1000000\n");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", "--output=-", path("known.sprof"), NULL), 0);
+    HAS(out, "\"traceEvents\"");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--per-process=yes", path("known.sprof"), NULL), 2);
+    HAS(err, "takes no value");
+    free(out);
+    free(err);
+}
+
+/* gzip input, told by its magic: a .json.gz (torch.profiler's handler), a
+ * gzipped .sprof under a name that says nothing, and a cut stream. */
+static void test_gzip_input(void **state) {
+    (void)state;
+    char *out, *err, cmd[1024];
+    assert_int_equal(run(&out, &err, "trace", path("known.sprof"), "-o", path("k.json"), NULL), 0);
+    free(out);
+    free(err);
+    snprintf(cmd, sizeof cmd, "gzip -c '%s' >'%s' && gzip -c '%s' >'%s' && head -c 300 '%s' >'%s'",
+             path("k.json"), path("k.json.gz"), path("known.sprof"), path("sprof_gz"),
+             path("k.json.gz"), path("cut.json.gz"));
+    assert_int_equal(system(cmd), 0);
+    const char *ins[] = {path("k.json.gz"), path("sprof_gz")};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(run(&out, &err, "table", "--format", "csv", ins[i], NULL), 0);
+        assert_string_equal(err, "");
+        HAS(out, "\nA,2,300000,400000,200000,");
+        free(out);
+        free(err);
+    }
+    assert_int_equal(run(&out, &err, "table", path("cut.json.gz"), NULL), 0);
+    HAS(err, "gzip data cut short");
+    free(out);
+    free(err);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_output_is_input),     cmocka_unit_test(test_failed_run_keeps_output),
         cmocka_unit_test(test_write_error_names_output), cmocka_unit_test(test_deep_recursion),
-        cmocka_unit_test(test_many_threads),
+        cmocka_unit_test(test_many_threads),         cmocka_unit_test(test_no_end_record),
+        cmocka_unit_test(test_strict_cli),           cmocka_unit_test(test_gzip_input),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
