@@ -936,8 +936,10 @@ static int handle_event(cj *r) {
         r->st.ranges++;
         return emit(r, slot, &k, &g, flow_of(r));
     }
+    /* A step keeps its own name (a re-exported trace shows ProfilerStep#N);
+     * tables merge them into ProfilerStep* (cli.c). */
     int step = strncmp(name, "ProfilerStep#", 13) == 0;
-    const char *rowname = step ? "ProfilerStep*" : name;
+    const char *rowname = name;
     if (step && p == 'X' && add_step(r, strtoull(name + 13, NULL, 10), r->ts, r->ts + r->dur)) return -1;
     if (site_of(r, rowname, is_mem ? "[]" : shape, &e.site)) return -1;
     if (is_mem) {

@@ -128,6 +128,7 @@ static const char usage_flame[] =
 
 static int parse_group(const char *g, int *group, uint32_t *n);
 static int worst(int a, int st);
+static void sat_add(int64_t *sum, int64_t v);
 typedef struct rank_stat rank_stat;
 typedef struct agg_ctx agg_ctx;
 static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort key, long limit,
@@ -206,9 +207,15 @@ static int scope_kept(const agg_ctx *c, const sp_event *e) {
                              : e->start >= c->win_lo && e->end <= c->win_hi;
 }
 
+/* The name a scope has in tables: PyTorch's key_averages merges the steps
+ * ProfilerStep#1, #2... into one row ProfilerStep*. */
+static const char *table_name(const char *name) {
+    return strncmp(name, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : name;
+}
+
 static const char *site_name(const sp_reader *r, uint32_t id) {
     const sp_site *s = sp_reader_site(r, id);
-    return s ? s->name : "<unknown>";
+    return s ? table_name(s->name) : "<unknown>";
 }
 
 static const char *str_of(sp_out *o) {
@@ -236,7 +243,7 @@ static uint32_t site_row(agg_ctx *c, uint32_t id) {
     c->undefined += !s; /* not cached: counts every such event */
     int cache = s && id < (1u << 20);
     if (cache && id < c->nsite_row && c->site_row[id]) return c->site_row[id] - 1;
-    const char *name = s ? s->name : "<unknown>";
+    const char *name = s ? table_name(s->name) : "<unknown>";
     uint32_t row;
     if (c->group == GROUP_SITE) {
         c->key.n = c->extra.n = 0;
@@ -383,10 +390,42 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
     return 0;
 }
 
+/* The STEPS records of a .sprof file as PyTorch's ProfilerStep* row: one
+ * call per step, CPU total the steps' time. Self CPU time stays 0: the file
+ * does not say which thread called PROFILE_STEP, so which scopes are the
+ * step's children is unknown, and 0 leaves the other rows' percentages as
+ * they are. (A Chrome trace's steps are events of their own.) */
+static void agg_steps(agg_ctx *c, const sp_reader *r) {
+    const sp_step *s;
+    uint32_t n = sp_reader_steps(r, &s), row = UINT32_MAX;
+    if (c->group == GROUP_FOLDED || c->group == GROUP_SHAPE || sp_chrome_vtbl(r)) return;
+    for (uint32_t i = 0; i < n; i++) {
+        sp_event e = {s[i].start, s[i].end, 0, 0, SP_SCOPE, 0, 0, -1, 0};
+        if (!scope_kept(c, &e)) continue;
+        if (row == UINT32_MAX) {
+            const char *name = "ProfilerStep*";
+            c->key.n = 0;
+            sp_out_str(&c->key, name);
+            if (c->group != GROUP_NAME) sp_out_write(&c->key, "\x1f", 1);
+            row = make_row(c, str_of(&c->key), name, c->group == GROUP_NAME ? NULL : "");
+            if (row == UINT32_MAX) {
+                c->oom = 1;
+                return;
+            }
+        }
+        scopeprof_row *rw = &c->agg.rows[row];
+        rw->count++;
+        c->agg.events++;
+        uint64_t d = s[i].end - s[i].start; /* the reader keeps end >= start */
+        sat_add(&rw->total_ns, d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d);
+    }
+}
+
 static int agg_finish(void *ctx, const sp_reader *r) {
     agg_ctx *c = ctx;
     c->rd = r;
     int rc = sp_tree_flush_all(&c->tree);
+    agg_steps(c, r);
     if (sp_reader_nthreads(r) > c->nthreads) c->nthreads = sp_reader_nthreads(r);
     const sp_memory *m;
     uint32_t nm = sp_reader_memory(r, &m);

@@ -1177,7 +1177,7 @@ static int trace_finish(void *ctx, const sp_reader *r) {
         else snprintf(name, sizeof name, "thread %u", th->index);
         metadata(t, "thread_name", thread_tid(t, i), name);
     }
-    trace_steps(t, r);
+    if (!t->chrome) trace_steps(t, r); /* a Chrome input's steps are slices of its own */
     trace_counters(t);
     /* GPU processes "GPU n: NAME" (after the program's own), a thread per
      * stream. */

@@ -509,6 +509,7 @@ static void test_chrome_gpu_total(void **state) {
     (void)state;
     char *out, *err;
     put_file("gpu.json", gpu_json);
+    put_file("gpu_rank1.json", gpu_json); /* the same file twice is refused */
     assert_int_equal(run(&out, &err, "table", path("gpu.json"), NULL), 0);
     assert_string_equal(out, gpu_golden);
     assert_string_equal(err, "");
@@ -529,7 +530,7 @@ static void test_chrome_gpu_total(void **state) {
     assert_non_null(strstr(out, "Self GPU time total: 4.000us\n"));
     free(out);
     free(err);
-    assert_int_equal(run(&out, &err, "table", "--per-rank", path("gpu.json"), path("gpu.json"), NULL), 0);
+    assert_int_equal(run(&out, &err, "table", "--per-rank", path("gpu.json"), path("gpu_rank1.json"), NULL), 0);
     assert_non_null(strstr(out, "Self GPU time total: 8.000us\n"));
     free(out);
     free(err);

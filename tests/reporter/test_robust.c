@@ -399,12 +399,51 @@ static void test_gzip_input(void **state) {
     free(err);
 }
 
+/* ---- 6. Steps as PyTorch shows them ------------------------------------------ */
+static void test_profiler_step_rows(void **state) {
+    (void)state;
+    char *out, *err;
+    tw w = {0, 0, 0};
+    tw_major = 2;
+    tw_rich(&w, 11, 0xFFFFFFFFu); /* steps 1..3 of 1000 ns each */
+    assert_int_equal(tw_save(&w, path("rich.sprof")), 0);
+    free(w.b);
+    /* One row for all steps: 3 calls, CPU total their time, self 0 (the
+     * other rows' percentages unchanged: step_body 3 x 800 - children). */
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("rich.sprof"), NULL), 0);
+    HAS(out, "\nProfilerStep*,3,0,3000,1000,0.00,");
+    HAS(out, "\nstep_body,3,");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--steps", "2:3", "--group-by", "site", "--format", "csv",
+                         path("rich.sprof"), NULL), 0);
+    HAS(out, "\nProfilerStep*,2,0,2000,1000,");
+    free(out);
+    free(err);
+    /* A PyTorch trace re-exported keeps its ProfilerStep#N names; its
+     * table still merges them. */
+    put_file("steps.json", "[{\"ph\":\"X\",\"name\":\"ProfilerStep#4\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10},\n"
+                           "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2},\n"
+                           "{\"ph\":\"X\",\"name\":\"ProfilerStep#5\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":10}]\n");
+    assert_int_equal(run(&out, &err, "trace", path("steps.json"), NULL), 0);
+    HAS(out, "\"name\":\"ProfilerStep#4\"");
+    HAS(out, "\"name\":\"ProfilerStep#5\"");
+    if (strstr(out, "ProfilerStep*")) fail_msg("re-export renamed the steps: %s", out);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("steps.json"), NULL), 0);
+    HAS(out, "\nProfilerStep*,2,18000,20000,");
+    free(out);
+    free(err);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_output_is_input),     cmocka_unit_test(test_failed_run_keeps_output),
         cmocka_unit_test(test_write_error_names_output), cmocka_unit_test(test_deep_recursion),
         cmocka_unit_test(test_many_threads),         cmocka_unit_test(test_no_end_record),
         cmocka_unit_test(test_strict_cli),           cmocka_unit_test(test_gzip_input),
+        cmocka_unit_test(test_profiler_step_rows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
