@@ -3,6 +3,9 @@
 #                         trace files (golden table, sorts, groupings, CSV/JSON,
 #                         stacks, merging, every bad-input class)
 #   mktrace               writes the hand-made files (and the fuzz corpus)
+#   test_robust           cmocka (ASan+UBSan): issue 16's faults
+#   real.sh               prog_robust's real recordings (deep, many threads,
+#                         killed, steps) read by the reporter
 #   trace_json.sh         the trace JSON parsed back by python3: nesting,
 #                         ordering, escaping, merged pids
 #   fuzz_short.sh         a short libFuzzer run over the corpus
@@ -26,11 +29,16 @@ $(REP_T)/test_robust: tests/reporter/test_robust.c tests/reporter/tw.h $(REPORTE
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -Iinclude -Ireporter -Itests/reporter $< $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
 
+# A program recording what test_robust builds by hand (real.sh).
+$(REP_T)/prog_robust: tests/reporter/prog_robust.c $(HEADER)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
+
 $(REP_T)/mktrace: tests/reporter/mktrace.c tests/reporter/tw.h $(HEADER)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 
-TEST_BINS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/mktrace $(REP_T)/test_robust \
+TEST_BINS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/mktrace $(REP_T)/test_robust $(REP_T)/prog_robust \
              $(BUILD)/scopeprof $(BUILD)/fuzz_read $(BUILD)/samples/train_cpu
-TEST_CMDS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/test_robust tests/reporter/trace_json.sh \
+TEST_CMDS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/test_robust tests/reporter/real.sh tests/reporter/trace_json.sh \
              tests/reporter/fuzz_short.sh tests/reporter/devtools.sh
