@@ -9,7 +9,9 @@
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
+#ifndef SP_NO_ZLIB /* reporter/rules.mk: zlib.h was not found */
 #include <zlib.h>
+#endif
 
 #include "json.h"
 
@@ -104,6 +106,18 @@ int sp_filter_keep(void *ctx, const sp_reader *r, uint32_t slot, const sp_event 
 }
 
 /* ---- gzip output ---------------------------------------------------------------- */
+int sp_output_is_gz(const char *name) {
+    size_t n = strlen(name);
+    return n >= 3 && strcmp(name + n - 3, ".gz") == 0;
+}
+
+#ifdef SP_NO_ZLIB
+FILE *sp_output_open(const char *path, int gz_wanted) {
+    if (!gz_wanted) return fopen(path, "w");
+    errno = ENOTSUP; /* the caller names the package (output.c) */
+    return NULL;
+}
+#else
 static ssize_t gz_write(void *c, const char *buf, size_t n) {
     size_t done = 0;
     while (done < n) { /* gzwrite takes an unsigned count */
@@ -124,11 +138,6 @@ static int gz_seek(void *c, off64_t *off, int whence) {
 
 static int gz_close(void *c) { return gzclose((gzFile)c) == Z_OK ? 0 : EOF; }
 
-int sp_output_is_gz(const char *name) {
-    size_t n = strlen(name);
-    return n >= 3 && strcmp(name + n - 3, ".gz") == 0;
-}
-
 FILE *sp_output_open(const char *path, int gz_wanted) {
     if (!gz_wanted) return fopen(path, "w");
     /* Level 1: JSON compresses well even so, and a big trace would spend
@@ -144,6 +153,7 @@ FILE *sp_output_open(const char *path, int gz_wanted) {
     if (!f) gzclose(gz);
     return f;
 }
+#endif
 
 /* ---- Progress -------------------------------------------------------------- */
 enum { CHECK_EVERY = 1 << 16 }; /* events between clock reads */

@@ -38,6 +38,13 @@ static char *temp_name(const char *final) {
 int sp_dest_open(sp_dest *o, const char *path, char *const *inputs, int ninputs, FILE *err) {
     memset(o, 0, sizeof *o);
     o->path = path;
+#ifdef SP_NO_ZLIB
+    if (sp_output_is_gz(path)) {
+        fprintf(err, "scopeprof: cannot write '%s' gzip-compressed: this scopeprof was built without "
+                "zlib (Debian package zlib1g-dev); write it plain and gzip it\n", path);
+        return SP_EXIT_OUTPUT;
+    }
+#endif
     struct stat st;
     int exists = stat(path, &st) == 0;
     for (int i = 0; exists && i < ninputs; i++)

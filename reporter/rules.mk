@@ -7,9 +7,20 @@ REPORTER_SRCS := reporter/read.c reporter/chrome.c reporter/tree.c reporter/json
 REPORTER_HDRS := reporter/read.h reporter/chrome.h reporter/tree.h reporter/json.h reporter/cli.h \
                  reporter/report.h reporter/flame.h reporter/filter.h reporter/output.h reporter/gz.h \
                  $(HEADER)
-# -lm: chrome.c rounds JSON numbers (llround); -lz: gzip output (filter.c) and
-# input (gz.c)
-REPORTER_LIBS := -lm -lz $(LDLIBS)
+# -lm: chrome.c rounds JSON numbers (llround). -lz: gzip output (filter.c)
+# and input (gz.c), when zlib's header is there (Debian: zlib1g-dev). Without
+# it, -DSP_NO_ZLIB (it reaches the compiler: every rule compiles and links in
+# one command) builds a reporter that refuses gzip naming the package, and
+# `make` says so.
+HAVE_ZLIB ?= $(shell printf '\043include <zlib.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+REPORTER_LIBS := $(if $(filter 1,$(HAVE_ZLIB)),-lz,-DSP_NO_ZLIB) -lm $(LDLIBS)
+
+ifneq ($(HAVE_ZLIB),1)
+all: skipped-gzip
+.PHONY: skipped-gzip
+skipped-gzip:
+	@echo "skipped: gzip input and output (.gz) in $(BUILD)/scopeprof: no zlib.h; install zlib1g-dev (Debian) to have them"
+endif
 
 all: $(BUILD)/scopeprof
 
