@@ -5,6 +5,7 @@
 set -u
 need=()
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
+# What each is for, and its size: README.md, "Platform and dependencies".
 # zlib1g-dev: the reporter's gzip output; cmake, pkgconf, groff-base: the
 # install test (find_package, pkg-config, man pages); hipcc: the HIP C++
 # build of tests/gpu/user_builds.sh. Arguments: more packages (`make
