@@ -13,21 +13,21 @@
 #                        the process named from the JSON
 #   fuzz_chrome.sh       a short libFuzzer run of $(BUILD)/fuzz_chrome
 CHR_T    := $(BUILD)/tests/chrome
-CHR_SRCS := reporter/chrome.c reporter/read.c
-CHR_HDRS := reporter/chrome.h reporter/read.h $(HEADER)
+CHR_SRCS := reporter/chrome.c reporter/read.c reporter/gz.c
+CHR_HDRS := reporter/chrome.h reporter/read.h reporter/gz.h $(HEADER)
 
 $(CHR_T)/%: tests/chrome/%.c $(CHR_SRCS) $(CHR_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Ireporter $< $(CHR_SRCS) -o $@ -lm $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Ireporter $< $(CHR_SRCS) -o $@ $(REPORTER_LIBS)
 
 $(CHR_T)/%_asan: tests/chrome/%.c $(CHR_SRCS) $(CHR_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -Iinclude -Ireporter $< $(CHR_SRCS) -o $@ -lm $(LDLIBS)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -Iinclude -Ireporter $< $(CHR_SRCS) -o $@ $(REPORTER_LIBS)
 
 $(BUILD)/fuzz_chrome: reporter/fuzz_chrome.c $(CHR_SRCS) $(CHR_HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(CSTD) $(WARN) -O1 -g -Iinclude -Ireporter -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=all reporter/fuzz_chrome.c $(CHR_SRCS) -o $@ -lm $(LDLIBS)
+	  -fno-sanitize-recover=all reporter/fuzz_chrome.c $(CHR_SRCS) -o $@ $(REPORTER_LIBS)
 
 TEST_BINS += $(CHR_T)/test_chrome $(CHR_T)/test_chrome_asan $(CHR_T)/chrome_table \
              $(CHR_T)/chrome_table_asan $(BUILD)/fuzz_chrome $(BUILD)/scopeprof \
