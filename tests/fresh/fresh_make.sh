@@ -10,8 +10,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory BUILD="$work/b" HAVE_HIP= HAVE_ZLIB= >"$work/log" 2>&1 || fail "make: exit $?: $(tail -5 "$work/log")"
 grep -q "^skipped: $work/b/samples/gpu_masking (the GPU sample): no HIP headers; install libamdhip64-dev" "$work/log" \
   || fail "no line naming the skipped GPU sample: $(cat "$work/log")"
-grep -q "^skipped: gzip input (.json.gz) in $work/b/scopeprof: no zlib.h; install zlib1g-dev" "$work/log" \
-  || fail "no line naming the skipped gzip input: $(cat "$work/log")"
+grep -q "^skipped: gzip input and output (.gz) in $work/b/scopeprof: no zlib.h; install zlib1g-dev" "$work/log" \
+  || fail "no line naming the skipped gzip support: $(cat "$work/log")"
 [ -x "$work/b/scopeprof" ] && [ -x "$work/b/samples/train_cpu" ] || fail "the reporter or the CPU sample was not built"
 [ ! -e "$work/b/samples/gpu_masking" ] || fail "the GPU sample was built"
 grep -q -- "-lamdhip64\|-lz " "$work/log" && fail "linked what is missing: $(cat "$work/log")"
