@@ -1175,11 +1175,11 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
 }
 
 static int cmd_html(opts *o, FILE *out, FILE *err) {
-    return sp_cmd_html(o->files, o->nfiles, o->output, o->limit, out, err);
+    return sp_cmd_html(o->files, o->nfiles, o->output, o->out_name, o->limit, out, err);
 }
 
 static int cmd_flame(opts *o, FILE *out, FILE *err) {
-    return sp_cmd_flame(o->files, o->nfiles, o->output, out, err);
+    return sp_cmd_flame(o->files, o->nfiles, o->output, o->out_name, out, err);
 }
 
 /* The same file given twice (by any path: same device and inode) would be

@@ -13,9 +13,10 @@
 #include "json.h"
 #include "report.h"
 
-/* Write what was built in memory to `path` ("-" or NULL: out). Only called
- * once the inputs were read, so a bad input never empties an old report. */
-static int write_output(const char *path, const sp_out *m, FILE *out, FILE *err) {
+/* Write what was built in memory to `path` ("-" or NULL: out, which is
+ * `name`: cli.c opens -o OUT itself, output.h). Only called once the inputs
+ * were read, so a bad input never empties an old report. */
+static int write_output(const char *path, const char *name, const sp_out *m, FILE *out, FILE *err) {
     int to_stdout = !path || strcmp(path, "-") == 0;
     if (m->err) {
         fprintf(err, "scopeprof: out of memory\n");
@@ -30,7 +31,7 @@ static int write_output(const char *path, const sp_out *m, FILE *out, FILE *err)
     bad |= fflush(f) != 0 || ferror(f);
     if (!to_stdout) bad |= fclose(f) != 0;
     if (bad) {
-        fprintf(err, "scopeprof: cannot write '%s'\n", to_stdout ? "standard output" : path);
+        fprintf(err, "scopeprof: cannot write '%s'\n", to_stdout ? (name ? name : "standard output") : path);
         return SP_EXIT_OUTPUT;
     }
     return SP_EXIT_OK;
@@ -52,7 +53,7 @@ static const char *base_name(const char *p) {
     return s ? s + 1 : p;
 }
 
-int sp_cmd_flame(char **files, int nfiles, const char *output, FILE *out, FILE *err) {
+int sp_cmd_flame(char **files, int nfiles, const char *output, const char *name, FILE *out, FILE *err) {
     scopeprof_agg a;
     int usable;
     int rc = sp_aggregate(files, nfiles, 1, NULL, NULL, &a, NULL, &usable, err);
@@ -72,7 +73,7 @@ int sp_cmd_flame(char **files, int nfiles, const char *output, FILE *out, FILE *
         sp_flame_svg(f, &m, 1200, 1, title);
     }
     sp_flame_free(f);
-    int wr = write_output(output, &m, out, err);
+    int wr = write_output(output, name, &m, out, err);
     sp_out_free(&m);
     return wr != SP_EXIT_OK ? wr : rc;
 }
@@ -399,7 +400,8 @@ static void put_table(sp_out *o, const char *text) {
     sp_out_str(o, "</pre>\n");
 }
 
-int sp_cmd_html(char **files, int nfiles, const char *output, long limit, FILE *out, FILE *err) {
+int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, long limit, FILE *out,
+                FILE *err) {
     for (int i = 0; i < nfiles; i++)
         if (strcmp(files[i], "-") == 0) {
             fprintf(err, "scopeprof: html reads each file twice, so not standard input\n");
@@ -489,7 +491,7 @@ int sp_cmd_html(char **files, int nfiles, const char *output, long limit, FILE *
     free(text);
     sp_flame_free(f);
     tl_free(&tl);
-    int wr = write_output(output, &m, out, err);
+    int wr = write_output(output, name, &m, out, err);
     sp_out_free(&m);
     return wr != SP_EXIT_OK ? wr : rc;
 }

@@ -27,8 +27,10 @@ typedef void (*sp_tap_fn)(void *ctx, int file, const sp_reader *r, const sp_thre
 int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_ctx,
                  scopeprof_agg *out, FILE *footer, int *usable, FILE *err);
 
-/* The commands (html.c); options as parsed by cli.c. */
-int sp_cmd_html(char **files, int nfiles, const char *output, long limit, FILE *out, FILE *err);
-int sp_cmd_flame(char **files, int nfiles, const char *output, FILE *out, FILE *err);
+/* The commands (html.c); options as parsed by cli.c. output NULL: write to
+ * out, named `name` in messages. */
+int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, long limit, FILE *out,
+                FILE *err);
+int sp_cmd_flame(char **files, int nfiles, const char *output, const char *name, FILE *out, FILE *err);
 
 #endif
