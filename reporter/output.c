@@ -77,11 +77,10 @@ int sp_dest_open(sp_dest *o, const char *path, char *const *inputs, int ninputs,
         return SP_EXIT_OUTPUT;
     }
     /* The mode a plain create would give (mkstemp makes 0600), or the
-     * replaced file's. */
+     * replaced file's; best effort: the output is good without it. */
     mode_t mask = umask(0);
     umask(mask);
-    if (fchmod(fd, exists ? st.st_mode & 07777 : 0666 & ~mask) != 0) { /* best effort */
-    }
+    if (fchmod(fd, exists ? st.st_mode & 07777 : 0666 & ~mask) != 0) errno = 0;
     close(fd);
     /* Compressed or not by OUT's name, whatever the temporary's. */
     o->f = sp_output_open(o->tmp, sp_output_is_gz(path));
