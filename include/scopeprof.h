@@ -124,8 +124,8 @@
 
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
-#define SCOPEPROF_FORMAT_MAJOR 2
-#define SCOPEPROF_FORMAT_MINOR 1 /* 2.1: GPU record status 2 (captured) */
+#define SCOPEPROF_FORMAT_MAJOR 3
+#define SCOPEPROF_FORMAT_MINOR 0 /* 3.0: header CRC, chunk CRCs over the chunk header */
 
 /* A declaration that generates no code, data or symbol: an enum constant
  * with a name of its own (__COUNTER__), its value reading the macro argument
@@ -392,6 +392,12 @@ typedef struct scopeprof_gpu_record {
 } scopeprof_gpu_record;
 /* CRC-32 (IEEE, as zlib's crc32): start with crc = 0, feed pieces in order. */
 uint32_t scopeprof_crc32(uint32_t crc, const void *data, size_t n);
+/* Format 3 checksums (docs/FORMAT.md). A chunk's CRC field holds the CRC of
+ * its payload continued over bytes 0-11 of its header (magic, type, length):
+ * pass the payload's CRC and the header. The file header ends with the CRC
+ * of all its bytes before it. */
+uint32_t scopeprof_chunk_crc(uint32_t payload_crc, const unsigned char *chunk_header);
+#define SCOPEPROF_FILE_CRC_SINCE 3 /* the first major version with these */
 
 #ifdef __cplusplus
 }
@@ -672,6 +678,12 @@ SCOPEPROF__API uint32_t scopeprof_crc32(uint32_t crc, const void *data, size_t n
     }
     while (n--) c = (c >> 8) ^ t[0][(c ^ *p++) & 0xFF];
     return ~c;
+}
+
+SCOPEPROF__API uint32_t scopeprof_chunk_crc(uint32_t payload_crc, const unsigned char *chunk_header) {
+    /* Payload first, then the header: a streaming writer knows the length
+     * only once the payload is done. */
+    return scopeprof_crc32(payload_crc, chunk_header, 12);
 }
 
 /* ---- Event records (see "Event records" above) ---------------------------- */
@@ -2286,7 +2298,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t ty
     scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
     scopeprof__put32(h + 4, type);
     scopeprof__put32(h + 8, len);
-    scopeprof__put32(h + 12, scopeprof_crc32(0, payload, len));
+    scopeprof__put32(h + 12, scopeprof_chunk_crc(scopeprof_crc32(0, payload, len), h));
     if (scopeprof__write_all(g, h, sizeof h) == 0) scopeprof__write_all(g, payload, len);
 }
 
@@ -2324,18 +2336,22 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     }
     const char *prog = g->prog;
     uint32_t plen = (uint32_t)strnlen(prog, sizeof g->prog);
-    unsigned char h[SCOPEPROF_FILE_HEADER_SIZE + 256];
+    unsigned char h[SCOPEPROF_FILE_HEADER_SIZE + 256 + 4];
     memset(h, 0, sizeof h);
     memcpy(h, SCOPEPROF_FILE_MAGIC, 8);
     scopeprof__put32(h + 8, SCOPEPROF_FORMAT_MAJOR | (SCOPEPROF_FORMAT_MINOR << 16));
-    scopeprof__put32(h + 12, SCOPEPROF_FILE_HEADER_SIZE + plen);
+    scopeprof__put32(h + 12, SCOPEPROF_FILE_HEADER_SIZE + plen + 4);
     scopeprof__put64(h + 16, (uint64_t)g->pid);
     scopeprof__put64(h + 24, scopeprof__to_ns(g, g->tick0));
     scopeprof__put64(h + 32, (uint64_t)g->realtime_minus_mono);
     scopeprof__put32(h + 40, g->rank >= 0 ? (uint32_t)g->rank : 0xFFFFFFFFu);
     scopeprof__put32(h + 44, plen);
     memcpy(h + SCOPEPROF_FILE_HEADER_SIZE, prog, plen);
-    scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen);
+    /* The header's own CRC (format 3): a flipped bit in the rank or the start
+     * time would otherwise read as a valid value. */
+    scopeprof__put32(h + SCOPEPROF_FILE_HEADER_SIZE + plen,
+                     scopeprof_crc32(0, h, SCOPEPROF_FILE_HEADER_SIZE + plen));
+    scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen + 4);
 }
 
 /* SITES chunk with every site not written yet. No allocation (it also runs
@@ -2374,7 +2390,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g) {
     scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
     scopeprof__put32(h + 4, SCOPEPROF_CHUNK_SITES);
     scopeprof__put32(h + 8, len);
-    scopeprof__put32(h + 12, crc);
+    scopeprof__put32(h + 12, scopeprof_chunk_crc(crc, h));
     if (scopeprof__write_all(g, h, sizeof h) == 0) scopeprof__sites_pass(g, upto, 1, &len, &crc);
     g->sites_written = upto;
 }
@@ -2452,7 +2468,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_gpu(scopeprof__state *g, const scopepr
             scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
             scopeprof__put32(h + 4, SCOPEPROF_CHUNK_GPU);
             scopeprof__put32(h + 8, len);
-            scopeprof__put32(h + 12, crc);
+            scopeprof__put32(h + 12, scopeprof_chunk_crc(crc, h));
             if (scopeprof__write_all(g, h, sizeof h) || scopeprof__write_all(g, b, 8)) return;
         } else {
             crc = scopeprof_crc32(0, b, 8);
@@ -2574,7 +2590,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
     scopeprof__put32(h + 4, SCOPEPROF_CHUNK_EVENTS);
     scopeprof__put32(h + 8, len);
-    scopeprof__put32(h + 12, crc);
+    scopeprof__put32(h + 12, scopeprof_chunk_crc(crc, h));
     if (scopeprof__write_all(g, h, sizeof h) == 0 && scopeprof__write_all(g, pre, 8) == 0)
         scopeprof__write_all(g, b, out);
 }
@@ -2767,7 +2783,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
                 scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
                 scopeprof__put32(h + 4, SCOPEPROF_CHUNK_STEPS);
                 scopeprof__put32(h + 8, 8 + n * 24);
-                scopeprof__put32(h + 12, crc);
+                scopeprof__put32(h + 12, scopeprof_chunk_crc(crc, h));
                 if (scopeprof__write_all(g, h, sizeof h) || scopeprof__write_all(g, b, 8)) return;
             }
             for (uint32_t i = g->steps_written; i < g->nsteps; i++) {

@@ -460,6 +460,19 @@ static int read_header(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
     got = want(r, h->header_len);
     p = (r->mem ? r->mem : r->buf) + r->lo;
     if (got < h->header_len) return fail(res, SP_TRUNCATED, got, "file header cut short");
+    if (h->major >= SCOPEPROF_FILE_CRC_SINCE) { /* the header ends with its CRC */
+        uint32_t c = h->header_len >= SCOPEPROF_FILE_HEADER_SIZE + plen + 4
+                         ? scopeprof_crc32(0, p, h->header_len - 4) : 0;
+        uint32_t stored = h->header_len >= SCOPEPROF_FILE_HEADER_SIZE + plen + 4
+                              ? get32(p + h->header_len - 4) : ~c;
+#ifdef SP_FUZZ_IGNORE_CRC
+        stored = c;
+#endif
+        if (c != stored)
+            return CORRUPT("bad file header CRC (stored 0x%08x, computed 0x%08x): the header "
+                           "(version, pid, start time, rank or program name) is damaged",
+                           stored, c);
+    }
     size_t keep = plen < sizeof h->prog - 1 ? plen : sizeof h->prog - 1;
     memcpy(h->prog, p + SCOPEPROF_FILE_HEADER_SIZE, keep);
     h->prog[keep] = 0;
@@ -469,28 +482,113 @@ static int read_header(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
     return 0;
 }
 
+/* The CRC a chunk whose header is h and payload p should carry: of the
+ * payload alone before format 3, of the payload and the header's first 12
+ * bytes since (docs/FORMAT.md). */
+static uint32_t chunk_crc(const sp_reader *r, const unsigned char *h, const unsigned char *p,
+                          uint32_t len) {
+    uint32_t c = scopeprof_crc32(0, p, len);
+    return r->hdr.major >= SCOPEPROF_FILE_CRC_SINCE ? scopeprof_chunk_crc(c, h) : c;
+}
+
+/* Check the chunk at the read position, leaving header and payload
+ * contiguous. 0 if it is whole and valid; else SP_TRUNCATED (the input ends
+ * inside it) or SP_CORRUPT, with why[] and *at (where the problem is). */
+static int check_chunk(sp_reader *r, char *why, size_t nwhy, uint64_t *at) {
+    uint64_t off = r->off;
+    *at = off;
+    size_t got = want(r, SCOPEPROF_CHUNK_HEADER_SIZE);
+    const unsigned char *h = (r->mem ? r->mem : r->buf) + r->lo;
+    if (got < SCOPEPROF_CHUNK_HEADER_SIZE) {
+        *at = off + got;
+        snprintf(why, nwhy, "chunk header cut short");
+        return SP_TRUNCATED;
+    }
+    uint32_t magic = get32(h), type = get32(h + 4), len = get32(h + 8), crc = get32(h + 12);
+    if (magic != SCOPEPROF_CHUNK_MAGIC) {
+        snprintf(why, nwhy, "bad chunk magic 0x%08x", magic);
+        return SP_CORRUPT;
+    }
+    if (len > SP_MAX_CHUNK) {
+        snprintf(why, nwhy, "absurd chunk length %u", len);
+        return SP_CORRUPT;
+    }
+    got = want(r, (size_t)SCOPEPROF_CHUNK_HEADER_SIZE + len);
+    h = (r->mem ? r->mem : r->buf) + r->lo;
+    if (got < (size_t)SCOPEPROF_CHUNK_HEADER_SIZE + len) {
+        *at = off + got;
+        snprintf(why, nwhy, "chunk of type %u cut short", type);
+        return SP_TRUNCATED;
+    }
+    uint32_t c = chunk_crc(r, h, h + SCOPEPROF_CHUNK_HEADER_SIZE, len);
+#ifdef SP_FUZZ_IGNORE_CRC
+    c = crc; /* the fuzzer's mutations then reach the payload parsers */
+#endif
+    if (c != crc) {
+        snprintf(why, nwhy, "bad chunk CRC (stored 0x%08x, computed 0x%08x)", crc, c);
+        return SP_CORRUPT;
+    }
+    return 0;
+}
+
+/* After damage at the read position: move to the next place where a whole,
+ * valid chunk starts (its CRC covers its length from format 3 on, so a
+ * chunk found this way is trusted as much as one reached by walking).
+ * Returns 0 when the input ends first. */
+static int resync(sp_reader *r) {
+    char why[160];
+    uint64_t at;
+    consume(r, 1);
+    for (;;) {
+        size_t got = want(r, SCOPEPROF_CHUNK_HEADER_SIZE);
+        if (got < SCOPEPROF_CHUNK_HEADER_SIZE) return 0;
+        const unsigned char *p = (r->mem ? r->mem : r->buf) + r->lo;
+        /* The magic's first byte, in what is buffered. */
+        const unsigned char *q = memchr(p, SCOPEPROF_CHUNK_MAGIC & 0xFF, r->hi - r->lo);
+        if (!q) {
+            consume(r, r->hi - r->lo);
+            continue;
+        }
+        if (q != p) {
+            consume(r, (size_t)(q - p));
+            continue;
+        }
+        if (check_chunk(r, why, sizeof why, &at) == 0) return 1;
+        consume(r, 1);
+    }
+}
+
+/* A problem that does not stop the reading (damage skipped, an END count
+ * that disagrees): the first one is what the result reports. */
+static void note_problem(sp_result *res, int status, uint64_t at, const char *why) {
+    if (res->problems++ == 0) {
+        res->status = status;
+        res->offset = at;
+        snprintf(res->msg, sizeof res->msg, "%s", why);
+    }
+}
+
 static int read_all(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
     int rc = read_header(r, cb, res);
     if (rc) return rc;
     for (;;) {
-        uint64_t off = r->off;
-        size_t got = want(r, SCOPEPROF_CHUNK_HEADER_SIZE);
-        if (got == 0) return 0;
-        const unsigned char *p = (r->mem ? r->mem : r->buf) + r->lo;
-        if (got < SCOPEPROF_CHUNK_HEADER_SIZE)
-            return fail(res, SP_TRUNCATED, off + got, "chunk header cut short");
-        uint32_t magic = get32(p), type = get32(p + 4), len = get32(p + 8), crc = get32(p + 12);
-        if (magic != SCOPEPROF_CHUNK_MAGIC) return CORRUPT("bad chunk magic 0x%08x", magic);
-        if (len > SP_MAX_CHUNK) return CORRUPT("absurd chunk length %u", len);
-        got = want(r, (size_t)SCOPEPROF_CHUNK_HEADER_SIZE + len);
-        if (got < (size_t)SCOPEPROF_CHUNK_HEADER_SIZE + len)
-            return fail(res, SP_TRUNCATED, off + got, "chunk of type %u cut short", type);
-        p = (r->mem ? r->mem : r->buf) + r->lo + SCOPEPROF_CHUNK_HEADER_SIZE;
-        uint32_t c = scopeprof_crc32(0, p, len);
-#ifdef SP_FUZZ_IGNORE_CRC
-        c = crc; /* the fuzzer's mutations then reach the payload parsers */
-#endif
-        if (c != crc) return CORRUPT("bad chunk CRC (stored 0x%08x, computed 0x%08x)", crc, c);
+        uint64_t off = r->off, at;
+        if (want(r, 1) == 0) break;
+        char why[160];
+        int st = check_chunk(r, why, sizeof why, &at);
+        if (st) {
+            /* Damage (a flipped bit in a length, a type, a payload): go on
+             * from the next valid chunk, so one bad chunk loses only itself.
+             * Nothing valid after it: the file ends there, as before. */
+            note_problem(res, st, at, why);
+            if (!resync(r)) break;
+            res->skipped += r->off - off;
+            res->resynced++;
+            continue;
+        }
+        const unsigned char *h = (r->mem ? r->mem : r->buf) + r->lo;
+        const unsigned char *p = h + SCOPEPROF_CHUNK_HEADER_SIZE;
+        uint32_t type = get32(h + 4), len = get32(h + 8);
         switch (type) {
         case SCOPEPROF_CHUNK_SITES: rc = read_sites(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_THREAD: rc = read_thread(r, p, len, off, res); break;
@@ -499,13 +597,31 @@ static int read_all(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
         case SCOPEPROF_CHUNK_DEVICE: rc = read_device(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_STEPS: rc = read_steps(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_MEMORY: rc = read_memory(r, p, len, off, res); break;
-        case SCOPEPROF_CHUNK_END: res->saw_end = 1; break;
+        case SCOPEPROF_CHUNK_END:
+            res->saw_end = 1;
+            /* The writer's count of the events in the file: fewer here
+             * means chunks were lost (damaged, or never written). */
+            if (len >= 8 && get64(p) != res->events) {
+                snprintf(why, sizeof why, "the END chunk counts %llu event(s), %llu were read",
+                         (unsigned long long)get64(p), (unsigned long long)res->events);
+                note_problem(res, SP_CORRUPT, off, why);
+            }
+            break;
         default: break; /* newer types: skipped */
         }
         if (rc) return rc;
         consume(r, SCOPEPROF_CHUNK_HEADER_SIZE + (size_t)len);
         res->good_end = r->off;
     }
+    if (!res->problems) return 0;
+    if (res->resynced) { /* damage in the middle: corruption, whatever its first look */
+        res->status = SP_CORRUPT;
+        size_t l = strlen(res->msg);
+        snprintf(res->msg + l, sizeof res->msg - l,
+                 "; %u damaged region(s), %llu byte(s) skipped, read on from the next valid chunk",
+                 res->resynced, (unsigned long long)res->skipped);
+    }
+    return res->status;
 }
 
 static void reader_free(sp_reader *r) {

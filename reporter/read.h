@@ -82,7 +82,12 @@ typedef struct sp_result {
     uint64_t events;   /* records delivered */
     int saw_end;       /* an END chunk was read */
     int native;        /* a .sprof file (whose writer ends it with END) */
-    char msg[160];     /* why, for SP_TRUNCATED / SP_CORRUPT / SP_IOERR */
+    char msg[256];     /* why, for SP_TRUNCATED / SP_CORRUPT / SP_IOERR */
+    /* Damage the reading went past: problems noted (the first one is in
+     * status/offset/msg), damaged regions skipped to the next valid chunk,
+     * and the bytes skipped. */
+    uint32_t problems, resynced;
+    uint64_t skipped;
     /* A site id defined again differently (the first definition is kept):
      * how many times, and the first id and chunk offset. Not an error. */
     uint32_t sites_redefined, redefined_id;

@@ -17,7 +17,8 @@
  *   once written by mistake, read the same and counted in
  *   t.events_chunks_4096 so the regression tests can insist it is 0),
  *   4 END, 5 GPU records, 6 DEVICE names, 7 STEPS, 8 MEMORY. Others skipped.
- * - Format 1 (24-byte events) and 2 (16- or 32-byte records); t.major says
+ * - Format 1 (24-byte events), 2 (16- or 32-byte records) and 3 (as 2, with
+ *   the header CRC and chunk CRCs that cover the chunk header); t.major says
  *   which, t.long_records and t.event_bytes how the events were stored.
  * - No fixed limits on sites, threads, events or name lengths (except
  *   devices: 16, MEMORY rows: 64).
@@ -103,18 +104,19 @@ static inline uint64_t tr_u64(const unsigned char *p) {
     return (uint64_t)tr_u32(p) | (uint64_t)tr_u32(p + 4) << 32;
 }
 
-/* CRC-32, IEEE polynomial (zlib's crc32() of a fresh start). */
-static inline uint32_t tr_crc32(const unsigned char *p, size_t n) {
+/* CRC-32, IEEE polynomial, continued from `crc` (zlib's crc32(crc, p, n)). */
+static inline uint32_t tr_crc32_from(uint32_t crc, const unsigned char *p, size_t n) {
     uint32_t table[256];
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
         for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
         table[i] = c;
     }
-    uint32_t c = 0xFFFFFFFFu;
+    uint32_t c = ~crc;
     for (size_t i = 0; i < n; i++) c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
     return ~c;
 }
+static inline uint32_t tr_crc32(const unsigned char *p, size_t n) { return tr_crc32_from(0, p, n); }
 
 static inline char *tr_strdup(const unsigned char *s, uint32_t n) {
     char *d = (char *)malloc((size_t)n + 1);
@@ -290,6 +292,14 @@ static inline int tr_read(const char *path, tr_trace *t) {
         return 0;
     }
     t->major = tr_u32(b + 8) & 0xFFFFu;
+    /* Format 3: the header ends with its CRC; chunk CRCs cover the payload
+     * and then the chunk header's magic, type and length. */
+    if (t->major >= 3 && (tr_u32(b + 12) < 52 ||
+                          tr_crc32(b, tr_u32(b + 12) - 4) != tr_u32(b + tr_u32(b + 12) - 4))) {
+        snprintf(t->err, sizeof t->err, "bad header CRC");
+        free(b);
+        return 0;
+    }
     t->pid = tr_u64(b + 16);
     t->start_ns = tr_u64(b + 24);
     t->rank = tr_u32(b + 40);
@@ -305,7 +315,9 @@ static inline int tr_read(const char *path, tr_trace *t) {
             snprintf(t->err, sizeof t->err, "bad or cut chunk at %zu", pos);
             break;
         }
-        if (tr_crc32(p, len) != tr_u32(h + 12)) {
+        uint32_t crc = tr_crc32(p, len);
+        if (t->major >= 3) crc = tr_crc32_from(crc, h, 12);
+        if (crc != tr_u32(h + 12)) {
             snprintf(t->err, sizeof t->err, "bad crc at %zu", pos);
             break;
         }

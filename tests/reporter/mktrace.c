@@ -61,7 +61,7 @@ static int corpus(const char *dir) {
     w.n = 30;
     bad |= save(&w, dir, "header_cut");
     RESET();
-    tw_header_v(&w, 1, "p", 3);
+    tw_header_v(&w, 1, "p", 99);
     tw_end(&w, 0);
     bad |= save(&w, dir, "wrong_version");
     RESET();

@@ -335,7 +335,7 @@ static void test_bad_inputs(void **state) {
     (void)state;
     expect_error("empty", 1, "offset 0: empty file");
     expect_error("bad_magic", 1, "offset 0: not a scopeprof trace");
-    expect_error("wrong_version", 1, "offset 8: unsupported format version 3.0");
+    expect_error("wrong_version", 1, "offset 8: unsupported format version 99.0");
     expect_error("bad_chunk_magic", 1, "offset 95: bad chunk magic");
     expect_error("bad_crc", 1, "offset 95: bad chunk CRC");
     expect_error("absurd_length", 1, "offset 95: absurd chunk length");
@@ -623,7 +623,7 @@ static void test_per_rank_missing(void **state) {
     tw_thread(&w, 0, 9, "main");
     static const tw_ev ev[] = {{100000, 300000, 2, 1}, {0, 1000000, 1, 0}};
     tw_events(&w, 0, ev, 2);
-    tw_end(&w, 3);
+    tw_end(&w, 2);
     assert_int_equal(tw_save(&w, path("part.sprof")), 0);
     free(w.b);
     char *out, *err;
