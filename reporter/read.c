@@ -457,14 +457,16 @@ static int read_header(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
         h->header_len < SCOPEPROF_FILE_HEADER_SIZE + plen)
         return fail(res, SP_CORRUPT, 12, "bad header length %u (program name %u bytes)",
                     h->header_len, plen);
+    /* Format 3 fixes the length (48 + name + CRC): a damaged length or name
+     * length is told from a file cut short. */
+    if (h->major >= SCOPEPROF_FILE_CRC_SINCE && h->header_len != SCOPEPROF_FILE_HEADER_SIZE + plen + 4)
+        return fail(res, SP_CORRUPT, 12, "bad header length %u (program name %u bytes, header CRC 4)",
+                    h->header_len, plen);
     got = want(r, h->header_len);
     p = (r->mem ? r->mem : r->buf) + r->lo;
     if (got < h->header_len) return fail(res, SP_TRUNCATED, got, "file header cut short");
     if (h->major >= SCOPEPROF_FILE_CRC_SINCE) { /* the header ends with its CRC */
-        uint32_t c = h->header_len >= SCOPEPROF_FILE_HEADER_SIZE + plen + 4
-                         ? scopeprof_crc32(0, p, h->header_len - 4) : 0;
-        uint32_t stored = h->header_len >= SCOPEPROF_FILE_HEADER_SIZE + plen + 4
-                              ? get32(p + h->header_len - 4) : ~c;
+        uint32_t c = scopeprof_crc32(0, p, h->header_len - 4), stored = get32(p + h->header_len - 4);
 #ifdef SP_FUZZ_IGNORE_CRC
         stored = c;
 #endif
