@@ -1224,7 +1224,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 5u /* 5: the exit summary's per-thread level stacks (4: GPU pools per device) */
+#define SCOPEPROF__ABI 6u /* 6: signal, fd, oom, thread fields (5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -1298,6 +1298,10 @@ typedef struct scopeprof__state {
     int in_signal;    /* writing from a signal handler: no malloc, no stdio */
     int warned_slow_clock;
     int signals;      /* SCOPEPROF_SIGNALS: flush on SIGINT/SIGTERM/crashes */
+    /* A terminating signal whose handler found the lock held: whoever
+     * releases the lock next writes the trace and lets it act
+     * (scopeprof__unlock). 0: none. */
+    int sig_pending; /* atomic: set in a handler, read at every unlock */
     char prog[256];   /* program name, read once at start */
 } scopeprof__state;
 
@@ -1321,6 +1325,16 @@ static inline void scopeprof__warn(const char *fmt, ...) {
     /* write(2), not stdio: safe from any context, never interleaves oddly. */
     ssize_t w = write(2, buf, (size_t)n);
     (void)w;
+}
+
+/* Releasing the registry's lock is where a signal that arrived while it was
+ * held gets its trace written (see scopeprof__on_signal): under the lock,
+ * before any other thread can take it. Every slow path unlocks through here. */
+SCOPEPROF__INTERNAL void scopeprof__signal_finish(scopeprof__state *g);
+static inline void scopeprof__unlock(scopeprof__state *g) {
+    if (__builtin_expect(__atomic_load_n(&g->sig_pending, __ATOMIC_ACQUIRE) != 0, 0))
+        scopeprof__signal_finish(g);
+    pthread_mutex_unlock(&g->lock);
 }
 
 static inline uint64_t scopeprof__mono_ns(void) {
@@ -1697,7 +1711,7 @@ SCOPEPROF__API uint32_t scopeprof__site_register(scopeprof_site *s) {
         id = scopeprof__site_add(g, s->name, s);
         __atomic_store_n(&s->id, id, __ATOMIC_RELEASE);
     }
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
     return id;
 }
 
@@ -1741,7 +1755,7 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
             if (id) g->dyn_hash[j] = id;
         }
     }
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
     return id;
 }
 
@@ -1808,7 +1822,7 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
         t->cur = t->chunk->ev;
         t->lim = t->chunk->ev + SCOPEPROF_EVENTS_PER_CHUNK;
     }
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
     if (!t->chunk) {
         scopeprof__warn("scopeprof: out of memory for an event buffer");
         abort();
@@ -1863,7 +1877,7 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     int revived = t->chunk == NULL;
     if (g->finalized && !revived) {
         /* After the exit summary: keep the program running, drop events. */
-        pthread_mutex_unlock(&g->lock);
+        scopeprof__unlock(g);
         return t->chunk->ev;
     }
     if (!revived) scopeprof__queue(g, t, t->chunk, (uint32_t)(t->cur - t->chunk->ev));
@@ -1874,7 +1888,7 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
         c = scopeprof__chunk_alloc(g);
     }
     if (!c) {
-        pthread_mutex_unlock(&g->lock);
+        scopeprof__unlock(g);
         scopeprof__warn("scopeprof: out of memory for an event buffer");
         abort();
     }
@@ -1884,7 +1898,7 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     t->chunk = c;
     t->lim = c->ev + SCOPEPROF_EVENTS_PER_CHUNK;
     __atomic_store_n(&t->cur, &c->ev[0], __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
     if (revived) pthread_setspecific(g->key, t);
     return c->ev;
 }
@@ -1957,7 +1971,7 @@ SCOPEPROF__API void scopeprof__thread_name(const char *name) {
     pthread_mutex_lock(&g->lock);
     snprintf(t->name, sizeof t->name, "%s", name ? name : "");
     t->explicit_name = 1;
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
 }
 
 /* ---- Steps and schedules ---------------------------------------------------
@@ -2021,7 +2035,7 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
         char path[sizeof g->path];
         int c = g->cycle;
         memcpy(path, g->path, sizeof path);
-        pthread_mutex_unlock(&g->lock);
+        scopeprof__unlock(g);
         fn(g->no_output ? NULL : path, c, user);
         pthread_mutex_lock(&g->lock);
     }
@@ -2043,7 +2057,7 @@ SCOPEPROF__API void scopeprof__step(void) {
     scopeprof__state *g = scopeprof__state_get();
     pthread_mutex_lock(&g->lock);
     if (g->finalized) {
-        pthread_mutex_unlock(&g->lock);
+        scopeprof__unlock(g);
         return;
     }
     if (g->nsteps == g->steps_cap) {
@@ -2067,7 +2081,7 @@ SCOPEPROF__API void scopeprof__step(void) {
     }
     g->step++;
     g->step_start = now;
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
 }
 
 SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g) {
@@ -2091,7 +2105,7 @@ SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, in
     g->repeat = repeat;
     if (!g->cycle) g->cycle = 1;
     if (!g->base_path[0]) scopeprof__sched_start(g);
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
 }
 
 SCOPEPROF__API void scopeprof__on_cycle(scopeprof_cycle_fn fn, void *user) {
@@ -2099,7 +2113,7 @@ SCOPEPROF__API void scopeprof__on_cycle(scopeprof_cycle_fn fn, void *user) {
     pthread_mutex_lock(&g->lock);
     g->cycle_fn = fn;
     g->cycle_user = user;
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
 }
 
 SCOPEPROF__API void scopeprof__set_rank(int rank) {
@@ -2118,7 +2132,7 @@ SCOPEPROF__API void scopeprof__set_rank(int rank) {
             }
         }
     }
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
 }
 
 /* ---- Memory: PROFILE_ALLOC / PROFILE_FREE -------------------------------------
@@ -2243,7 +2257,7 @@ SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof__state *g, scope
                         "closed there", sr ? sr->name : "?", sr ? sr->file : "?",
                         sr ? sr->line : 0, when);
     }
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
     while (t->nranges) scopeprof__range_pop(t, scopeprof__ticks());
 }
 
@@ -2265,7 +2279,7 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     free(t->ranges);
     t->ranges = NULL;
     t->nranges = t->rcap = 0;
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
     scopeprof__tls = NULL;
 }
 
@@ -2634,7 +2648,7 @@ SCOPEPROF__API void scopeprof__flush(void) {
         scopeprof__write_queued(g, 1);
         scopeprof__write_partials(g);
     }
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
 }
 
 /* fork(): the parent's lock is held across the fork so the child inherits a
@@ -2648,7 +2662,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void) {
 
 SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void) {
     scopeprof__state *g = scopeprof__g;
-    if (g) pthread_mutex_unlock(&g->lock);
+    if (g) scopeprof__unlock(g);
 }
 
 SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
@@ -2829,7 +2843,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     if (!g->finalized) scopeprof__close_open_ranges(g, scopeprof__tls, "the program exited");
     pthread_mutex_lock(&g->lock);
     if (g->finalized) {
-        pthread_mutex_unlock(&g->lock);
+        scopeprof__unlock(g);
         return;
     }
     scopeprof__write_all_and_close(g);
@@ -2841,40 +2855,130 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
         scopeprof__print_memory(g, &mem, stderr);
         fflush(stderr);
     }
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
 }
 
-/* SIGINT, SIGTERM: write the trace, then let the signal do what it would
- * have done (the exit status is the same as without the profiler). Crashes
- * (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT): the same, best effort. Only
- * write(2)-level work happens here, and only if the registry's lock is free:
- * a thread interrupted inside the profiler's slow path never deadlocks. The
- * exit table is not printed (stdio is not async-signal-safe). */
+/* ---- Signals -----------------------------------------------------------------
+ * Terminating signals (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT): write the
+ * trace, then let the signal do what it would have done (the exit status is
+ * the same as without the profiler). Crashes (SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL, SIGABRT): the same, best effort. The exit table is not printed
+ * (stdio is not async-signal-safe).
+ *
+ * The trace is written under the registry's lock, and a handler must never
+ * wait for a lock that the thread it interrupted may hold. So:
+ * - lock free (trylock): the handler writes, with write(2) only;
+ * - held by the interrupted thread itself (its slow path is half done): the
+ *   handler leaves the signal pending in the registry and returns; that
+ *   thread finishes its slow path, and scopeprof__unlock writes the trace
+ *   and re-raises the signal before anyone else gets the lock;
+ * - held by another thread: the handler leaves the signal pending and waits
+ *   (trylock, nanosleep) for the holder's unlock, which does the same;
+ *   or it gets the lock and writes itself. After 10 s (a holder stuck in a
+ *   write to a full pipe, say) it gives up, says so, and lets the signal act.
+ * Crash signals cannot return to the faulting code: held by the thread
+ * itself, the trace is given up (said on stderr). */
+SCOPEPROF__INTERNAL int scopeprof__signal_deferrable(int sig) {
+    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE || sig == SIGQUIT;
+}
+
+/* Whether the calling thread holds the registry's lock. glibc records the
+ * owner's thread id in the mutex; elsewhere we cannot tell, and assume it
+ * does (then the signal waits for the next unlock instead of the lock). */
+static inline int scopeprof__lock_mine(scopeprof__state *g) {
+#ifdef __GLIBC__
+    return __atomic_load_n(&g->lock.__data.__owner, __ATOMIC_RELAXED) == (int)scopeprof__gettid();
+#else
+    (void)g;
+    return 1;
+#endif
+}
+
+static inline void scopeprof__sig_say(const char *a, const char *b, const char *c) {
+    ssize_t w = write(2, a, strlen(a));
+    if (b) w = write(2, b, strlen(b));
+    if (c) w = write(2, c, strlen(c));
+    (void)w;
+}
+
+/* The trace, from a handler or at the unlock after one: write(2) only.
+ * Lock held. */
+SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
+    if (g->finalized) return;
+    g->in_signal = 1;
+    scopeprof__write_all_and_close(g);
+    scopeprof__sig_say("scopeprof: signal received; trace written to '", g->path, "'\n");
+}
+
+/* Let sig act as if we had never caught it: default action, unblocked in
+ * this thread, raised. Returns only for a signal whose default is to go on. */
+static inline void scopeprof__reraise(int sig) {
+    sigset_t set;
+    signal(sig, SIG_DFL);
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__signal_finish(scopeprof__state *g) {
+    int sig = __atomic_exchange_n(&g->sig_pending, 0, __ATOMIC_ACQ_REL);
+    if (!sig) return;
+    scopeprof__signal_write(g);
+    scopeprof__reraise(sig); /* lock held: nothing is written after the END chunk */
+}
+
 SCOPEPROF__INTERNAL void scopeprof__on_signal(int sig) {
     static volatile sig_atomic_t busy;
+    int saved_errno = errno; /* a deferred signal returns to the program */
     scopeprof__state *g = scopeprof__g;
-    if (!busy && g && g->pid == (int)getpid()) {
-        busy = 1;
+    if (busy || !g || g->pid != (int)getpid()) {
+        scopeprof__reraise(sig);
+        errno = saved_errno;
+        return;
+    }
+    busy = 1;
+    if (pthread_mutex_trylock(&g->lock) == 0) {
+        scopeprof__signal_write(g);
+        scopeprof__reraise(sig);
+        pthread_mutex_unlock(&g->lock);
+        return;
+    }
+    int deferrable = scopeprof__signal_deferrable(sig);
+    if (scopeprof__lock_mine(g)) {
+        if (deferrable) {
+            __atomic_store_n(&g->sig_pending, sig, __ATOMIC_RELEASE); /* see scopeprof__unlock */
+            errno = saved_errno;
+            return;
+        }
+        scopeprof__sig_say("scopeprof: crash inside the profiler's locked code; trace not "
+                           "completed\n", NULL, NULL);
+        scopeprof__reraise(sig);
+        return;
+    }
+    if (deferrable) __atomic_store_n(&g->sig_pending, sig, __ATOMIC_RELEASE);
+    for (int i = 0; i < 10000; i++) { /* 10 s */
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
         if (pthread_mutex_trylock(&g->lock) == 0) {
-            if (!g->finalized) {
-                g->in_signal = 1;
-                scopeprof__write_all_and_close(g);
-                const char *m1 = "scopeprof: signal received; trace written to '";
-                ssize_t w = write(2, m1, strlen(m1));
-                w = write(2, g->path, strlen(g->path));
-                w = write(2, "'\n", 2);
-                (void)w;
-            }
+            /* The holder released it without finishing (it had checked
+             * before we set the flag), or the signal is a crash. */
+            __atomic_store_n(&g->sig_pending, 0, __ATOMIC_RELEASE);
+            scopeprof__signal_write(g);
+            scopeprof__reraise(sig);
             pthread_mutex_unlock(&g->lock);
+            return;
         }
     }
-    signal(sig, SIG_DFL);
-    raise(sig);
+    scopeprof__sig_say("scopeprof: signal received while another thread held the profiler's lock "
+                       "for 10 s; trace not completed\n", NULL, NULL);
+    scopeprof__reraise(sig);
 }
 
 /* Install the handlers where the program has none (SIG_DFL), once. */
 SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    static const int sigs[] = {SIGINT,  SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGSEGV,
+                               SIGBUS,  SIGFPE,  SIGILL, SIGABRT};
     if (!g->signals) return;
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
         struct sigaction old, sa;
@@ -3114,7 +3218,7 @@ SCOPEPROF__INTERNAL void scopeprof__gpu_publish_names(void) {
     for (int d = 0; d < SCOPEPROF__G_NAMED; d++)
         if (todo >> d & 1) memcpy(g->gpu_names[d], names[d], sizeof names[d]);
     g->gpu_named |= todo;
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
 }
 
 typedef struct scopeprof_gpu_scope { /* what a PROFILE_GPU_SCOPE variable holds */
@@ -3281,7 +3385,7 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_start(void) {
         g->gpu_take = scopeprof__gpu_take;
         g->gpu_ready = scopeprof__gpu_ready;
     }
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
     return 1;
 }
 
@@ -3470,7 +3574,7 @@ SCOPEPROF__INTERNAL scopeprof__gthread *scopeprof__gpu_thread(scopeprof__thread 
     scopeprof__state *g = scopeprof__state_get();
     pthread_mutex_lock(&g->lock); /* the writer reads t->gpu under this lock */
     t->gpu = gt;
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
     return gt;
 }
 

@@ -16,6 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -450,6 +454,70 @@ static int mode_flush_storm(void) {
     return 0;
 }
 
+/* ---- issue 17: signals while the profiler's lock is held --------------------
+ * "sig_locked self|other": thread W records "held_work" in rounds of 100000
+ * and flushes after each (the flush holds the registry's lock for
+ * milliseconds); every closed scope is counted in count.bin (a shared file
+ * mapping, so the count survives the kill). Main watches the lock's owner
+ * (glibc keeps it in the mutex) and, once W holds it, sends SIGTERM to W
+ * itself ("self": the handler interrupts the holder) or to main ("other").
+ * Exit: killed by SIGTERM; every counted event in the trace. */
+static volatile int held_tid;
+static volatile uint64_t *held_count;
+
+static void *held_worker(void *arg) {
+    (void)arg;
+    __atomic_store_n(&held_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    for (;;) {
+        for (int i = 0; i < 100000; i++) {
+            { PROFILE_SCOPE("held_work"); }
+            __atomic_add_fetch(held_count, 1, __ATOMIC_RELAXED);
+        }
+        PROFILE_FLUSH();
+    }
+    return NULL;
+}
+
+static int mode_sig_locked(const char *who) {
+    int fd = open("count.bin", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ftruncate(fd, 8) != 0) return 70;
+    held_count = (volatile uint64_t *)mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (held_count == MAP_FAILED) return 71;
+    { PROFILE_SCOPE("main_start"); } /* the registry exists from here */
+    *held_count = 1;
+    pthread_t th;
+    pthread_create(&th, NULL, held_worker, NULL);
+#if defined(__GLIBC__) && SCOPEPROF__ON
+    int tid;
+    while (!(tid = __atomic_load_n(&held_tid, __ATOMIC_ACQUIRE))) sched_yield();
+    while (__atomic_load_n(&scopeprof__g->lock.__data.__owner, __ATOMIC_RELAXED) != tid ||
+           __atomic_load_n(held_count, __ATOMIC_RELAXED) < 100000) {}
+    if (strcmp(who, "self") == 0) syscall(SYS_tgkill, (int)getpid(), tid, SIGTERM);
+    else syscall(SYS_tgkill, (int)getpid(), (int)syscall(SYS_gettid), SIGTERM);
+#else
+    (void)who;
+    kill(getpid(), SIGTERM);
+#endif
+    for (;;) pause();
+    return 0;
+}
+
+/* "pipe": "piped" x100, then writes to a pipe nobody reads (as `prog | head
+ * -1` after head exits): SIGPIPE. */
+static int mode_pipe(void) {
+    for (int i = 0; i < 100; i++) {
+        PROFILE_SCOPE("piped");
+        BUMP();
+    }
+    int p[2];
+    if (pipe(p) != 0) return 72;
+    close(p[0]);
+    for (;;) {
+        ssize_t w = write(p[1], "x\n", 2);
+        if (w < 0) return 73; /* only if SIGPIPE did not end us */
+    }
+}
+
 int main(int argc, char **argv) {
     ssize_t k = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
     if (k < 0) return 2;
@@ -473,6 +541,8 @@ int main(int argc, char **argv) {
     if (strcmp(m, "bigname") == 0) return mode_bigname();
     if (strcmp(m, "chdir") == 0) return mode_chdir();
     if (strcmp(m, "flush_storm") == 0) return mode_flush_storm();
+    if (strcmp(m, "sig_locked") == 0 && argc > 2) return mode_sig_locked(argv[2]);
+    if (strcmp(m, "pipe") == 0) return mode_pipe();
     fprintf(stderr, "prog_life: unknown mode '%s'\n", m);
     return 2;
 }

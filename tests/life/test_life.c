@@ -653,6 +653,73 @@ static void test_segv(void **state) {
     child_free(&r);
 }
 
+/* ==== Issue 17: signals while the lock is held; SIGHUP, SIGPIPE, SIGQUIT ====== */
+
+/* SIGTERM while thread W holds the registry's lock (it is flushing): sent
+ * to W itself (the handler interrupts the lock's holder) or to main (the
+ * handler must not wait forever, nor give up). Either way a whole trace with
+ * every event W closed (its count, kept in a shared file mapping). Before:
+ * the handler's trylock failed and nothing more was written. */
+static void expect_sig_locked(const char *who) {
+    child r;
+    child_run_args(&r, "prog_life", ARGS("sig_locked", who), NULL);
+    expect_killed(&r, SIGTERM);
+    FILE *f = fopen(path_in(&r, "count.bin"), "rb");
+    assert_non_null(f);
+    uint64_t count = 0;
+    assert_int_equal(fread(&count, sizeof count, 1, f), 1);
+    fclose(f);
+    tr_trace t;
+    read_whole(r.trace, &t);
+    if (tr_count(&t, "held_work") != count - 1)
+        fail_msg("%s: %llu held_work events in the trace, the program closed %llu", who,
+                 (unsigned long long)tr_count(&t, "held_work"), (unsigned long long)(count - 1));
+    assert_true(count > 100000);
+    assert_int_equal(tr_count(&t, "main_start"), 1);
+    expect_no_duplicates(&t);
+    tr_free(&t);
+    char msg[PATH_MAX + 64];
+    snprintf(msg, sizeof msg, "trace written to '%s'", r.trace);
+    assert_int_equal(child_lines_with(r.err, msg), 1);
+    child_free(&r);
+}
+
+static void test_signal_lock_held_by_target(void **state) {
+    (void)state;
+    expect_sig_locked("self");
+}
+
+static void test_signal_lock_held_by_other(void **state) {
+    (void)state;
+    expect_sig_locked("other");
+}
+
+/* SIGHUP, SIGPIPE and SIGQUIT end the program as without the profiler, with
+ * a whole trace. Before: no handler, no trace. */
+static void test_hup_pipe_quit(void **state) {
+    (void)state;
+    static const int sigs[] = {SIGHUP, SIGPIPE, SIGQUIT};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        char num[8];
+        snprintf(num, sizeof num, "%d", sigs[i]);
+        assert_int_equal(unprofiled_signal(num), sigs[i]);
+        child r;
+        child_run_args(&r, "prog_life", ARGS("fault", num), ENV("SCOPEPROF_SUMMARY=0"));
+        expect_killed(&r, sigs[i]);
+        expect_fault_trace(&r);
+        child_free(&r);
+    }
+    /* `prog | head -1` once head has gone: a write to a pipe nobody reads. */
+    child r;
+    child_run_args(&r, "prog_life", ARGS("pipe"), NULL);
+    expect_killed(&r, SIGPIPE);
+    tr_trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "piped"), 100);
+    tr_free(&t);
+    child_free(&r);
+}
+
 /* ==== Issue 6: ways out of a program ========================================== */
 
 static void test_exit_from_thread(void **state) {
@@ -981,6 +1048,9 @@ int main(void) {
         cmocka_unit_test(test_chdir_relative_output),
         cmocka_unit_test(test_fork_exec_explicit_output),
         cmocka_unit_test(test_flush_while_recording),
+        cmocka_unit_test(test_signal_lock_held_by_target),
+        cmocka_unit_test(test_signal_lock_held_by_other),
+        cmocka_unit_test(test_hup_pipe_quit),
     };
     return cmocka_run_group_tests_name("life" VARIANT, tests, NULL, NULL);
 }
