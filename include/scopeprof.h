@@ -2168,7 +2168,9 @@ SCOPEPROF__INTERNAL int scopeprof__live_put(scopeprof__state *g, uintptr_t p, ui
     return 0;
 }
 
-/* Remove p; returns its size, or -1 if it was not recorded. */
+/* Remove p; returns its size, or -1 if it was not recorded (or
+ * SCOPEPROF__INHERITED: allocated by the parent before a fork). */
+#define SCOPEPROF__INHERITED INT64_MIN
 SCOPEPROF__INTERNAL int64_t scopeprof__live_take(scopeprof__state *g, uintptr_t p, uint32_t dev) {
     if (!g->live_cap) return -1;
     uint32_t mask = g->live_cap - 1, j = scopeprof__live_slot(p, dev, g->live_cap);
@@ -2226,9 +2228,12 @@ SCOPEPROF__API void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int de
     int64_t b = scopeprof__live_take(g, ptr, (uint32_t)device);
     /* GPUs share one address space: a block freed while another device is
      * current is still found, on the device it was allocated on. */
-    for (uint32_t d = 1; b < 0 && device > 0 && d < 32; d++)
-        if (d != (uint32_t)device && (g->mem_used >> d & 1) && (b = scopeprof__live_take(g, ptr, d)) >= 0)
-            device = (int)d;
+    for (uint32_t d = 1; b == -1 && device > 0 && d < 32; d++)
+        if (d != (uint32_t)device && (b = scopeprof__live_take(g, ptr, d)) != -1) device = (int)d;
+    if (b == SCOPEPROF__INHERITED) { /* the parent's, before a fork: not in this profile */
+        pthread_mutex_unlock(&g->mlock);
+        return;
+    }
     if (b < 0 && g->unknown_frees++ == 0) {
         uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
         pthread_mutex_unlock(&g->mlock);
@@ -2655,20 +2660,45 @@ SCOPEPROF__API void scopeprof__flush(void) {
  * consistent registry. The child starts a fresh profile: the parent's events
  * and other threads are dropped (they are the parent's to write), the sites
  * are kept (call sites cache their ids), and the output gets the child's pid. */
+/* Every lock of the registry is held across the fork, in the one order the
+ * code nests them: g->lock, then g->mlock (the memory map). A lock left
+ * held by another thread would stay held forever in the child (the first
+ * PROFILE_ALLOC there hung when the fork came while a thread held mlock). */
 SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void) {
     scopeprof__state *g = scopeprof__g;
-    if (g) pthread_mutex_lock(&g->lock);
+    if (!g) return;
+    pthread_mutex_lock(&g->lock);
+    pthread_mutex_lock(&g->mlock);
 }
 
 SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void) {
     scopeprof__state *g = scopeprof__g;
-    if (g) scopeprof__unlock(g);
+    if (!g) return;
+    pthread_mutex_unlock(&g->mlock);
+    scopeprof__unlock(g);
+}
+
+/* The child's memory figures start at zero: its peak is what it allocates.
+ * Blocks the parent recorded are still live in the child's copy of the
+ * memory; their entries stay, marked, so that freeing one is neither an
+ * event nor an unknown free. */
+SCOPEPROF__INTERNAL void scopeprof__atfork_child_memory(scopeprof__state *g) {
+    pthread_mutex_init(&g->mlock, NULL);
+    for (uint32_t i = 0; i < g->live_cap; i++)
+        if (g->live[i].ptr) g->live[i].bytes = SCOPEPROF__INHERITED;
+    memset(g->mem_cur, 0, sizeof g->mem_cur);
+    memset(g->mem_peak, 0, sizeof g->mem_peak);
+    g->mem_used = 0;
+    g->unknown_frees = 0;
+    g->unknown_free_site = 0;
 }
 
 SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g) return;
     pthread_mutex_init(&g->lock, NULL);
+    scopeprof__atfork_child_memory(g);
+    __atomic_store_n(&g->sig_pending, 0, __ATOMIC_RELAXED); /* the parent's signal */
     scopeprof__thread *self = (scopeprof__thread *)pthread_getspecific(g->key);
     /* Every chunk but the forking thread's current one goes to the free list. */
     while (g->full_head) {

@@ -518,6 +518,80 @@ static int mode_pipe(void) {
     }
 }
 
+/* ---- issue 17: fork and the memory lock ---------------------------------------
+ * "fork_alloc N": a thread allocates and frees (PROFILE_ALLOC/FREE) without
+ * end while main forks N times; each child records one allocation and
+ * _exits. A child that does not end within 5 s is killed and counted.
+ * Prints "hung K". */
+static volatile int alloc_stop;
+static void *alloc_thread(void *arg) {
+    (void)arg;
+    static char blk[16];
+    while (!__atomic_load_n(&alloc_stop, __ATOMIC_RELAXED)) {
+        PROFILE_ALLOC(blk, 16);
+        PROFILE_FREE(blk);
+    }
+    return NULL;
+}
+
+static int mode_fork_alloc(int n) {
+    static char x[100];
+    { PROFILE_ALLOC(x, 100); PROFILE_FREE(x); } /* the registry exists */
+    pthread_t th;
+    pthread_create(&th, NULL, alloc_thread, NULL);
+    int hung = 0;
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid < 0) return 80;
+        if (pid == 0) {
+            PROFILE_ALLOC(x, 100);
+            PROFILE_FREE(x);
+            _exit(0);
+        }
+        int st = 0, waited = 0;
+        while (waitpid(pid, &st, WNOHANG) == 0) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+            if (++waited == 5000) {
+                kill(pid, SIGKILL);
+                waitpid(pid, &st, 0);
+                hung++;
+                break;
+            }
+        }
+    }
+    __atomic_store_n(&alloc_stop, 1, __ATOMIC_RELAXED);
+    pthread_join(th, NULL);
+    printf("hung %d\n", hung);
+    return 0;
+}
+
+/* "fork_mem": the parent allocates 1 MiB ("parent_block"), forks; the child
+ * allocates 100 b and frees it, frees the parent's block, and exits. The
+ * child's figures are its own: peak 100 b, final 0, no unknown free.
+ * Prints "child <pid> status <s>". */
+static int mode_fork_mem(void) {
+    static char big[1], small[1];
+    PROFILE_ALLOC(big, 1 << 20);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) return 81;
+    if (pid == 0) {
+        {
+            PROFILE_SCOPE("child_mem");
+            PROFILE_ALLOC(small, 100);
+            PROFILE_FREE(small);
+            PROFILE_FREE(big);
+        }
+        exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    PROFILE_FREE(big);
+    printf("child %d status %d\n", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     ssize_t k = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
     if (k < 0) return 2;
@@ -543,6 +617,8 @@ int main(int argc, char **argv) {
     if (strcmp(m, "flush_storm") == 0) return mode_flush_storm();
     if (strcmp(m, "sig_locked") == 0 && argc > 2) return mode_sig_locked(argv[2]);
     if (strcmp(m, "pipe") == 0) return mode_pipe();
+    if (strcmp(m, "fork_alloc") == 0 && argc > 2) return mode_fork_alloc(atoi(argv[2]));
+    if (strcmp(m, "fork_mem") == 0) return mode_fork_mem();
     fprintf(stderr, "prog_life: unknown mode '%s'\n", m);
     return 2;
 }

@@ -720,6 +720,47 @@ static void test_hup_pipe_quit(void **state) {
     child_free(&r);
 }
 
+/* ==== Issue 17: fork and the memory lock; the child's memory figures ========= */
+
+/* A fork while another thread holds the memory lock: before, the child's
+ * first PROFILE_ALLOC waited for it forever. */
+static void test_fork_while_allocating(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_life", ARGS("fork_alloc", "100"),
+                   ENV("SCOPEPROF_OUTPUT=none", "SCOPEPROF_SUMMARY=0"));
+    expect_exit(&r, 0);
+    assert_string_equal(r.out, "hung 0\n");
+    child_free(&r);
+}
+
+/* The child's peak is what the child allocated, not the parent's 1 MiB; the
+ * free of the parent's block is neither an event nor an unknown free. */
+static void test_fork_memory_figures(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_life", ARGS("fork_mem"), NULL);
+    expect_exit(&r, 0);
+    int pid = child_pid_of(&r);
+    char name[64];
+    snprintf(name, sizeof name, "trace.%d.sprof", pid);
+    tr_trace t;
+    read_whole(path_in(&r, name), &t);
+    assert_int_equal(t.nmem, 1);
+    assert_int_equal(t.mem[0].peak, 100);
+    assert_int_equal(t.mem[0].final, 0);
+    assert_int_equal(t.mem[0].unknown_frees, 0);
+    uint64_t mem_events = 0;
+    for (uint64_t i = 0; i < t.nev; i++) mem_events += (t.ev[i].depth & TR_MEM_FLAG) != 0;
+    assert_int_equal(mem_events, 2); /* +100, -100 */
+    tr_free(&t);
+    /* Exactly one table said "Peak CPU memory: 100 b" (the child's); the
+     * parent's says 1.00 Mb. */
+    assert_int_equal(child_lines_with(r.err, "Peak CPU memory: 100 b"), 1);
+    assert_int_equal(child_lines_with(r.err, "not recorded by PROFILE_ALLOC"), 0);
+    child_free(&r);
+}
+
 /* ==== Issue 6: ways out of a program ========================================== */
 
 static void test_exit_from_thread(void **state) {
@@ -1051,6 +1092,8 @@ int main(void) {
         cmocka_unit_test(test_signal_lock_held_by_target),
         cmocka_unit_test(test_signal_lock_held_by_other),
         cmocka_unit_test(test_hup_pipe_quit),
+        cmocka_unit_test(test_fork_while_allocating),
+        cmocka_unit_test(test_fork_memory_figures),
     };
     return cmocka_run_group_tests_name("life" VARIANT, tests, NULL, NULL);
 }
