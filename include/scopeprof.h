@@ -1180,6 +1180,7 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
 #include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -1253,6 +1254,12 @@ typedef struct scopeprof__state {
     int no_output; /* SCOPEPROF_OUTPUT="" or none */
     int path_is_default;
     int claim_fd; /* holds the claim on an explicit path (scopeprof__claim_output) */
+    uint64_t claim_ino; /* the claim socket's inode: claim_fd is closed only if it is ours */
+    /* The file behind fd, to tell it from a file of the program's that got
+     * the same descriptor number (scopeprof__fd_ours), and its absolute
+     * path, to reopen it. */
+    uint64_t fd_dev, fd_ino;
+    char fd_path[4096];
     char path[4096];
     uint64_t events_written;
     /* aggregation for the exit summary, fed as chunks are written */
@@ -1335,6 +1342,14 @@ static inline void scopeprof__unlock(scopeprof__state *g) {
     if (__builtin_expect(__atomic_load_n(&g->sig_pending, __ATOMIC_ACQUIRE) != 0, 0))
         scopeprof__signal_finish(g);
     pthread_mutex_unlock(&g->lock);
+}
+
+/* Pieces of a message to stderr with write(2) alone (signal handlers). */
+static inline void scopeprof__sig_say(const char *a, const char *b, const char *c) {
+    ssize_t w = write(2, a, strlen(a));
+    if (b) w = write(2, b, strlen(b));
+    if (c) w = write(2, c, strlen(c));
+    (void)w;
 }
 
 static inline uint64_t scopeprof__mono_ns(void) {
@@ -1485,7 +1500,9 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return; /* cannot tell: write the path as given */
     if (bind(fd, &addr.any, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len)) == 0) {
+        struct stat st;
         g->claim_fd = fd;
+        g->claim_ino = fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
         return;
     }
     int taken = errno == EADDRINUSE;
@@ -1778,6 +1795,7 @@ SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scop
 SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
                                                 const void *payload, uint32_t len);
+SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g);
 
 
 static inline uint64_t scopeprof__gettid(void) {
@@ -2019,7 +2037,7 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
         scopeprof__put64(b, g->events_written);
         scopeprof__put64(b + 8, 0);
         scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
-        if (g->fd >= 0) close(g->fd);
+        if (g->fd >= 0) scopeprof__close_output(g);
     }
     if (g->summary && had && (g->rank <= 0 || g->summary_all)) {
         fflush(stdout);
@@ -2293,16 +2311,45 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
 
 /* Write all of buf; on failure report once with the path and the reason and
  * stop writing (the summary is still printed). */
+/* Whether descriptor fd still names the trace file we opened (fstat is
+ * async-signal-safe). A program may close descriptors it did not open
+ * (daemons close 3..1023) and get our number for a file of its own, or
+ * dup2 a file onto it: then the number is the program's, never ours to
+ * write to or close. */
+SCOPEPROF__INTERNAL int scopeprof__fd_ours(const scopeprof__state *g, int fd) {
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == g->fd_dev &&
+           (uint64_t)st.st_ino == g->fd_ino;
+}
+
+/* Before each write: our file still behind g->fd, or reopened by its path
+ * (appending; the file must be the same one). Else the trace stops, and
+ * says so. */
+SCOPEPROF__INTERNAL int scopeprof__fd_check(scopeprof__state *g) {
+    if (scopeprof__fd_ours(g, g->fd)) return 0;
+    int fd = open(g->fd_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (scopeprof__fd_ours(g, fd)) {
+        g->fd = fd; /* the old number is left to the program */
+        return 0;
+    }
+    if (fd >= 0) close(fd);
+    g->fd = -2;
+    scopeprof__sig_say("scopeprof: the trace file '", g->fd_path,
+                       "' was closed and its path no longer names it; the rest of the trace is "
+                       "lost\n");
+    return -1;
+}
+
 SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
     const char *p = (const char *)buf;
+    if (n && g->fd >= 0 && scopeprof__fd_check(g) != 0) return -1;
     while (n && g->fd >= 0) {
         ssize_t w = write(g->fd, p, n);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
             scopeprof__warn("scopeprof: cannot write trace file '%s': %s; the summary is still "
                             "printed", g->path, w < 0 ? strerror(errno) : "short write");
-            close(g->fd);
-            g->fd = -2;
+            scopeprof__close_output(g);
             return -1;
         }
         p += w;
@@ -2340,9 +2387,52 @@ static inline uint64_t scopeprof__to_ns(const scopeprof__state *g, uint64_t tick
     return g->ns0 + (uint64_t)(int64_t)((double)d * g->ns_per_tick);
 }
 
+/* Whether `path` holds a trace whose header names process `pid`: an earlier
+ * image of this process, before an exec (same pid, same path: the claim on
+ * an explicit path goes with the exec, and a program that re-execs itself
+ * gets the same default name). Only read(2): also from a handler. */
+SCOPEPROF__INTERNAL int scopeprof__earlier_image(const char *path, int pid) {
+    unsigned char h[24];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, h, sizeof h);
+    close(fd);
+    return n == (ssize_t)sizeof h && memcmp(h, SCOPEPROF_FILE_MAGIC, 8) == 0 &&
+           scopeprof__get64(h + 16) == (uint64_t)pid;
+}
+
+/* Close the trace descriptor if it is still ours (scopeprof__fd_ours). */
+SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g) {
+    int rc = 0;
+    if (scopeprof__fd_ours(g, g->fd)) rc = close(g->fd);
+    g->fd = -2;
+    return rc;
+}
+
 SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     if (g->fd != -1) return;
+    /* Never truncate what an earlier image of this process wrote: this
+     * image writes NAME.exec<k>.sprof instead. */
+    char base[sizeof g->path];
+    memcpy(base, g->path, sizeof base);
+    for (int k = 1; k < 1000 && scopeprof__earlier_image(g->path, g->pid); k++) {
+        size_t l = strlen(base);
+        int ext = l > 6 && strcmp(base + l - 6, ".sprof") == 0;
+        snprintf(g->path, sizeof g->path, "%.*s.exec%d.sprof", (int)(ext ? l - 6 : l), base, k);
+    }
     g->fd = open(g->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    struct stat st;
+    if (g->fd >= 0 && fstat(g->fd, &st) == 0) {
+        g->fd_dev = (uint64_t)st.st_dev;
+        g->fd_ino = (uint64_t)st.st_ino;
+        /* Absolute, to reopen it after a chdir (the displayed path stays as given). */
+        size_t cl = 0;
+        if (g->path[0] != '/' && getcwd(g->fd_path, sizeof g->fd_path - 1)) {
+            cl = strlen(g->fd_path);
+            g->fd_path[cl++] = '/';
+        }
+        snprintf(g->fd_path + cl, sizeof g->fd_path - cl, "%s", g->path);
+    }
     if (g->fd < 0) {
         if (g->in_signal) {
             g->fd = -2;
@@ -2740,14 +2830,17 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     g->site_row_cap = 0;
     g->sites_written = 0;
     g->events_written = 0;
-    if (g->fd >= 0) close(g->fd); /* the parent's descriptor: never write to it */
+    if (g->fd >= 0) scopeprof__close_output(g); /* the parent's descriptor: never write to it */
     g->fd = g->no_output ? -2 : -1;
     g->pid = (int)getpid();
     if (g->path_is_default) {
         scopeprof__default_path(g->path, sizeof g->path, g->rank);
     } else if (!g->no_output) {
         /* Explicit SCOPEPROF_OUTPUT: the parent keeps the path and its claim. */
-        if (g->claim_fd >= 0) close(g->claim_fd);
+        struct stat st;
+        if (g->claim_fd >= 0 && fstat(g->claim_fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+            (uint64_t)st.st_ino == g->claim_ino)
+            close(g->claim_fd);
         g->claim_fd = -1;
         scopeprof__pid_path(g);
     }
@@ -2863,7 +2956,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
         scopeprof__put64(b, g->events_written);
         scopeprof__put64(b + 8, 0);
         scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
-        if (g->fd >= 0 && close(g->fd) != 0 && !g->in_signal)
+        if (g->fd >= 0 && scopeprof__close_output(g) != 0 && !g->in_signal)
             scopeprof__warn("scopeprof: cannot write trace file '%s': %s", g->path, strerror(errno));
         g->fd = -2;
     }
@@ -2922,13 +3015,6 @@ static inline int scopeprof__lock_mine(scopeprof__state *g) {
     (void)g;
     return 1;
 #endif
-}
-
-static inline void scopeprof__sig_say(const char *a, const char *b, const char *c) {
-    ssize_t w = write(2, a, strlen(a));
-    if (b) w = write(2, b, strlen(b));
-    if (c) w = write(2, c, strlen(c));
-    (void)w;
 }
 
 /* The trace, from a handler or at the unlock after one: write(2) only.

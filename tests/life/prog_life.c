@@ -592,6 +592,73 @@ static int mode_fork_mem(void) {
     return 0;
 }
 
+/* ---- issue 17: the trace descriptor -----------------------------------------
+ * "fd_steal close|dup2": "before" x5000 and a flush (the trace file is open
+ * and written), then the program takes the descriptor: "close" closes
+ * 3..1023 (as daemons do) and opens own.txt, which gets the lowest free
+ * number, the trace's; "dup2" opens own.txt and dup2()s it onto the
+ * trace's descriptor. It writes 1500 bytes of its own, records "after"
+ * x5000, flushes, writes 1500 more and exits. own.txt must hold exactly
+ * the program's 3000 bytes. */
+static int mode_fd_steal(const char *how) {
+    for (int i = 0; i < 5000; i++) {
+        PROFILE_SCOPE("before");
+        BUMP();
+    }
+    PROFILE_FLUSH();
+    int fd;
+    if (strcmp(how, "close") == 0) {
+        int want = -1; /* the trace's number: own.txt is to get it */
+#if SCOPEPROF__ON
+        want = scopeprof__g->fd;
+#endif
+        for (int k = 3; k < 1024; k++) close(k);
+        for (int k = 3; k < want; k++)
+            if (open("/dev/null", O_RDONLY) != k) return 94;
+        fd = open("own.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (want >= 0 && fd != want) return 95;
+    } else {
+        fd = open("own.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+#if SCOPEPROF__ON
+        if (fd < 0 || dup2(fd, scopeprof__g->fd) < 0) return 90;
+        close(fd);
+        fd = scopeprof__g->fd;
+#endif
+    }
+    if (fd < 0) return 91;
+    char line[1500];
+    memset(line, 'p', sizeof line);
+    if (write(fd, line, sizeof line) != (ssize_t)sizeof line) return 92;
+    for (int i = 0; i < 5000; i++) {
+        PROFILE_SCOPE("after");
+        BUMP();
+    }
+    PROFILE_FLUSH();
+    if (write(fd, line, sizeof line) != (ssize_t)sizeof line) return 93;
+    return 0;
+}
+
+/* ---- issue 17: exec of the same program (same pid) ----------------------------
+ * "reexec 1": "first_image" x5000, a flush, then exec of this program as
+ * "reexec 2": "second_image" x3, exit. The first image's flushed events
+ * must survive the second image's start. */
+static int mode_reexec(int image) {
+    if (image == 1) {
+        for (int i = 0; i < 5000; i++) {
+            PROFILE_SCOPE("first_image");
+            BUMP();
+        }
+        PROFILE_FLUSH();
+        execl(self_exe, self_exe, "reexec", "2", (char *)NULL);
+        return 100;
+    }
+    for (int i = 0; i < 3; i++) {
+        PROFILE_SCOPE("second_image");
+        BUMP();
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     ssize_t k = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
     if (k < 0) return 2;
@@ -619,6 +686,8 @@ int main(int argc, char **argv) {
     if (strcmp(m, "pipe") == 0) return mode_pipe();
     if (strcmp(m, "fork_alloc") == 0 && argc > 2) return mode_fork_alloc(atoi(argv[2]));
     if (strcmp(m, "fork_mem") == 0) return mode_fork_mem();
+    if (strcmp(m, "fd_steal") == 0 && argc > 2) return mode_fd_steal(argv[2]);
+    if (strcmp(m, "reexec") == 0 && argc > 2) return mode_reexec(atoi(argv[2]));
     fprintf(stderr, "prog_life: unknown mode '%s'\n", m);
     return 2;
 }

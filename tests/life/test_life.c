@@ -761,6 +761,68 @@ static void test_fork_memory_figures(void **state) {
     child_free(&r);
 }
 
+/* ==== Issue 17: the trace descriptor; exec ===================================== */
+
+/* The program takes the trace's descriptor number for a file of its own
+ * (closing 3..1023, or dup2): its file holds only its 3000 bytes, and the
+ * trace (reopened by its path) holds every event. Before: trace chunks went
+ * into the program's file. */
+static void test_trace_fd_taken(void **state) {
+    (void)state;
+    static const char *const how[] = {"close", "dup2"};
+    for (int i = 0; i < 2; i++) {
+        child r;
+        child_run_args(&r, "prog_life", ARGS("fd_steal", how[i]), ENV("SCOPEPROF_SUMMARY=0"));
+        expect_exit(&r, 0);
+        struct stat st;
+        assert_int_equal(stat(path_in(&r, "own.txt"), &st), 0);
+        if (st.st_size != 3000) fail_msg("%s: own.txt has %lld bytes, the program wrote 3000", how[i], (long long)st.st_size);
+        char *own = child_slurp(path_in(&r, "own.txt"));
+        for (int k = 0; k < 3000; k++) assert_int_equal(own[k], 'p');
+        free(own);
+        tr_trace t;
+        read_whole(r.trace, &t);
+        assert_int_equal(tr_count(&t, "before"), 5000);
+        assert_int_equal(tr_count(&t, "after"), 5000);
+        tr_free(&t);
+        child_free(&r);
+    }
+}
+
+/* A program that execs itself (same pid): the first image's flushed trace
+ * is kept; the second image writes NAME.exec1.sprof. Explicit path and
+ * default path. Before: the second image truncated the first's file. */
+static void test_reexec_keeps_trace(void **state) {
+    (void)state;
+    for (int dflt = 0; dflt < 2; dflt++) {
+        child r;
+        child_run_args(&r, "prog_life", ARGS("reexec", "1"),
+                       dflt ? ENV("SCOPEPROF_OUTPUT=-", "SCOPEPROF_SUMMARY=0") : ENV("SCOPEPROF_SUMMARY=0"));
+        expect_exit(&r, 0);
+        char first[64], second[64];
+        if (dflt) {
+            snprintf(first, sizeof first, "prog_life" VARIANT ".%d.sprof", r.pid);
+            snprintf(second, sizeof second, "prog_life" VARIANT ".%d.exec1.sprof", r.pid);
+        } else {
+            snprintf(first, sizeof first, "trace.sprof");
+            snprintf(second, sizeof second, "trace.exec1.sprof");
+        }
+        tr_trace t;
+        /* The first image never finished (exec runs no exit handler): its
+         * streamed part, whole chunks, no END. */
+        if (!tr_read(path_in(&r, first), &t)) fail_msg("%s: %s", first, t.err);
+        assert_int_equal(tr_count(&t, "first_image"), 5000);
+        assert_int_equal(tr_count(&t, "second_image"), 0);
+        tr_free(&t);
+        read_whole(path_in(&r, second), &t);
+        assert_int_equal(tr_count(&t, "second_image"), 3);
+        assert_int_equal(tr_count(&t, "first_image"), 0);
+        assert_int_equal(t.pid, r.pid);
+        tr_free(&t);
+        child_free(&r);
+    }
+}
+
 /* ==== Issue 6: ways out of a program ========================================== */
 
 static void test_exit_from_thread(void **state) {
@@ -1094,6 +1156,8 @@ int main(void) {
         cmocka_unit_test(test_hup_pipe_quit),
         cmocka_unit_test(test_fork_while_allocating),
         cmocka_unit_test(test_fork_memory_figures),
+        cmocka_unit_test(test_trace_fd_taken),
+        cmocka_unit_test(test_reexec_keeps_trace),
     };
     return cmocka_run_group_tests_name("life" VARIANT, tests, NULL, NULL);
 }
