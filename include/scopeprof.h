@@ -448,6 +448,7 @@ typedef struct scopeprof__thread {
     int warned_end; /* an unmatched PROFILE_END was reported */
     int explicit_name; /* set by PROFILE_THREAD_NAME: never re-read */
     void *gpu;      /* the GPU backend's per-thread state, if any */
+    uint32_t nqueued; /* its chunks waiting in the write queue */
 } scopeprof__thread;
 
 typedef struct scopeprof_scope { /* what a PROFILE_SCOPE variable holds */
@@ -1878,6 +1879,7 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
     c->thread = t;
     c->count = n;
     c->next = NULL;
+    t->nqueued++;
     if (g->full_tail) g->full_tail->next = c;
     else g->full_head = c;
     g->full_tail = c;
@@ -2292,6 +2294,13 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     scopeprof__close_open_ranges(g, t, "its thread exited");
     pthread_mutex_lock(&g->lock);
     if (!t->explicit_name) scopeprof__self_name(t->name); /* may have been set since */
+    if (t->depth > 0 && !g->finalized)
+        /* pthread_exit or pthread_cancel inside scopes: C code built without
+         * -fexceptions runs no cleanup on that unwinding, so they never
+         * close. Their start and site live on the dead stack: say so. */
+        scopeprof__warn("scopeprof: thread %llu ('%s') ended (pthread_exit or pthread_cancel) "
+                        "inside %u open scope(s); they are not in the trace",
+                        (unsigned long long)t->tid, t->name, t->depth);
     t->alive = 0;
     if (!g->finalized) {
         uint32_t n = (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - t->chunk->ev);
@@ -2704,6 +2713,32 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
         scopeprof__write_all(g, b, out);
 }
 
+/* Free the state of threads that are gone and fully written: their last
+ * EVENTS chunk carried a THREAD chunk with their final name, so the file
+ * needs nothing more of them (a program that starts 300,000 short threads
+ * kept 390 bytes for each; what stays is the summary's 24-byte slot of the
+ * thread's index). Gone means gone from the kernel (tgkill with
+ * signal 0 fails): a key destructor that records after ours (another
+ * module's) can revive a thread only while it is still exiting. Lock held;
+ * not from a signal handler (free). */
+SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
+    int saved_errno = errno; /* the program's: a slow path must not change it */
+    for (scopeprof__thread **pp = &g->threads, *t; (t = *pp) != NULL;) {
+        if (t->alive || t->chunk || t->nqueued || t->gpu || t->ranges ||
+            syscall(SYS_tgkill, g->pid, (pid_t)t->tid, 0) == 0 || errno != ESRCH) {
+            pp = &t->next;
+            continue;
+        }
+        *pp = t->next;
+        if (t->index < g->agg.nthreads) { /* the summary's per-depth sums: all closed */
+            free(g->agg.threads[t->index].pend);
+            memset(&g->agg.threads[t->index], 0, sizeof g->agg.threads[t->index]);
+        }
+        free(t);
+    }
+    errno = saved_errno;
+}
+
 /* Write and recycle queued chunks, oldest first (per-thread order). Without
  * may_wait, stop at the first chunk whose GPU scopes are still running. */
 SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait) {
@@ -2716,9 +2751,11 @@ SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wa
         g->full_head = c->next;
         if (!g->full_head) g->full_tail = NULL;
         scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
+        c->thread->nqueued--;
         c->next = g->free_list;
         g->free_list = c;
     }
+    if (!g->in_signal) scopeprof__reap_threads(g);
 }
 
 /* Write what every thread has published in its current chunk. The owners
@@ -2815,6 +2852,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     g->nthreads = 0;
     if (self) {
         self->next = NULL;
+        self->nqueued = 0; /* its queued chunks went to the free list above */
         self->index = g->nthreads++;
         self->tid = scopeprof__gettid();
         g->threads = self;

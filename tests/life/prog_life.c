@@ -361,6 +361,13 @@ static int mode_threads(int n) {
             if (pthread_create(&th[k], NULL, short_thread, NULL) != 0) return 40;
         for (int k = 0; k < 8; k++) pthread_join(th[k], NULL);
     }
+    if (getenv("LIFE_PRINT_HWM")) { /* this image's peak RSS (wait4's includes the parent's) */
+        char line[256];
+        FILE *f = fopen("/proc/self/status", "r");
+        while (f && fgets(line, sizeof line, f))
+            if (strncmp(line, "VmHWM:", 6) == 0) printf("%s", line);
+        if (f) fclose(f);
+    }
     return 0;
 }
 
@@ -659,6 +666,38 @@ static int mode_reexec(int image) {
     return 0;
 }
 
+/* ---- issue 17: scopes open when a thread ends without returning ----------------
+ * One thread records "inner" x5 inside "outer" and calls pthread_exit
+ * inside "outer"; another is cancelled while it waits inside "waiting". */
+static void *exit_inside(void *arg) {
+    (void)arg;
+    PROFILE_SCOPE("outer");
+    for (int i = 0; i < 5; i++) {
+        PROFILE_SCOPE("inner");
+        BUMP();
+    }
+    pthread_exit(NULL);
+}
+
+static void *cancelled_inside(void *arg) {
+    (void)arg;
+    PROFILE_SCOPE("waiting");
+    for (;;) pause(); /* a cancellation point */
+    return NULL;
+}
+
+static int mode_exit_open(void) {
+    pthread_t a, b;
+    pthread_create(&a, NULL, exit_inside, NULL);
+    pthread_join(a, NULL);
+    pthread_create(&b, NULL, cancelled_inside, NULL);
+    struct timespec ms = {0, 20000000};
+    nanosleep(&ms, NULL); /* let it open its scope */
+    pthread_cancel(b);
+    pthread_join(b, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     ssize_t k = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
     if (k < 0) return 2;
@@ -686,6 +725,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "pipe") == 0) return mode_pipe();
     if (strcmp(m, "fork_alloc") == 0 && argc > 2) return mode_fork_alloc(atoi(argv[2]));
     if (strcmp(m, "fork_mem") == 0) return mode_fork_mem();
+    if (strcmp(m, "exit_open") == 0) return mode_exit_open();
     if (strcmp(m, "fd_steal") == 0 && argc > 2) return mode_fd_steal(argv[2]);
     if (strcmp(m, "reexec") == 0 && argc > 2) return mode_reexec(atoi(argv[2]));
     fprintf(stderr, "prog_life: unknown mode '%s'\n", m);
