@@ -1310,6 +1310,12 @@ typedef struct scopeprof__state {
      * releases the lock next writes the trace and lets it act
      * (scopeprof__unlock). 0: none. */
     int sig_pending; /* atomic: set in a handler, read at every unlock */
+    /* Out of memory (scopeprof__oom): recording has stopped for good; the
+     * program goes on. Threads without a buffer write into off_slots (never
+     * read), threads without a state use off_thread. */
+    int oom;
+    scopeprof__slot off_slots[64];
+    scopeprof__thread off_thread;
     char prog[256];   /* program name, read once at start */
 } scopeprof__state;
 
@@ -1611,6 +1617,20 @@ SCOPEPROF__INTERNAL void scopeprof__pin_module(void) {
         dlopen(info.fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
+/* The registry when even it cannot be allocated: recording is off, but the
+ * program's calls find a state to talk to. One per module; only the first
+ * module's is ever used (it is published like an allocated one). */
+__attribute__((weak, visibility("hidden"))) scopeprof__state scopeprof__state_fallback;
+
+/* Out of memory: stop recording for good, say so once, and let the program
+ * go on (it may cope with malloc failures; aborting it was worse). What was
+ * recorded before is still written and summarised at exit. */
+SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
+    if (__atomic_exchange_n(&g->oom, 1, __ATOMIC_ACQ_REL)) return;
+    scopeprof__warn("scopeprof: out of memory: recording stopped (what was recorded before is "
+                    "kept); the program goes on");
+}
+
 /* Find or create the process's one registry. Modules that share symbols
  * (several files of one program, libraries linked at build time) could agree
  * through normal linking, but a library loaded with dlopen into a program that
@@ -1639,16 +1659,17 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
     }
     if (!g) {
         g = (scopeprof__state *)calloc(1, sizeof *g);
-        if (!g) {
-            scopeprof__warn("scopeprof: out of memory at start-up");
-            abort();
-        }
+        int oom = !g;
+        if (oom) g = &scopeprof__state_fallback; /* zeroed, like calloc's */
         g->magic = SCOPEPROF__STATE_MAGIC;
         g->layout = SCOPEPROF__LAYOUT;
         g->pid = (int)getpid();
         pthread_mutex_init(&g->lock, NULL);
         pthread_mutex_init(&g->mlock, NULL);
-        pthread_key_create(&g->key, scopeprof__thread_exit);
+        if (pthread_key_create(&g->key, scopeprof__thread_exit) != 0) oom = 1;
+        g->off_thread.cur = g->off_slots;
+        g->off_thread.lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
+        if (oom) scopeprof__oom(g);
         g->fd = -1;
         g->claim_fd = -1;
         scopeprof_agg_init(&g->agg);
@@ -1818,14 +1839,15 @@ static inline void scopeprof__self_name(char name[64]) {
  * module created it, else create and register it. */
 SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     scopeprof__state *g = scopeprof__state_get();
+    if (__atomic_load_n(&g->oom, __ATOMIC_ACQUIRE)) return scopeprof__tls = &g->off_thread;
     scopeprof__thread *t = (scopeprof__thread *)pthread_getspecific(g->key);
     if (t) return scopeprof__tls = t;
     /* Cache-line aligned: the hot fields (cur, lim, depth) lead the struct,
      * so no two threads' hot paths ever write the same cache line. */
     void *mem = NULL;
     if (posix_memalign(&mem, 64, sizeof *t) != 0) {
-        scopeprof__warn("scopeprof: out of memory for a thread's state");
-        abort();
+        scopeprof__oom(g);
+        return scopeprof__tls = &g->off_thread;
     }
     t = (scopeprof__thread *)mem;
     memset(t, 0, sizeof *t);
@@ -1840,12 +1862,12 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     if (t->chunk) { /* under the lock, as in chunk_next */
         t->cur = t->chunk->ev;
         t->lim = t->chunk->ev + SCOPEPROF_EVENTS_PER_CHUNK;
+    } else {
+        t->cur = g->off_slots;
+        t->lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
     }
     scopeprof__unlock(g);
-    if (!t->chunk) {
-        scopeprof__warn("scopeprof: out of memory for an event buffer");
-        abort();
-    }
+    if (!t->chunk) scopeprof__oom(g);
     pthread_setspecific(g->key, t);
     return scopeprof__tls = t;
 }
@@ -1895,6 +1917,13 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
      * module, whose copy of the thread pointer is still set. It gets a chunk
      * again, and the destructor is armed to run once more and queue it. */
     int revived = t->chunk == NULL;
+    if (__atomic_load_n(&g->oom, __ATOMIC_ACQUIRE) && revived) {
+        /* Recording stopped: round and round the slots nobody reads. */
+        t->lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
+        __atomic_store_n(&t->cur, g->off_slots, __ATOMIC_RELEASE);
+        scopeprof__unlock(g);
+        return g->off_slots;
+    }
     if (g->finalized && !revived) {
         /* After the exit summary: keep the program running, drop events. */
         scopeprof__unlock(g);
@@ -1908,9 +1937,12 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
         c = scopeprof__chunk_alloc(g);
     }
     if (!c) {
+        t->chunk = NULL; /* its chunk is queued: written at exit */
+        t->lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
+        __atomic_store_n(&t->cur, g->off_slots, __ATOMIC_RELEASE);
         scopeprof__unlock(g);
-        scopeprof__warn("scopeprof: out of memory for an event buffer");
-        abort();
+        scopeprof__oom(g);
+        return g->off_slots;
     }
     /* Switch chunk and cursor under the lock: a flusher (which holds it) then
      * sees either the old chunk with a cursor in it, or the new one with a
@@ -2302,7 +2334,7 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
                         "inside %u open scope(s); they are not in the trace",
                         (unsigned long long)t->tid, t->name, t->depth);
     t->alive = 0;
-    if (!g->finalized) {
+    if (!g->finalized && t->chunk) {
         uint32_t n = (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - t->chunk->ev);
         scopeprof__queue(g, t, t->chunk, n);
         t->chunk = NULL;

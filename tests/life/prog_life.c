@@ -698,6 +698,52 @@ static int mode_exit_open(void) {
     return 0;
 }
 
+/* ---- issue 17: out of memory -------------------------------------------------
+ * "oom start|later": the address space is limited to what the program uses
+ * plus 32 MiB (as `ulimit -v`), and the program takes all of it with
+ * malloc, coping with the failures. "start": its first scope comes then
+ * (the profiler's start-up cannot allocate); "later": "before" x100 first,
+ * then under pressure. Either way it records "under_pressure" x10000
+ * (a new buffer is needed), frees its memory, records "after" x100, prints
+ * "coped" and exits 0. */
+#include <sys/resource.h>
+static int mode_oom(int later) {
+    if (later)
+        for (int i = 0; i < 100; i++) {
+            PROFILE_SCOPE("before");
+            BUMP();
+        }
+    long vm_kb = 0;
+    char line[256];
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f)) sscanf(line, "VmSize: %ld kB", &vm_kb);
+    if (f) fclose(f);
+    if (vm_kb <= 0) return 110;
+    struct rlimit rl = {(rlim_t)(vm_kb + 32 * 1024) * 1024, (rlim_t)(vm_kb + 32 * 1024) * 1024};
+    if (setrlimit(RLIMIT_AS, &rl) != 0) return 111;
+    void **hog = NULL, **blk;
+    for (size_t size = 1 << 20; size >= 16; size /= 4) /* take it all */
+        while ((blk = (void **)malloc(size)) != NULL) {
+            *blk = hog;
+            hog = blk;
+        }
+    for (int i = 0; i < 10000; i++) {
+        PROFILE_SCOPE("under_pressure");
+        BUMP();
+    }
+    while (hog) {
+        blk = (void **)*hog;
+        free(hog);
+        hog = blk;
+    }
+    for (int i = 0; i < 100; i++) {
+        PROFILE_SCOPE("after");
+        BUMP();
+    }
+    printf("coped\n");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     ssize_t k = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
     if (k < 0) return 2;
@@ -726,6 +772,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "fork_alloc") == 0 && argc > 2) return mode_fork_alloc(atoi(argv[2]));
     if (strcmp(m, "fork_mem") == 0) return mode_fork_mem();
     if (strcmp(m, "exit_open") == 0) return mode_exit_open();
+    if (strcmp(m, "oom") == 0 && argc > 2) return mode_oom(strcmp(argv[2], "later") == 0);
     if (strcmp(m, "fd_steal") == 0 && argc > 2) return mode_fd_steal(argv[2]);
     if (strcmp(m, "reexec") == 0 && argc > 2) return mode_reexec(atoi(argv[2]));
     fprintf(stderr, "prog_life: unknown mode '%s'\n", m);

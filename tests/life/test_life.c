@@ -863,6 +863,43 @@ static void test_dead_threads_freed(void **state) {
         fail_msg("peak RSS %ld KiB for 20000 threads, %ld KiB for 2000", rss[1], rss[0]);
 }
 
+/* ==== Issue 17: out of memory ================================================== */
+
+/* A program that copes with malloc failing: the profiler stops recording,
+ * says so once, and the program runs to its end. "later": what was recorded
+ * before is in the trace. Before: "out of memory at start-up", abort (134).
+ * Sanitizers reserve terabytes of address space: plain only. */
+static void test_out_of_memory(void **state) {
+    (void)state;
+    if (sanitized) skip();
+    for (int later = 0; later < 2; later++) {
+        child r;
+        child_run_args(&r, "prog_life", ARGS("oom", later ? "later" : "start"), ENV("SCOPEPROF_SUMMARY=0"));
+        expect_exit(&r, 0);
+        assert_string_equal(r.out, "coped\n");
+        int stopped = child_lines_with(r.err, "scopeprof: out of memory: recording stopped");
+        if (!later && stopped != 1) fail_msg("want one out-of-memory line:\n%s", r.err);
+        if (later) {
+            /* The thread has its buffer: past the budget it is written and
+             * reused, so recording may well go on; if it stopped, it said
+             * so once and kept what came before. */
+            tr_trace t;
+            read_whole(r.trace, &t);
+            assert_int_equal(tr_count(&t, "before"), 100);
+            if (stopped == 0) {
+                /* (a site that could not be registered under pressure is
+                 * recorded against site 0, "<unknown>", as documented) */
+                assert_int_equal(tr_count(&t, "under_pressure") + tr_count(&t, "<unknown>"), 10000);
+                assert_int_equal(tr_count(&t, "after"), 100);
+            } else {
+                assert_int_equal(stopped, 1);
+            }
+            tr_free(&t);
+        }
+        child_free(&r);
+    }
+}
+
 /* ==== Issue 6: ways out of a program ========================================== */
 
 static void test_exit_from_thread(void **state) {
@@ -1200,6 +1237,7 @@ int main(void) {
         cmocka_unit_test(test_reexec_keeps_trace),
         cmocka_unit_test(test_thread_ends_inside_scopes),
         cmocka_unit_test(test_dead_threads_freed),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests_name("life" VARIANT, tests, NULL, NULL);
 }
