@@ -1314,6 +1314,7 @@ typedef struct scopeprof__state {
      * program goes on. Threads without a buffer write into off_slots (never
      * read), threads without a state use off_thread. */
     int oom;
+    int warned_reentry; /* scopeprof__reentered said it */
     scopeprof__slot off_slots[64];
     scopeprof__thread off_thread;
     char prog[256];   /* program name, read once at start */
@@ -1345,10 +1346,42 @@ static inline void scopeprof__warn(const char *fmt, ...) {
  * held gets its trace written (see scopeprof__on_signal): under the lock,
  * before any other thread can take it. Every slow path unlocks through here. */
 SCOPEPROF__INTERNAL void scopeprof__signal_finish(scopeprof__state *g);
+/* Set while this thread takes, holds or releases the registry's lock, for a
+ * signal handler on it that records: it must not take the lock (see
+ * scopeprof__lock_mine). Module-local, as scopeprof__tls. */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__in_lock;
+/* Signals (1-64) this thread had deliverable when it took the lock: they are
+ * blocked while it holds it, so no handler of the program (a PROFILE_SCOPE
+ * in it would need the lock for a new buffer) nor ours (it would write a
+ * half-updated registry) runs inside a locked section; a process-directed
+ * signal goes to another thread meanwhile, a thread-directed one waits for
+ * the unlock. Faults stay deliverable: blocked, they would kill. */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t scopeprof__lock_unblock;
+static inline void scopeprof__lock(scopeprof__state *g) {
+    sigset_t all, old;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV), sigdelset(&all, SIGBUS), sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL), sigdelset(&all, SIGTRAP), sigdelset(&all, SIGSYS);
+    sigdelset(&all, SIGABRT);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    uint64_t was = 0;
+    for (int sig = 1; sig <= 64; sig++)
+        if (sigismember(&all, sig) == 1 && sigismember(&old, sig) == 0) was |= 1ull << (sig - 1);
+    scopeprof__in_lock = 1;
+    pthread_mutex_lock(&g->lock);
+    scopeprof__lock_unblock = was;
+}
 static inline void scopeprof__unlock(scopeprof__state *g) {
     if (__builtin_expect(__atomic_load_n(&g->sig_pending, __ATOMIC_ACQUIRE) != 0, 0))
         scopeprof__signal_finish(g);
+    uint64_t was = scopeprof__lock_unblock;
     pthread_mutex_unlock(&g->lock);
+    scopeprof__in_lock = 0;
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig = 1; sig <= 64; sig++)
+        if (was >> (sig - 1) & 1) sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 /* Pieces of a message to stderr with write(2) alone (signal handlers). */
@@ -1357,6 +1390,32 @@ static inline void scopeprof__sig_say(const char *a, const char *b, const char *
     if (b) w = write(2, b, strlen(b));
     if (c) w = write(2, c, strlen(c));
     (void)w;
+}
+
+/* Whether the calling thread holds the registry's lock (or is taking or
+ * releasing it): then it is a signal handler that interrupted this thread
+ * inside a locked section (a thread never takes the lock twice otherwise).
+ * Our own flag, else glibc's record of the owner's thread id in the mutex;
+ * elsewhere we cannot tell: `unknown` is returned. */
+static inline int scopeprof__lock_mine(scopeprof__state *g, int unknown) {
+    if (scopeprof__in_lock) return 1; /* this module's code took it (the usual case) */
+#ifdef __GLIBC__
+    (void)unknown; /* another module's code may have: the owner says */
+    return __atomic_load_n(&g->lock.__data.__owner, __ATOMIC_RELAXED) == (int)syscall(SYS_gettid);
+#else
+    (void)g;
+    return unknown;
+#endif
+}
+
+/* PROFILE_SCOPE (or any recording) in a program's signal handler that
+ * interrupted this thread while it held the lock: the lock cannot be taken
+ * (the thread would wait for itself), so what needs it is dropped, and said
+ * once. */
+static inline void scopeprof__reentered(scopeprof__state *g) {
+    if (!__atomic_exchange_n(&g->warned_reentry, 1, __ATOMIC_RELAXED))
+        scopeprof__sig_say("scopeprof: recording in a signal handler that interrupted the "
+                           "profiler on the same thread; those events are dropped\n", NULL, NULL);
 }
 
 static inline uint64_t scopeprof__mono_ns(void) {
@@ -1744,7 +1803,11 @@ SCOPEPROF__API uint32_t scopeprof__site_add(scopeprof__state *g, const char *nam
  * scope is recorded against site 0, which readers show as "<unknown>". */
 SCOPEPROF__API uint32_t scopeprof__site_register(scopeprof_site *s) {
     scopeprof__state *g = scopeprof__state_get();
-    pthread_mutex_lock(&g->lock);
+    if (scopeprof__lock_mine(g, 0)) { /* site 0 this time; registered on a later use */
+        scopeprof__reentered(g);
+        return 0;
+    }
+    scopeprof__lock(g);
     uint32_t id = s->id;
     if (id == 0) {
         id = scopeprof__site_add(g, s->name, s);
@@ -1759,7 +1822,11 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
     if (!name) name = "(null)";
     uint64_t h = scopeprof__hash(name) ^ ((uint64_t)(uintptr_t)callsite * 0x9E3779B97F4A7C15ull);
     uint32_t id = 0;
-    pthread_mutex_lock(&g->lock);
+    if (scopeprof__lock_mine(g, 0)) {
+        scopeprof__reentered(g);
+        return 0;
+    }
+    scopeprof__lock(g);
     if (g->nsites * 2 >= g->dyn_cap) {
         uint32_t cap = g->dyn_cap ? g->dyn_cap * 2 : 1024;
         while (cap <= g->nsites * 2) cap *= 2;
@@ -1842,6 +1909,10 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     if (__atomic_load_n(&g->oom, __ATOMIC_ACQUIRE)) return scopeprof__tls = &g->off_thread;
     scopeprof__thread *t = (scopeprof__thread *)pthread_getspecific(g->key);
     if (t) return scopeprof__tls = t;
+    if (scopeprof__lock_mine(g, 0)) { /* a handler: no allocation, no lock; not kept */
+        scopeprof__reentered(g);
+        return &g->off_thread;
+    }
     /* Cache-line aligned: the hot fields (cur, lim, depth) lead the struct,
      * so no two threads' hot paths ever write the same cache line. */
     void *mem = NULL;
@@ -1854,7 +1925,7 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     t->tid = scopeprof__gettid();
     t->alive = 1;
     scopeprof__self_name(t->name);
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     t->index = g->nthreads++;
     t->next = g->threads;
     g->threads = t;
@@ -1911,7 +1982,7 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
  * long record comes). */
 SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     scopeprof__state *g = scopeprof__state_get();
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     /* A thread whose key destructor already ran (scopeprof__thread_exit took
      * its chunk) can still record: a later destructor may call into another
      * module, whose copy of the thread pointer is still set. It gets a chunk
@@ -2020,7 +2091,7 @@ SCOPEPROF__API void scopeprof__thread_name(const char *name) {
     scopeprof__thread *t = scopeprof__tls;
     if (!t) t = scopeprof__thread_attach();
     scopeprof__state *g = scopeprof__state_get();
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     snprintf(t->name, sizeof t->name, "%s", name ? name : "");
     t->explicit_name = 1;
     scopeprof__unlock(g);
@@ -2089,7 +2160,7 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
         memcpy(path, g->path, sizeof path);
         scopeprof__unlock(g);
         fn(g->no_output ? NULL : path, c, user);
-        pthread_mutex_lock(&g->lock);
+        scopeprof__lock(g);
     }
     scopeprof_agg_free(&g->agg);
     scopeprof_agg_init(&g->agg);
@@ -2107,7 +2178,7 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
 SCOPEPROF__API void scopeprof__step(void) {
     uint64_t now = scopeprof__ticks();
     scopeprof__state *g = scopeprof__state_get();
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     if (g->finalized) {
         scopeprof__unlock(g);
         return;
@@ -2151,7 +2222,7 @@ SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, in
                         ">= 0 and active > 0", skip_first, wait, warmup, active, repeat);
         return;
     }
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     g->sched = 1;
     g->skip_first = skip_first, g->wait = wait, g->warmup = warmup, g->active = active;
     g->repeat = repeat;
@@ -2162,7 +2233,7 @@ SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, in
 
 SCOPEPROF__API void scopeprof__on_cycle(scopeprof_cycle_fn fn, void *user) {
     scopeprof__state *g = scopeprof__state_get();
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     g->cycle_fn = fn;
     g->cycle_user = user;
     scopeprof__unlock(g);
@@ -2170,7 +2241,7 @@ SCOPEPROF__API void scopeprof__on_cycle(scopeprof_cycle_fn fn, void *user) {
 
 SCOPEPROF__API void scopeprof__set_rank(int rank) {
     scopeprof__state *g = scopeprof__state_get();
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     if (g->fd != -1 && g->fd != -2) {
         scopeprof__warn("scopeprof: PROFILE_SET_RANK(%d) after the trace file was opened; the "
                         "file keeps its name", rank);
@@ -2306,7 +2377,7 @@ SCOPEPROF__API void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int de
 SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof__state *g, scopeprof__thread *t,
                                                       const char *when) {
     if (!t || !t->nranges) return;
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     for (uint32_t i = t->nranges; i-- > 0;) {
         const scopeprof__range *r = &t->ranges[i];
         const scopeprof__siterec *sr = r->site && r->site <= g->nsites ? &g->sites[r->site - 1] : NULL;
@@ -2324,7 +2395,7 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     if (!t || !g) return;
     scopeprof__tls = t;
     scopeprof__close_open_ranges(g, t, "its thread exited");
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     if (!t->explicit_name) scopeprof__self_name(t->name); /* may have been set since */
     if (t->depth > 0 && !g->finalized)
         /* pthread_exit or pthread_cancel inside scopes: C code built without
@@ -2807,7 +2878,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g) {
 
 SCOPEPROF__API void scopeprof__flush(void) {
     scopeprof__state *g = scopeprof__state_get();
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     if (!g->finalized) {
         scopeprof__write_queued(g, 1);
         scopeprof__write_partials(g);
@@ -2826,7 +2897,7 @@ SCOPEPROF__API void scopeprof__flush(void) {
 SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g) return;
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     pthread_mutex_lock(&g->mlock);
 }
 
@@ -2856,6 +2927,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g) return;
     pthread_mutex_init(&g->lock, NULL);
+    scopeprof__in_lock = 0;
     scopeprof__atfork_child_memory(g);
     __atomic_store_n(&g->sig_pending, 0, __ATOMIC_RELAXED); /* the parent's signal */
     scopeprof__thread *self = (scopeprof__thread *)pthread_getspecific(g->key);
@@ -3034,7 +3106,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
 
 SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     if (!g->finalized) scopeprof__close_open_ranges(g, scopeprof__tls, "the program exited");
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     if (g->finalized) {
         scopeprof__unlock(g);
         return;
@@ -3075,17 +3147,6 @@ SCOPEPROF__INTERNAL int scopeprof__signal_deferrable(int sig) {
     return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE || sig == SIGQUIT;
 }
 
-/* Whether the calling thread holds the registry's lock. glibc records the
- * owner's thread id in the mutex; elsewhere we cannot tell, and assume it
- * does (then the signal waits for the next unlock instead of the lock). */
-static inline int scopeprof__lock_mine(scopeprof__state *g) {
-#ifdef __GLIBC__
-    return __atomic_load_n(&g->lock.__data.__owner, __ATOMIC_RELAXED) == (int)scopeprof__gettid();
-#else
-    (void)g;
-    return 1;
-#endif
-}
 
 /* The trace, from a handler or at the unlock after one: write(2) only.
  * Lock held. */
@@ -3131,7 +3192,7 @@ SCOPEPROF__INTERNAL void scopeprof__on_signal(int sig) {
         return;
     }
     int deferrable = scopeprof__signal_deferrable(sig);
-    if (scopeprof__lock_mine(g)) {
+    if (scopeprof__lock_mine(g, 1)) {
         if (deferrable) {
             __atomic_store_n(&g->sig_pending, sig, __ATOMIC_RELEASE); /* see scopeprof__unlock */
             errno = saved_errno;
@@ -3400,7 +3461,7 @@ SCOPEPROF__INTERNAL void scopeprof__gpu_publish_names(void) {
     pthread_mutex_unlock(&scopeprof__gm_lock);
     if (!todo) return;
     scopeprof__state *g = scopeprof__state_get();
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     for (int d = 0; d < SCOPEPROF__G_NAMED; d++)
         if (todo >> d & 1) memcpy(g->gpu_names[d], names[d], sizeof names[d]);
     g->gpu_named |= todo;
@@ -3566,7 +3627,7 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_start(void) {
     /* Release: a thread that reads status 1 without the lock sees m->api. */
     __atomic_store_n(&m->status, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&scopeprof__gm_lock);
-    pthread_mutex_lock(&g->lock); /* not under the module lock: lock order */
+    scopeprof__lock(g); /* not under the module lock: lock order */
     if (!g->gpu_take) {
         g->gpu_take = scopeprof__gpu_take;
         g->gpu_ready = scopeprof__gpu_ready;
@@ -3758,7 +3819,7 @@ SCOPEPROF__INTERNAL scopeprof__gthread *scopeprof__gpu_thread(scopeprof__thread 
     if (!gt) return NULL;
     pthread_mutex_init(&gt->lock, NULL);
     scopeprof__state *g = scopeprof__state_get();
-    pthread_mutex_lock(&g->lock); /* the writer reads t->gpu under this lock */
+    scopeprof__lock(g); /* the writer reads t->gpu under this lock */
     t->gpu = gt;
     scopeprof__unlock(g);
     return gt;
