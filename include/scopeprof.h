@@ -66,8 +66,9 @@
  *   SCOPEPROF_BUFFER_MB   memory budget for event buffers, in MiB (default 64);
  *                         past it, full buffers are streamed to the trace file.
  *   SCOPEPROF_SCHEDULE    "skip_first=0,wait=1,warmup=1,active=3,repeat=2".
- *   SCOPEPROF_SIGNALS     0: no handlers (default 1: on SIGINT, SIGTERM and
- *                         crashes the trace is written, then the signal acts).
+ *   SCOPEPROF_SIGNALS     0: no handlers (default 1: on SIGINT, SIGTERM, SIGHUP,
+ *                         SIGPIPE, SIGQUIT and crashes the trace is written,
+ *                         then the signal acts).
  *   SCOPEPROF_SUMMARY=all prints the exit table on every rank, not only rank 0.
  *   A value that does not parse is reported by name on stderr and ignored.
  *
