@@ -3958,14 +3958,14 @@ SCOPEPROF__INTERNAL void scopeprof__gpu_at_exit(void) {
 SCOPEPROF__INTERNAL void scopeprof__gpu_resolve_all(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g || g->pid != (int)getpid()) return;
-    pthread_mutex_lock(&g->lock);
+    scopeprof__lock(g);
     uint32_t n = 0;
     for (scopeprof__thread *t = g->threads; t; t = t->next) n += t->gpu != NULL;
     scopeprof__gthread **v = (scopeprof__gthread **)malloc((n ? n : 1) * sizeof *v);
     n = 0;
     for (scopeprof__thread *t = g->threads; t && v; t = t->next)
         if (t->gpu) v[n++] = (scopeprof__gthread *)t->gpu;
-    pthread_mutex_unlock(&g->lock);
+    scopeprof__unlock(g);
     if (!v) return;
     scopeprof__gcapmode mode = scopeprof__gpu_relax();
     for (uint32_t k = 0; k < n; k++) {
