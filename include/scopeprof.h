@@ -1402,7 +1402,12 @@ static inline int scopeprof__lock_mine(scopeprof__state *g, int unknown) {
     if (scopeprof__in_lock) return 1; /* this module's code took it (the usual case) */
 #ifdef __GLIBC__
     (void)unknown; /* another module's code may have: the owner says */
+#if defined(SYS_gettid) && defined(__USE_MISC) /* syscall: declared unless strict ISO C */
     return __atomic_load_n(&g->lock.__data.__owner, __ATOMIC_RELAXED) == (int)syscall(SYS_gettid);
+#else
+    (void)g;
+    return 0;
+#endif
 #else
     (void)g;
     return unknown;
@@ -1992,7 +1997,7 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     if (__atomic_load_n(&g->oom, __ATOMIC_ACQUIRE) && revived) {
         /* Recording stopped: round and round the slots nobody reads. */
         t->lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
-        __atomic_store_n(&t->cur, g->off_slots, __ATOMIC_RELEASE);
+        __atomic_store_n(&t->cur, &g->off_slots[0], __ATOMIC_RELEASE);
         scopeprof__unlock(g);
         return g->off_slots;
     }
@@ -2011,7 +2016,7 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     if (!c) {
         t->chunk = NULL; /* its chunk is queued: written at exit */
         t->lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
-        __atomic_store_n(&t->cur, g->off_slots, __ATOMIC_RELEASE);
+        __atomic_store_n(&t->cur, &g->off_slots[0], __ATOMIC_RELEASE);
         scopeprof__unlock(g);
         scopeprof__oom(g);
         return g->off_slots;
@@ -2825,11 +2830,19 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
  * signal 0 fails): a key destructor that records after ours (another
  * module's) can revive a thread only while it is still exiting. Lock held;
  * not from a signal handler (free). */
+static inline int scopeprof__thread_gone(const scopeprof__state *g, const scopeprof__thread *t) {
+#if defined(SYS_tgkill) && (defined(__USE_MISC) || !defined(__GLIBC__))
+    return syscall(SYS_tgkill, g->pid, (pid_t)t->tid, 0) != 0 && errno == ESRCH;
+#else
+    (void)g, (void)t; /* cannot tell (strict ISO C): keep it */
+    return 0;
+#endif
+}
+
 SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
     int saved_errno = errno; /* the program's: a slow path must not change it */
     for (scopeprof__thread **pp = &g->threads, *t; (t = *pp) != NULL;) {
-        if (t->alive || t->chunk || t->nqueued || t->gpu || t->ranges ||
-            syscall(SYS_tgkill, g->pid, (pid_t)t->tid, 0) == 0 || errno != ESRCH) {
+        if (t->alive || t->chunk || t->nqueued || t->gpu || t->ranges || !scopeprof__thread_gone(g, t)) {
             pp = &t->next;
             continue;
         }
