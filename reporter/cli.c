@@ -55,6 +55,8 @@ static const char usage_table[] =
     "  --limit N          show the first N rows (default: all; 0 = all)\n"
     "  --group-by G       name (default): one row per scope name\n"
     "                     site: one row per name and file:line (Source Location)\n"
+    "                     thread: one row per thread and name (Thread column:\n"
+    "                     the thread's name, else its tid)\n"
     "                     stack:N: one row per name and its N innermost enclosing\n"
     "                     scopes (Stack column, outermost first, ';'-separated)\n"
     "                     shape: one row per name and input shapes (Input Shapes\n"
@@ -155,7 +157,7 @@ static void warn_no_end(const char *path, const sp_result *res, FILE *err) {
 }
 
 /* ---- Aggregation over files ------------------------------------------------ */
-enum { GROUP_NAME, GROUP_SITE, GROUP_STACK, GROUP_FOLDED, GROUP_SHAPE };
+enum { GROUP_NAME, GROUP_SITE, GROUP_STACK, GROUP_FOLDED, GROUP_SHAPE, GROUP_THREAD };
 
 struct agg_ctx {
     scopeprof_agg agg;
@@ -284,6 +286,34 @@ static uint32_t site_row(agg_ctx *c, uint32_t id) {
     return row;
 }
 
+/* Row of a scope for thread grouping: one per (thread, name), so that a
+ * thread's rows, sorted, say where its time went. Keyed by the thread's
+ * slot over all files (two files' thread 1 are two threads); shown by the
+ * thread's name, else its tid. Not cached: the site cache holds one row per
+ * site id. */
+static uint32_t thread_row(agg_ctx *c, const sp_thread *t, uint32_t site) {
+    const sp_site *s = sp_reader_site(c->rd, site);
+    c->undefined += !s;
+    const char *name = s ? table_name(s->name) : "<unknown>";
+    char num[48];
+    c->key.n = c->extra.n = 0;
+    if (t->name && t->name[0]) {
+        sp_out_str(&c->extra, t->name);
+    } else if (t->tid) {
+        snprintf(num, sizeof num, "tid %llu", (unsigned long long)t->tid);
+        sp_out_str(&c->extra, num);
+    } else { /* no THREAD chunk: only the file's thread index is known */
+        snprintf(num, sizeof num, "thread %u", t->index);
+        sp_out_str(&c->extra, num);
+    }
+    const char *ex = str_of(&c->extra);
+    snprintf(num, sizeof num, "%u", c->thread_base + t->slot);
+    sp_out_str(&c->key, num);
+    sp_out_write(&c->key, "\x1f", 1);
+    sp_out_str(&c->key, name);
+    return make_row(c, str_of(&c->key), name, ex);
+}
+
 static void account(agg_ctx *c, uint32_t slot, uint32_t row, const sp_event *e) {
     if (row == UINT32_MAX) {
         c->oom = 1;
@@ -384,7 +414,8 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
         if (ev[k].kind == SP_MEM) {
             if (scopeprof_agg_mem(&c->agg, slot, ev[k].depth, ev[k].device, ev[k].bytes)) c->oom = 1;
         } else {
-            account(c, slot, site_row(c, ev[k].site), &ev[k]);
+            account(c, slot, c->group == GROUP_THREAD ? thread_row(c, t, ev[k].site) : site_row(c, ev[k].site),
+                    &ev[k]);
         }
     }
     return 0;
@@ -460,6 +491,7 @@ static void agg_ctx_init(agg_ctx *c, int group, uint32_t stack_n) {
     if (group == GROUP_SITE) c->agg.extra_header = "Source Location";
     if (group == GROUP_STACK) c->agg.extra_header = "Stack";
     if (group == GROUP_SHAPE) c->agg.extra_header = "Input Shapes";
+    if (group == GROUP_THREAD) c->agg.extra_header = "Thread";
     sp_out_init(&c->key, NULL);
     sp_out_init(&c->extra, NULL);
     sp_tree_init(&c->tree, agg_subtree, c);
@@ -692,7 +724,10 @@ static void sat_add(int64_t *sum, int64_t v) {
 /* CSV column and JSON key of the grouping's text column. */
 static const char *extra_field(const scopeprof_agg *a) {
     const char *h = a->extra_header ? a->extra_header : "";
-    return strcmp(h, "Stack") == 0 ? "stack" : strcmp(h, "Input Shapes") == 0 ? "input_shapes" : "source_location";
+    return strcmp(h, "Stack") == 0          ? "stack"
+           : strcmp(h, "Input Shapes") == 0 ? "input_shapes"
+           : strcmp(h, "Thread") == 0       ? "thread"
+                                            : "source_location";
 }
 
 /* CSV header: the columns present in a (as the text table shows them). */
@@ -824,6 +859,7 @@ static int parse_group(const char *g, int *group, uint32_t *n) {
     if (!g || strcmp(g, "name") == 0) *group = GROUP_NAME;
     else if (strcmp(g, "site") == 0) *group = GROUP_SITE;
     else if (strcmp(g, "shape") == 0) *group = GROUP_SHAPE;
+    else if (strcmp(g, "thread") == 0) *group = GROUP_THREAD;
     else if (strncmp(g, "stack:", 6) == 0) {
         char *end;
         long v = strtol(g + 6, &end, 10);
@@ -1011,7 +1047,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
     int group;
     uint32_t n = 0;
     if (parse_group(o->group, &group, &n) != 0) {
-        fprintf(err, "scopeprof: unknown --group-by '%s'; valid: name, site, shape, stack:N (N = 1..1000)\n",
+        fprintf(err, "scopeprof: unknown --group-by '%s'; valid: name, site, thread, shape, stack:N (N = 1..1000)\n",
                 o->group);
         return SP_EXIT_USAGE;
     }

@@ -685,6 +685,47 @@ static void test_steps(void **state) {
     free(err);
 }
 
+/* --group-by thread: one row per (thread, name), shown by the thread's name,
+ * else its tid. main waits on a lock (its wait is self time: wall time on
+ * the thread); worker and an unnamed thread do the work. */
+static void test_group_by_thread(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    tw_header(&w, 1, "p");
+    tw_site(&w, 1, 10, "wait", "m.c", "f");
+    tw_site(&w, 2, 20, "work", "w.c", "g");
+    tw_thread(&w, 0, 9, "main");
+    tw_thread(&w, 1, 10, "worker");
+    tw_thread(&w, 2, 11, "");
+    static const tw_ev main_ev[] = {{100, 300, 2, 1}, {0, 1000, 1, 0}};
+    static const tw_ev worker_ev[] = {{0, 500, 2, 0}, {600, 700, 2, 0}};
+    static const tw_ev anon_ev[] = {{0, 50, 2, 0}};
+    tw_events(&w, 0, main_ev, 2);
+    tw_events(&w, 1, worker_ev, 2);
+    tw_events(&w, 2, anon_ev, 1);
+    tw_end(&w, 5);
+    assert_int_equal(tw_save(&w, path("threads.sprof")), 0);
+    free(w.b);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--group-by", "thread", "--format", "csv", path("threads.sprof"), NULL),
+                     0);
+    assert_non_null(strstr(out, ",thread\n"));
+    /* Self time of all rows: 800 + 200 + 600 + 50 = 1650 ns. */
+    assert_non_null(strstr(out, "\nwait,1,800,1000,1000,48.48,"));
+    assert_non_null(strstr(out, ",main\n"));
+    assert_non_null(strstr(out, "\nwork,1,200,200,200,12.12,"));
+    assert_non_null(strstr(out, "\nwork,2,600,600,300,36.36,"));
+    assert_non_null(strstr(out, ",worker\n"));
+    assert_non_null(strstr(out, "\nwork,1,50,50,50,3.03,"));
+    assert_non_null(strstr(out, ",tid 11\n")); /* no name: its tid */
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "thread", path("threads.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "Thread  \n"));
+    free(out);
+    free(err);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_table), cmocka_unit_test(test_sort_and_limit),
@@ -696,6 +737,7 @@ int main(void) {
         cmocka_unit_test(test_trace_json_text),
         cmocka_unit_test(test_chrome_gpu_total), cmocka_unit_test(test_chrome_input),
         cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_steps),
+        cmocka_unit_test(test_group_by_thread),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
