@@ -13,7 +13,7 @@
 #                         model (npm @paulirish/trace_engine, pinned)
 
 REP_T   := $(BUILD)/tests/reporter
-REP_TSRC := tests/reporter/test_reporter.c tests/reporter/mktrace.c tests/reporter/tw.h
+REP_TSRC := tests/reporter/test_reporter.c tests/reporter/mktrace.c tests/reporter/tw.h tests/reporter/files.h
 
 $(REP_T)/test_reporter: $(REP_TSRC) $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)
@@ -25,7 +25,7 @@ $(REP_T)/test_reporter_asan: $(REP_TSRC) $(REPORTER_SRCS) $(REPORTER_HDRS)
 
 # test_robust: issue 16's faults (data safety, deep and wide files, files
 # without END, strict command lines, gzip input).
-$(REP_T)/test_robust: tests/reporter/test_robust.c tests/reporter/tw.h $(REPORTER_SRCS) $(REPORTER_HDRS)
+$(REP_T)/test_robust: tests/reporter/test_robust.c tests/reporter/tw.h tests/reporter/files.h $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -Iinclude -Ireporter -Itests/reporter $< $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
 

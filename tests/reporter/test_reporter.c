@@ -14,32 +14,13 @@
 #include "cli.h"
 #include "read.h"
 #include "tw.h"
+#include "files.h"
 
 /* The corpus generator, for the bad files. */
 #define main mktrace_main
 #include "mktrace.c"
 #undef main
 
-static char dir[64];
-
-static const char *path(const char *name) {
-    static char p[8][256];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-    return p[k];
-}
-
-static char *slurp(FILE *f) {
-    fflush(f);
-    long n = ftell(f);
-    char *s = malloc((size_t)n + 1);
-    rewind(f);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
 
 /* Run `scopeprof ARGS...` (NULL-terminated); *out and *err are malloc'd. */
 static int run(char **out, char **err, ...) {

@@ -19,27 +19,8 @@
 
 #include "cli.h"
 #include "tw.h"
+#include "files.h"
 
-static char dir[64];
-
-static const char *path(const char *name) {
-    static char p[8][256];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-    return p[k];
-}
-
-static char *slurp(FILE *f) {
-    fflush(f);
-    long n = ftell(f);
-    char *s = malloc((size_t)n + 1);
-    rewind(f);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
 
 /* The bytes of a file ("" if missing), malloc'd; *n its size. */
 static char *file_bytes(const char *p, size_t *n) {
