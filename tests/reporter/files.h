@@ -1,8 +1,10 @@
 /* files.h -- what the reporter's cmocka suites share: a scratch folder
- * (`dir`, made by each suite's setup) and the text a stream received. */
+ * (`dir`, made by each suite's setup), the text a stream received, and the
+ * reporter run in-process. Include it after cmocka.h and cli.h. */
 #ifndef FILES_H
 #define FILES_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,6 +29,23 @@ static char *slurp(FILE *f) {
     s[got] = 0;
     fclose(f);
     return s;
+}
+
+/* Run `scopeprof ARGS...` (NULL-terminated); *out and *err are malloc'd. */
+static int run(char **out, char **err, ...) {
+    char *argv[32] = {"scopeprof"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, err);
+    for (char *a; (a = va_arg(ap, char *)) != NULL && argc < 31;) argv[argc++] = a;
+    va_end(ap);
+    FILE *o = tmpfile(), *e = tmpfile();
+    assert_non_null(o);
+    assert_non_null(e);
+    int rc = sp_main(argc, argv, o, e);
+    *out = slurp(o);
+    *err = slurp(e);
+    return rc;
 }
 
 #endif

@@ -22,23 +22,6 @@
 #undef main
 
 
-/* Run `scopeprof ARGS...` (NULL-terminated); *out and *err are malloc'd. */
-static int run(char **out, char **err, ...) {
-    char *argv[32] = {"scopeprof"};
-    int argc = 1;
-    va_list ap;
-    va_start(ap, err);
-    for (char *a; (a = va_arg(ap, char *)) != NULL && argc < 31;) argv[argc++] = a;
-    va_end(ap);
-    FILE *o = tmpfile(), *e = tmpfile();
-    assert_non_null(o);
-    assert_non_null(e);
-    int rc = sp_main(argc, argv, o, e);
-    *out = slurp(o);
-    *err = slurp(e);
-    return rc;
-}
-
 static int setup(void **state) {
     (void)state;
     snprintf(dir, sizeof dir, "/tmp/sp_reporter_test.XXXXXX");

@@ -34,23 +34,6 @@ static char *file_bytes(const char *p, size_t *n) {
     return slurp(f);
 }
 
-/* Run `scopeprof ARGS...` (NULL-terminated); *out and *err are malloc'd. */
-static int run(char **out, char **err, ...) {
-    char *argv[32] = {"scopeprof"};
-    int argc = 1;
-    va_list ap;
-    va_start(ap, err);
-    for (char *a; (a = va_arg(ap, char *)) != NULL && argc < 31;) argv[argc++] = a;
-    va_end(ap);
-    FILE *o = tmpfile(), *e = tmpfile();
-    assert_non_null(o);
-    assert_non_null(e);
-    int rc = sp_main(argc, argv, o, e);
-    *out = slurp(o);
-    *err = slurp(e);
-    return rc;
-}
-
 #define HAS(s, sub) do { if (!strstr((s), (sub))) fail_msg("'%s' lacks '%s'", (s), (sub)); } while (0)
 
 static void put_file(const char *name, const char *text) {
