@@ -818,14 +818,21 @@ static inline int scopeprof__rec_short(const scopeprof_event *e) {
            (e->depth & SCOPEPROF_DEPTH_MASK) >> SCOPEPROF_REC_DEPTH_BITS == 0;
 }
 
+static inline void scopeprof__rec_put_short(unsigned char *p, uint64_t start, uint32_t dur,
+                                            uint32_t key) {
+    scopeprof__put64(p, start);
+    scopeprof__put32(p + 8, dur);
+    scopeprof__put32(p + 12, key);
+}
+
 /* Inline, for the writer's per-event loop; scopeprof_rec_encode for others. */
 static inline size_t scopeprof__rec_encode(unsigned char *p, const scopeprof_event *e) {
-    scopeprof__put64(p, e->start);
     if (scopeprof__rec_short(e)) {
-        scopeprof__put32(p + 8, (uint32_t)(e->end - e->start));
-        scopeprof__put32(p + 12, scopeprof__key_pack(e->site, e->depth));
+        scopeprof__rec_put_short(p, e->start, (uint32_t)(e->end - e->start),
+                                 scopeprof__key_pack(e->site, e->depth));
         return 16;
     }
+    scopeprof__put64(p, e->start);
     scopeprof__put32(p + 8, SCOPEPROF_REC_LONG_MARK);
     scopeprof__put32(p + 12, e->depth);
     scopeprof__put64(p + 16, e->end);
@@ -1010,8 +1017,11 @@ static inline __attribute__((always_inline)) int scopeprof__agg_event(scopeprof_
             scopeprof__add(&mem_total[m], kids->mem_kids[m]);
         }
     }
-    int64_t gpu_total = gpu_ns >= 0 ? gpu_ns : kids_gpu;
-    int64_t gpu_self = gpu_ns >= 0 && kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
+    int64_t gpu_total = kids_gpu, gpu_self = 0;
+    if (gpu_ns >= 0) {
+        gpu_total = gpu_ns;
+        gpu_self = kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
+    }
     int has_mem = (mem_total[0] | mem_self[0] | mem_total[1] | mem_self[1]) != 0;
     scopeprof__add(&r->self_ns, self > 0 ? self : 0);
     if (gpu_total) scopeprof__add(&r->gpu_total_ns, gpu_total);
@@ -2897,6 +2907,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     const uint32_t thread = t->index;
     for (uint32_t i = 0; i < n;) {
         scopeprof_event e;
+        uint32_t key = ev[i].key; /* of a short record */
         uint32_t slots = scopeprof__slot_get(ev + i, &e);
         i += slots;
         if (sched && (!window || e.start < win_start)) {
@@ -2946,7 +2957,13 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
                 scopeprof__agg_event(agg, thread, row, e.start, e.end,
                                      e.depth & SCOPEPROF_DEPTH_MASK, gpu);
         }
-        out += scopeprof__rec_encode(b + out, &e);
+        if (slots == 1) { /* still fits a short record (site, depth, clamped duration): same key */
+            scopeprof__rec_put_short(b + out, e.start, (uint32_t)(e.end - e.start),
+                                     e.depth & SCOPEPROF_DEPTH_GPU ? key : key & ~SCOPEPROF_DEPTH_GPU);
+            out += 16;
+        } else {
+            out += scopeprof__rec_encode(b + out, &e);
+        }
     }
     g->events_written += kept;
     if (g->fd == -1 && kept) scopeprof__open_output(g);
