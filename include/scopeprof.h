@@ -1004,15 +1004,19 @@ static inline __attribute__((always_inline)) int scopeprof__agg_event(scopeprof_
     /* Our children's level is consumed (deeper ones dropped with it). It is
      * read in place: nothing is pushed on the stack before we are done. */
     const scopeprof_agg_pending *kids = NULL;
-    while (th->n && th->pend[th->n - 1].depth > (uint64_t)depth + 1) th->n--;
-    if (th->n && th->pend[th->n - 1].depth == (uint64_t)depth + 1) kids = &th->pend[--th->n];
+    uint32_t n = th->n; /* in a register: the stores below could alias th->n */
+    while (n && th->pend[n - 1].depth > (uint64_t)depth + 1) n--;
+    if (n && th->pend[n - 1].depth == (uint64_t)depth + 1) kids = &th->pend[--n];
+    th->n = n;
     int64_t self = dur, kids_gpu = 0;
     int64_t mem_self[2] = {0, 0}, mem_total[2] = {0, 0};
+    int has_mem = 0; /* else all four are 0 */
     if (kids) {
         int inside = kids->n && kids->min_start >= start && kids->max_end <= end;
         self = inside && kids->sum_ns <= dur ? dur - kids->sum_ns : inside ? 0 : dur;
         kids_gpu = inside ? kids->gpu_ns : 0;
-        for (int m = 0; m < 2; m++) {
+        has_mem = (kids->mem_direct[0] | kids->mem_direct[1] | kids->mem_kids[0] | kids->mem_kids[1]) != 0;
+        for (int m = 0; has_mem && m < 2; m++) {
             mem_self[m] = mem_total[m] = kids->mem_direct[m];
             scopeprof__add(&mem_total[m], kids->mem_kids[m]);
         }
@@ -1022,7 +1026,6 @@ static inline __attribute__((always_inline)) int scopeprof__agg_event(scopeprof_
         gpu_total = gpu_ns;
         gpu_self = kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
     }
-    int has_mem = (mem_total[0] | mem_self[0] | mem_total[1] | mem_self[1]) != 0;
     scopeprof__add(&r->self_ns, self > 0 ? self : 0);
     if (gpu_total) scopeprof__add(&r->gpu_total_ns, gpu_total);
     if (gpu_self > 0) scopeprof__add(&r->gpu_self_ns, gpu_self);
@@ -1042,8 +1045,8 @@ static inline __attribute__((always_inline)) int scopeprof__agg_event(scopeprof_
         return 0;
     }
     /* Our level is usually on top already: the call only to push it. */
-    scopeprof_agg_pending *mine = th->n && th->pend[th->n - 1].depth == depth ? &th->pend[th->n - 1]
-                                                                             : scopeprof__agg_level(th, depth);
+    scopeprof_agg_pending *mine = n && th->pend[n - 1].depth == depth ? &th->pend[n - 1]
+                                                                       : scopeprof__agg_level(th, depth);
     if (!mine) return -1;
     if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
     if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
