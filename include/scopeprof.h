@@ -1009,17 +1009,12 @@ static inline __attribute__((always_inline)) int scopeprof__agg_event(scopeprof_
     if (n && th->pend[n - 1].depth == (uint64_t)depth + 1) kids = &th->pend[--n];
     th->n = n;
     int64_t self = dur, kids_gpu = 0;
-    int64_t mem_self[2] = {0, 0}, mem_total[2] = {0, 0};
-    int has_mem = 0; /* else all four are 0 */
+    int has_mem = 0; /* else this scope's memory sums are all 0 */
     if (kids) {
         int inside = kids->n && kids->min_start >= start && kids->max_end <= end;
         self = inside && kids->sum_ns <= dur ? dur - kids->sum_ns : inside ? 0 : dur;
         kids_gpu = inside ? kids->gpu_ns : 0;
         has_mem = (kids->mem_direct[0] | kids->mem_direct[1] | kids->mem_kids[0] | kids->mem_kids[1]) != 0;
-        for (int m = 0; has_mem && m < 2; m++) {
-            mem_self[m] = mem_total[m] = kids->mem_direct[m];
-            scopeprof__add(&mem_total[m], kids->mem_kids[m]);
-        }
     }
     int64_t gpu_total = kids_gpu, gpu_self = 0;
     if (gpu_ns >= 0) {
@@ -1029,11 +1024,16 @@ static inline __attribute__((always_inline)) int scopeprof__agg_event(scopeprof_
     scopeprof__add(&r->self_ns, self > 0 ? self : 0);
     if (gpu_total) scopeprof__add(&r->gpu_total_ns, gpu_total);
     if (gpu_self > 0) scopeprof__add(&r->gpu_self_ns, gpu_self);
-    if (has_mem) {
+    int64_t mem_total[2] = {0, 0}; /* CPU, GPU: made in this scope or its children */
+    if (has_mem) { /* self: made directly in it */
+        for (int m = 0; m < 2; m++) {
+            mem_total[m] = kids->mem_direct[m];
+            scopeprof__add(&mem_total[m], kids->mem_kids[m]);
+        }
         scopeprof__add(&r->cpu_mem, mem_total[0]);
-        scopeprof__add(&r->self_cpu_mem, mem_self[0]);
+        scopeprof__add(&r->self_cpu_mem, kids->mem_direct[0]);
         scopeprof__add(&r->gpu_mem, mem_total[1]);
-        scopeprof__add(&r->self_gpu_mem, mem_self[1]);
+        scopeprof__add(&r->self_gpu_mem, kids->mem_direct[1]);
     }
     if (depth == 0) { /* no parent to tell: the thread holds nothing now */
         th->n = 0;
