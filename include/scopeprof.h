@@ -623,6 +623,12 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+/* The CRC's carry-less multiply (SCOPEPROF_NO_CLMUL leaves it out). */
+#if defined(__x86_64__) && !defined(SCOPEPROF_NO_CLMUL)
+#define SCOPEPROF__CLMUL 1
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 #define SCOPEPROF__API __attribute__((weak, visibility("hidden")))
 #define SCOPEPROF__INTERNAL __attribute__((weak, visibility("hidden")))
@@ -637,7 +643,7 @@ extern "C" {
  * - eight bytes per step with eight 256-entry tables ("slicing"), for short
  *   pieces and any CPU;
  * - on x86-64 CPUs with PCLMULQDQ (carry-less multiply: every x86-64 CPU
- *   since 2010), 64 bytes per step by folding (below): about 0.3
+ *   since 2010), 64 bytes per step by folding (below): about 0.4
  *   instructions a byte against 4.
  * The tables and the folding constants are built once and published with a
  * compare-and-swap, so racing first callers never share a half-built one. */
@@ -649,12 +655,6 @@ typedef struct scopeprof__crc_data {
     int clmul; /* the CPU has PCLMULQDQ */
 } scopeprof__crc_data;
 __attribute__((weak, visibility("hidden"))) scopeprof__crc_data *scopeprof__crc_state;
-
-#if defined(__x86_64__) && !defined(SCOPEPROF_NO_CLMUL)
-#define SCOPEPROF__CLMUL 1
-#include <cpuid.h>
-#include <immintrin.h>
-#endif
 
 /* x^(n-1) mod P as the folding multiplies by it: reflected, in the top 32
  * bits of a 64-bit lane (why n-1: a carry-less product of two reflected
@@ -981,9 +981,9 @@ SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_th
  * same for everyone else). Speed: a leaf (no pending level, the usual case)
  * reads and adds nothing for its children, and sums that would only add 0
  * (no GPU time, no memory) are skipped: adding 0 changes no sum. */
-static inline __attribute__((always_inline)) int scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row,
-                                       uint64_t start, uint64_t end, uint32_t depth,
-                                       int64_t gpu_ns) {
+static inline __attribute__((always_inline)) int
+scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t start, uint64_t end,
+                     uint32_t depth, int64_t gpu_ns) {
     scopeprof_row *r = &a->rows[row];
     int64_t dur = end < start ? 0 : end - start > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(end - start);
     a->events++;
