@@ -177,3 +177,11 @@ bench-where: $(BENCH_DIR)/scope_cost $(BENCH_DIR)/scope_cost_pic
 	@echo
 	@echo "== 5. instructions per scope (valgrind --tool=callgrind; perf stat if available)"
 	@BUILD="$(BUILD)" bash bench/where_time_goes.sh
+
+# The write side's cost per event (bench/write_cost.sh, callgrind) and the
+# check that a writer change keeps the bytes (bench/write_check.sh, which
+# builds its own). docs/PERFORMANCE.md, "Writing a chunk".
+$(BENCH_DIR)/write_cost: bench/write_cost.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
+bench-build: $(BENCH_DIR)/write_cost
