@@ -1371,7 +1371,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 6u /* 6: signal, fd, oom, thread fields (5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 7u /* 7: the background writer's chunk lock and lists (6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -1463,6 +1463,21 @@ typedef struct scopeprof__state {
     scopeprof__slot off_slots[64];
     scopeprof__thread off_thread;
     char prog[256];   /* program name, read once at start */
+    /* The chunk lock and the background writer (see "The background writer"
+     * below). Lock order, everywhere: lock, then qlock, then mlock. A
+     * recording thread takes only qlock, for a few pointer moves, to trade a
+     * full chunk for an empty one. */
+    pthread_mutex_t qlock; /* full queue, free and ready lists, bytes, t->chunk/t->cur switches */
+    pthread_cond_t wake;   /* the writer sleeps on it, under qlock */
+    scopeprof__chunk *ready; /* fresh chunks whose pages the writer already touched */
+    uint32_t nready;
+    size_t queued;         /* bytes in the full queue */
+    size_t peak_bytes;     /* most chunk memory held at once */
+    uint64_t self_writes;  /* chunks recording threads wrote because the writer was behind */
+    int writer;            /* SCOPEPROF__WRITER_*: none yet, running, never in this process */
+    int writer_paused;     /* a cycle callback runs with `lock` released */
+    int flush_ms;          /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
+    void *(*writer_main)(void *); /* of the module that made the state (pinned) */
 } scopeprof__state;
 
 /* Module-local cache of the shared state pointer. */
@@ -1502,7 +1517,8 @@ __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread 
  * signal goes to another thread meanwhile, a thread-directed one waits for
  * the unlock. Faults stay deliverable: blocked, they would kill. */
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t scopeprof__lock_unblock;
-static inline void scopeprof__lock(scopeprof__state *g) {
+/* Block every signal but faults; returns those that were deliverable. */
+static inline uint64_t scopeprof__sigs_hold(void) {
     sigset_t all, old;
     sigfillset(&all);
     sigdelset(&all, SIGSEGV), sigdelset(&all, SIGBUS), sigdelset(&all, SIGFPE);
@@ -1512,6 +1528,17 @@ static inline void scopeprof__lock(scopeprof__state *g) {
     uint64_t was = 0;
     for (int sig = 1; sig <= 64; sig++)
         if (sigismember(&all, sig) == 1 && sigismember(&old, sig) == 0) was |= 1ull << (sig - 1);
+    return was;
+}
+static inline void scopeprof__sigs_release(uint64_t was) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig = 1; sig <= 64; sig++)
+        if (was >> (sig - 1) & 1) sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+static inline void scopeprof__lock(scopeprof__state *g) {
+    uint64_t was = scopeprof__sigs_hold();
     scopeprof__in_lock = 1;
     pthread_mutex_lock(&g->lock);
     scopeprof__lock_unblock = was;
@@ -1522,11 +1549,7 @@ static inline void scopeprof__unlock(scopeprof__state *g) {
     uint64_t was = scopeprof__lock_unblock;
     pthread_mutex_unlock(&g->lock);
     scopeprof__in_lock = 0;
-    sigset_t set;
-    sigemptyset(&set);
-    for (int sig = 1; sig <= 64; sig++)
-        if (was >> (sig - 1) & 1) sigaddset(&set, sig);
-    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    scopeprof__sigs_release(was);
 }
 
 /* Pieces of a message to stderr with write(2) alone (signal handlers). */
@@ -1726,6 +1749,7 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
     if (taken) scopeprof__pid_path(g);
 }
 
+enum { SCOPEPROF__WRITER_NONE, SCOPEPROF__WRITER_RUNNING, SCOPEPROF__WRITER_NEVER };
 SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     const char *v;
     int mb = 64;
@@ -1753,6 +1777,13 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     scopeprof__env_int("SCOPEPROF_BUFFER_MB", 1, 1 << 20, &mb);
     g->signals = 1;
     scopeprof__env_int("SCOPEPROF_SIGNALS", 0, 1, &g->signals);
+    {   /* the background writer: on unless SCOPEPROF_WRITER=0 */
+        int w = 1;
+        scopeprof__env_int("SCOPEPROF_WRITER", 0, 1, &w);
+        g->writer = w ? SCOPEPROF__WRITER_NONE : SCOPEPROF__WRITER_NEVER;
+        g->flush_ms = 100;
+        scopeprof__env_int("SCOPEPROF_FLUSH_MS", 1, 3600000, &g->flush_ms);
+    }
     scopeprof__read_prog(g->prog);
     g->budget = (size_t)mb << 20;
     v = getenv("SCOPEPROF_OUTPUT");
@@ -1777,6 +1808,9 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
 }
 
 SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p);
+SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g);
+SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg);
+SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g);
@@ -1875,6 +1909,8 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         g->pid = (int)getpid();
         pthread_mutex_init(&g->lock, NULL);
         pthread_mutex_init(&g->mlock, NULL);
+        scopeprof__writer_init_locks(g);
+        g->writer_main = scopeprof__writer_main;
         if (pthread_key_create(&g->key, scopeprof__thread_exit) != 0) oom = 1;
         g->off_thread.cur = g->off_slots;
         g->off_thread.lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
@@ -2018,6 +2054,7 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
 /* The trace writer, defined further down. */
 SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait);
+SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait);
 SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t);
@@ -2075,39 +2112,36 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     t->tid = scopeprof__gettid();
     t->alive = 1;
     scopeprof__self_name(t->name);
+    scopeprof__writer_start(g);
+    /* No chunk yet (cur == lim): the first event takes one in chunk_next,
+     * which keeps to the budget as for any other chunk (20000 short threads
+     * each taking a fresh one grew memory past it). */
     scopeprof__lock(g);
     t->index = g->nthreads++;
     t->next = g->threads;
     g->threads = t;
-    t->chunk = scopeprof__chunk_alloc(g);
-    if (t->chunk) { /* under the lock, as in chunk_next */
-        t->cur = t->chunk->ev;
-        t->lim = t->chunk->ev + SCOPEPROF_EVENTS_PER_CHUNK;
-    } else {
-        t->cur = g->off_slots;
-        t->lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
-    }
     scopeprof__unlock(g);
-    if (!t->chunk) scopeprof__oom(g);
     pthread_setspecific(g->key, t);
     return scopeprof__tls = t;
 }
 
-/* Take a chunk from the free list, or allocate one; past the budget, write
- * the queued full chunks first so their memory can be reused. Inside an open
- * scope, GPU work is never waited for: chunks whose GPU scopes are not
- * finished stay queued (the budget is exceeded until the next write outside a
- * scope, a flush or the exit). Lock held. */
+/* An empty chunk for a recording thread: a written one from the free list
+ * (its pages are warm), else one the writer allocated and touched ahead
+ * (ready), else a new one, whose page faults this thread then takes (only
+ * when the writer is behind or absent). NULL when malloc fails. Whether the
+ * budget allows it is chunk_next's to decide. Chunk lock held. */
 SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g) {
-    if (!g->free_list && g->bytes + sizeof(scopeprof__chunk) > g->budget && g->full_head)
-        scopeprof__write_queued(g, !(scopeprof__tls && scopeprof__tls->depth > 0));
     scopeprof__chunk *c = g->free_list;
     if (c) {
         g->free_list = c->next;
+    } else if ((c = g->ready) != NULL) {
+        g->ready = c->next;
+        g->nready--;
     } else {
         c = (scopeprof__chunk *)malloc(sizeof *c);
         if (!c) return NULL;
         g->bytes += sizeof *c;
+        if (g->bytes > g->peak_bytes) g->peak_bytes = g->bytes;
     }
     c->next = NULL;
     c->count = 0;
@@ -2116,7 +2150,8 @@ SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g
     return c;
 }
 
-/* Queue the thread's current chunk (its first `n` events) for writing. */
+/* Queue the thread's current chunk (its first `n` events) for writing.
+ * Chunk lock held. */
 SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread *t,
                                           scopeprof__chunk *c, uint32_t n) {
     c->thread = t;
@@ -2126,13 +2161,47 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
     if (g->full_tail) g->full_tail->next = c;
     else g->full_head = c;
     g->full_tail = c;
+    g->queued += sizeof *c;
+}
+
+/* Chunks the writer keeps allocated and touched ahead of the recording
+ * threads (4 MiB): at 20 ns a scope, one thread fills them in 5 ms, and the
+ * writer refills one in ~16 page faults. */
+#define SCOPEPROF__READY 64u
+
+/* Whether the writer should wake before its next timed flush: a refill is
+ * due and the budget has room for it, or an eighth of the budget is queued.
+ * Chunk lock held. */
+static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
+    if (g->queued >= g->budget / 8) return 1;
+    return g->nready < SCOPEPROF__READY / 2 && !g->free_list &&
+           g->bytes + sizeof(scopeprof__chunk) <= g->budget;
+}
+
+/* Whether the thread that needs a chunk must write first: no recycled or
+ * ready chunk, and a new one would pass the budget, or, with a running
+ * writer that is behind, the budget plus a quarter (the writer's slack).
+ * Chunk lock held. */
+static inline int scopeprof__must_write_here(const scopeprof__state *g) {
+    if (g->free_list || g->ready || !g->full_head) return 0;
+    size_t room = g->writer == SCOPEPROF__WRITER_RUNNING ? g->budget + g->budget / 4 : g->budget;
+    return g->bytes + sizeof(scopeprof__chunk) > room;
 }
 
 /* Slow path of emit: the thread's chunk is full (or has one slot left and a
- * long record comes). */
+ * long record comes). The full chunk is queued for the background writer and
+ * an empty one taken, under the chunk lock only: no write, no wait for one.
+ * Signals are held meanwhile, as under the registry lock (a handler that
+ * records must never find its own thread holding the chunk lock). Only
+ * without a writer (SCOPEPROF_WRITER=0, a forked child) does this thread
+ * write the whole queue past the budget; behind a running writer that is a
+ * quarter of the budget late, it writes one chunk per chunk it takes: a
+ * stall of one chunk's write, memory bounded, nothing dropped, and counted
+ * (said at exit). */
 SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     scopeprof__state *g = scopeprof__state_get();
-    scopeprof__lock(g);
+    uint64_t sigs = scopeprof__sigs_hold();
+    pthread_mutex_lock(&g->qlock);
     /* A thread whose key destructor already ran (scopeprof__thread_exit took
      * its chunk) can still record: a later destructor may call into another
      * module, whose copy of the thread pointer is still set. It gets a chunk
@@ -2142,36 +2211,64 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
         /* Recording stopped: round and round the slots nobody reads. */
         t->lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
         __atomic_store_n(&t->cur, &g->off_slots[0], __ATOMIC_RELEASE);
-        scopeprof__unlock(g);
+        pthread_mutex_unlock(&g->qlock);
+        scopeprof__sigs_release(sigs);
         return g->off_slots;
     }
     if (g->finalized && !revived) {
         /* After the exit summary: keep the program running, drop events. */
-        scopeprof__unlock(g);
+        pthread_mutex_unlock(&g->qlock);
+        scopeprof__sigs_release(sigs);
         return t->chunk->ev;
     }
     if (!revived) scopeprof__queue(g, t, t->chunk, (uint32_t)(t->cur - t->chunk->ev));
-    scopeprof__chunk *c = scopeprof__chunk_alloc(g);
-    if (!c) {
-        /* Out of memory: write what is queued, then reuse its memory. */
-        scopeprof__write_queued(g, 1);
+    /* Until the switch below the thread has no current chunk: a flusher that
+     * runs while this thread writes must not take the queued (perhaps
+     * already written and recycled) chunk for a partial one. */
+    t->chunk = NULL;
+    scopeprof__chunk *c = NULL;
+    for (int attempt = 0; attempt < 2 && !c; attempt++) {
+        /* The second attempt: malloc failed; write what is queued, then
+         * reuse its memory. */
+        if (attempt == 1 || scopeprof__must_write_here(g)) {
+            int behind = attempt == 0 && g->writer == SCOPEPROF__WRITER_RUNNING;
+            pthread_mutex_unlock(&g->qlock); /* lock order: the registry lock first */
+            scopeprof__lock(g);
+            /* Inside an open scope, GPU work is never waited for: chunks
+             * whose GPU scopes still run stay queued. */
+            int may_wait = attempt == 1 || t->depth == 0, wrote = 0;
+            if (g->finalized) {
+            } else if (behind) {
+                wrote = scopeprof__write_one(g, may_wait);
+            } else {
+                scopeprof__write_queued(g, may_wait);
+            }
+            scopeprof__unlock(g);
+            pthread_mutex_lock(&g->qlock);
+            g->self_writes += (uint64_t)wrote;
+        }
         c = scopeprof__chunk_alloc(g);
     }
     if (!c) {
-        t->chunk = NULL; /* its chunk is queued: written at exit */
+        /* its chunk is queued: written at exit */
         t->lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
         __atomic_store_n(&t->cur, &g->off_slots[0], __ATOMIC_RELEASE);
-        scopeprof__unlock(g);
+        pthread_mutex_unlock(&g->qlock);
+        scopeprof__sigs_release(sigs);
         scopeprof__oom(g);
         return g->off_slots;
     }
-    /* Switch chunk and cursor under the lock: a flusher (which holds it) then
-     * sees either the old chunk with a cursor in it, or the new one with a
-     * cursor at its start, never a cursor that belongs to another chunk. */
+    /* Switch chunk and cursor under the chunk lock: a flusher (which takes
+     * it to read them) then sees either the old chunk with a cursor in it,
+     * or the new one with a cursor at its start, never a cursor that belongs
+     * to another chunk. */
     t->chunk = c;
     t->lim = c->ev + SCOPEPROF_EVENTS_PER_CHUNK;
     __atomic_store_n(&t->cur, &c->ev[0], __ATOMIC_RELEASE);
-    scopeprof__unlock(g);
+    int wake = g->writer == SCOPEPROF__WRITER_RUNNING && scopeprof__writer_has_work(g);
+    pthread_mutex_unlock(&g->qlock);
+    scopeprof__sigs_release(sigs);
+    if (wake) pthread_cond_signal(&g->wake);
     if (revived) pthread_setspecific(g->key, t);
     return c->ev;
 }
@@ -2308,9 +2405,11 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
         char path[sizeof g->path];
         int c = g->cycle;
         memcpy(path, g->path, sizeof path);
+        g->writer_paused = 1; /* the file is closed: no write until it is set up again */
         scopeprof__unlock(g);
         fn(g->no_output ? NULL : path, c, user);
         scopeprof__lock(g);
+        g->writer_paused = 0;
     }
     scopeprof_agg_free(&g->agg);
     scopeprof_agg_init(&g->agg);
@@ -2555,12 +2654,14 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
                         "inside %u open scope(s); they are not in the trace",
                         (unsigned long long)t->tid, t->name, t->depth);
     t->alive = 0;
+    pthread_mutex_lock(&g->qlock);
     if (!g->finalized && t->chunk) {
         uint32_t n = (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - t->chunk->ev);
         scopeprof__queue(g, t, t->chunk, n);
         t->chunk = NULL;
         t->cur = t->lim = NULL;
     }
+    pthread_mutex_unlock(&g->qlock);
     free(t->ranges);
     t->ranges = NULL;
     t->nranges = t->rcap = 0;
@@ -3013,7 +3114,13 @@ static inline int scopeprof__thread_gone(const scopeprof__state *g, const scopep
 SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
     int saved_errno = errno; /* the program's: a slow path must not change it */
     for (scopeprof__thread **pp = &g->threads, *t; (t = *pp) != NULL;) {
-        if (t->alive || t->chunk || t->nqueued || t->gpu || t->ranges || !scopeprof__thread_gone(g, t)) {
+        int busy = t->alive;
+        if (!busy) { /* a revived thread may take a chunk meanwhile (chunk_next) */
+            pthread_mutex_lock(&g->qlock);
+            busy = t->chunk || t->nqueued;
+            pthread_mutex_unlock(&g->qlock);
+        }
+        if (busy || t->gpu || t->ranges || !scopeprof__thread_gone(g, t)) {
             pp = &t->next;
             continue;
         }
@@ -3027,37 +3134,122 @@ SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
     errno = saved_errno;
 }
 
-/* Write and recycle queued chunks, oldest first (per-thread order). Without
- * may_wait, stop at the first chunk whose GPU scopes are still running. */
-SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait) {
-    while (g->full_head) {
-        scopeprof__chunk *c = g->full_head;
-        if (!may_wait && g->gpu_ready) {
-            uint32_t k = scopeprof__count_gpu(c->ev + c->first, c->count - c->first);
-            if (k && !g->gpu_ready(g, c->thread, k)) break;
-        }
-        g->full_head = c->next;
-        if (!g->full_head) g->full_tail = NULL;
-        scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
-        c->thread->nqueued--;
-        c->next = g->free_list;
-        g->free_list = c;
+/* The chunk lock, also from a signal handler (g->in_signal) or the unlock
+ * after one. Its holder is then another thread (signals are held while a
+ * thread holds it, and the writer blocks them all), out of it within a few
+ * pointer moves or a malloc: it is tried for up to a second, and after that
+ * the work goes on without it (best effort, as the handler's whole write).
+ * Returns whether it was taken, for scopeprof__qunlock. */
+SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g) {
+    if (!g->in_signal) return pthread_mutex_lock(&g->qlock) == 0;
+    for (int i = 0; i < 1100; i++) {
+        if (pthread_mutex_trylock(&g->qlock) == 0) return 1;
+        struct timespec ms = {0, 1000000};
+        if (i >= 100) nanosleep(&ms, NULL);
     }
+    return 0;
+}
+static inline void scopeprof__qunlock(scopeprof__state *g, int locked) {
+    if (locked) pthread_mutex_unlock(&g->qlock);
+}
+
+/* A written chunk back to the free list, where the next thread that needs
+ * one takes it before any other (its pages are warm). */
+SCOPEPROF__INTERNAL void scopeprof__recycle(scopeprof__state *g, scopeprof__chunk *c) {
+    int l = scopeprof__qlock(g);
+    c->next = g->free_list;
+    g->free_list = c;
+    scopeprof__qunlock(g, l);
+}
+
+/* Write and recycle the oldest queued chunk; 0 if there was none to write.
+ * Without may_wait, a chunk whose GPU scopes are still running is left at the
+ * head. Registry lock held: only its holder takes chunks off the queue, so
+ * the head seen under the chunk lock is still the head after the GPU check. */
+SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait) {
+    int l = scopeprof__qlock(g);
+    scopeprof__chunk *c = g->full_head;
+    scopeprof__qunlock(g, l);
+    if (!c) return 0;
+    if (!may_wait && g->gpu_ready) {
+        uint32_t k = scopeprof__count_gpu(c->ev + c->first, c->count - c->first);
+        if (k && !g->gpu_ready(g, c->thread, k)) return 0;
+    }
+    l = scopeprof__qlock(g);
+    g->full_head = c->next;
+    if (!g->full_head) g->full_tail = NULL;
+    g->queued -= sizeof *c;
+    scopeprof__qunlock(g, l);
+    scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
+    l = scopeprof__qlock(g);
+    c->thread->nqueued--; /* after its write: the thread is not reaped before */
+    c->next = g->free_list;
+    g->free_list = c;
+    scopeprof__qunlock(g, l);
+    return 1;
+}
+
+/* Write and recycle the chunks queued now, oldest first (per-thread order).
+ * Without may_wait, stop at the first chunk whose GPU scopes are still
+ * running. Only those queued at the start: threads keep queuing without the
+ * registry lock, and one that fills chunks faster than they are written
+ * kept a PROFILE_FLUSH writing for ever. Only the lock's holder takes
+ * chunks off the queue, so those are the first ones until written. */
+SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait) {
+    int l = scopeprof__qlock(g);
+    size_t n = g->queued / sizeof(scopeprof__chunk);
+    scopeprof__qunlock(g, l);
+    while (n-- > 0 && scopeprof__write_one(g, may_wait)) {}
     if (!g->in_signal) scopeprof__reap_threads(g);
 }
 
 /* Write what every thread has published in its current chunk. The owners
- * may be running (PROFILE_FLUSH, exit() from one thread while others work):
- * the events before the cursor's release store are complete and never
- * touched again, so they are written and marked with chunk->first; anything
- * later waits for the next write. Call after write_queued (per-thread order). */
+ * may be running (PROFILE_FLUSH, the writer's timed flush, exit() from one
+ * thread while others work): the events before the cursor's release store
+ * are complete and never touched again, so they are written and marked with
+ * chunk->first; anything later waits for the next write. A thread may have
+ * queued chunks since the queue was last drained (owners queue under the
+ * chunk lock only): those are taken out of the queue and written first, so
+ * each thread's events stay in order. Registry lock held. */
 SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g) {
     for (scopeprof__thread *t = g->threads; t; t = t->next) {
+        scopeprof__chunk *mine = NULL, **tail = &mine;
+        int l = scopeprof__qlock(g);
         scopeprof__chunk *c = t->chunk;
-        if (!c) continue;
-        uint32_t n = (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - c->ev);
-        if (n > c->first) scopeprof__write_span(g, t, c->ev + c->first, n - c->first);
-        c->first = n;
+        uint32_t n = c ? (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - c->ev) : 0;
+        uint32_t taken = 0;
+        if (t->nqueued) {
+            scopeprof__chunk **pp = &g->full_head, *prev = NULL;
+            while (*pp) {
+                scopeprof__chunk *q = *pp;
+                if (q->thread != t) {
+                    prev = q;
+                    pp = &q->next;
+                    continue;
+                }
+                *pp = q->next;
+                g->queued -= sizeof *q;
+                q->next = NULL;
+                *tail = q;
+                tail = &q->next;
+                taken++;
+            }
+            g->full_tail = prev;
+        }
+        scopeprof__qunlock(g, l);
+        while (mine) {
+            scopeprof__chunk *q = mine;
+            mine = q->next;
+            scopeprof__write_span(g, t, q->ev + q->first, q->count - q->first);
+            scopeprof__recycle(g, q);
+        }
+        if (taken) {
+            l = scopeprof__qlock(g);
+            t->nqueued -= taken;
+            scopeprof__qunlock(g, l);
+        }
+        if (c && n > c->first) scopeprof__write_span(g, t, c->ev + c->first, n - c->first);
+        if (c) c->first = n;
     }
 }
 
@@ -3071,18 +3263,179 @@ SCOPEPROF__API void scopeprof__flush(void) {
     scopeprof__unlock(g);
 }
 
+/* ---- The background writer ---------------------------------------------
+ * One thread per process drains full chunks: it converts, aggregates and
+ * writes them under the registry lock, one chunk at a time (so nothing that
+ * needs that lock waits for more than one chunk's write), and recycles them
+ * to the free list. It also allocates chunks ahead and touches their pages
+ * (the ready list), so recording threads neither write nor take first-touch
+ * page faults. Every SCOPEPROF_FLUSH_MS (100) it also writes what live
+ * threads have published, so a process killed without a chance to write
+ * (SIGKILL, the OOM killer) loses at most that much of its recent past.
+ * When it falls behind, chunk memory grows past the budget by up to a
+ * quarter; past that the thread that needs a chunk writes one itself
+ * (nothing is dropped; counted and said at exit). It blocks every signal, so
+ * handlers run on the program's threads, and a terminating signal that
+ * finds it holding the lock is written at its unlock (scopeprof__unlock); a
+ * forked child has none (its recording threads write, as without a writer);
+ * at exit the final write drains the queue and the writer stops when it next
+ * looks. With SCOPEPROF_OUTPUT=none it runs all the same: it feeds the exit
+ * summary and recycles the memory. Lock order: lock, then qlock, then mlock. */
+SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g) {
+    pthread_mutex_init(&g->qlock, NULL);
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&g->wake, &a);
+    pthread_condattr_destroy(&a);
+}
+
+/* Allocate and touch chunks until the ready list is full or the budget has no
+ * room. The pages are written now, on this thread, rather than by the first
+ * event that lands on each. */
+SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
+    for (;;) {
+        pthread_mutex_lock(&g->qlock);
+        int go = g->nready < SCOPEPROF__READY && !g->finalized &&
+                 g->bytes + sizeof(scopeprof__chunk) <= g->budget;
+        if (go) {
+            g->bytes += sizeof(scopeprof__chunk); /* reserved before the unlock */
+            if (g->bytes > g->peak_bytes) g->peak_bytes = g->bytes;
+        }
+        pthread_mutex_unlock(&g->qlock);
+        if (!go) return;
+        /* malloc under the registry lock, which fork's prepare handler takes:
+         * a fork never finds this thread inside the allocator (ASan's, in
+         * gcc 12, would stay locked in the child: its leak check hung). */
+        scopeprof__lock(g);
+        scopeprof__chunk *c = (scopeprof__chunk *)malloc(sizeof *c);
+        scopeprof__unlock(g);
+        if (c) {
+            volatile unsigned char *p = (volatile unsigned char *)c;
+            for (size_t o = 0; o < sizeof *c; o += 4096) p[o] = 0;
+            p[sizeof *c - 1] = 0;
+        }
+        pthread_mutex_lock(&g->qlock);
+        if (c) {
+            c->next = g->ready;
+            g->ready = c;
+            g->nready++;
+        } else {
+            g->bytes -= sizeof(scopeprof__chunk);
+        }
+        pthread_mutex_unlock(&g->qlock);
+        if (!c) return;
+    }
+}
+
+/* Write the queue one chunk at a time, taking the registry lock for each;
+ * with `partials`, then what live threads have published. Waits for no GPU:
+ * chunks with running GPU scopes wait for a later round, and with a GPU
+ * backend the partial chunks are left to the exit's write. */
+SCOPEPROF__INTERNAL void scopeprof__writer_drain(scopeprof__state *g, int partials) {
+    for (int more = 1; more;) {
+        scopeprof__lock(g);
+        if (g->finalized || g->writer_paused) {
+            scopeprof__unlock(g);
+            return;
+        }
+        more = scopeprof__write_one(g, 0);
+        if (!more && partials && !g->gpu_take) scopeprof__write_partials(g);
+        if (!more) scopeprof__reap_threads(g);
+        scopeprof__unlock(g);
+    }
+}
+
+/* Whether the writer is the process's last thread: the program's main thread
+ * called pthread_exit and every other thread has ended, which would have
+ * ended the process (exit(0)) had the writer not been there (and, as it
+ * blocks every signal, it would not even end on SIGTERM). From
+ * /proc/self/stat: the main thread's state (field 3; 'Z' once it has
+ * exited, while it still counts) and the thread count (field 20). 0 when it
+ * cannot be read. */
+SCOPEPROF__INTERNAL int scopeprof__writer_alone(void) {
+    char b[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, b, sizeof b - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    b[n] = 0;
+    const char *p = strrchr(b, ')'); /* the name may hold spaces and parentheses */
+    if (!p || p[1] != ' ') return 0;
+    char state = p[2];
+    for (int field = 2; p && field < 20; field++) p = strchr(p + 1, ' ');
+    long threads = p ? atol(p + 1) : 0;
+    return threads == 1 || (threads == 2 && state == 'Z');
+}
+
+SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
+    scopeprof__state *g = (scopeprof__state *)arg;
+    prctl(PR_SET_NAME, "scopeprof-write", 0, 0, 0);
+    uint64_t period = (uint64_t)g->flush_ms * 1000000u, last = scopeprof__mono_ns();
+    scopeprof__writer_refill(g);
+    pthread_mutex_lock(&g->qlock);
+    while (!g->finalized && g->writer == SCOPEPROF__WRITER_RUNNING) {
+        uint64_t now = scopeprof__mono_ns();
+        int timed = now - last >= period;
+        if (!timed && !scopeprof__writer_has_work(g)) {
+            uint64_t at = last + period;
+            struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+            pthread_cond_timedwait(&g->wake, &g->qlock, &ts);
+            continue;
+        }
+        int drain = timed || g->queued >= g->budget / 8;
+        pthread_mutex_unlock(&g->qlock);
+        scopeprof__writer_refill(g);
+        if (drain) scopeprof__writer_drain(g, timed);
+        scopeprof__writer_refill(g);
+        if (timed) last = now;
+        if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
+        pthread_mutex_lock(&g->qlock);
+    }
+    pthread_mutex_unlock(&g->qlock);
+    return NULL;
+}
+
+/* Start the process's writer once (first thread to record), with every
+ * signal blocked in it. If it cannot start, recording threads write, as with
+ * SCOPEPROF_WRITER=0. Its code is that of the module that made the registry
+ * (g->writer_main), which is pinned: a dlclose'd library's copy would vanish
+ * under it. */
+SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g) {
+    if (__atomic_load_n(&g->writer, __ATOMIC_ACQUIRE) != SCOPEPROF__WRITER_NONE) return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* held here too: qlock is taken */
+    pthread_mutex_lock(&g->qlock);
+    if (g->writer == SCOPEPROF__WRITER_NONE) {
+        pthread_attr_t a;
+        pthread_t th;
+        int ok = pthread_attr_init(&a) == 0;
+        ok = ok && pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 &&
+             pthread_create(&th, &a, g->writer_main, g) == 0;
+        pthread_attr_destroy(&a);
+        __atomic_store_n(&g->writer, ok ? SCOPEPROF__WRITER_RUNNING : SCOPEPROF__WRITER_NEVER,
+                         __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&g->qlock);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* fork(): the parent's lock is held across the fork so the child inherits a
  * consistent registry. The child starts a fresh profile: the parent's events
  * and other threads are dropped (they are the parent's to write), the sites
  * are kept (call sites cache their ids), and the output gets the child's pid. */
 /* Every lock of the registry is held across the fork, in the one order the
- * code nests them: g->lock, then g->mlock (the memory map). A lock left
- * held by another thread would stay held forever in the child (the first
- * PROFILE_ALLOC there hung when the fork came while a thread held mlock). */
+ * code nests them: g->lock, then g->qlock (the chunk lists), then g->mlock
+ * (the memory map). A lock left held by another thread would stay held
+ * forever in the child (the first PROFILE_ALLOC there hung when the fork
+ * came while a thread held mlock). */
 SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g) return;
     scopeprof__lock(g);
+    pthread_mutex_lock(&g->qlock);
     pthread_mutex_lock(&g->mlock);
 }
 
@@ -3090,6 +3443,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g) return;
     pthread_mutex_unlock(&g->mlock);
+    pthread_mutex_unlock(&g->qlock);
     scopeprof__unlock(g);
 }
 
@@ -3113,6 +3467,12 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     if (!g) return;
     pthread_mutex_init(&g->lock, NULL);
     scopeprof__in_lock = 0;
+    /* No writer in the child: its threads write their chunks themselves. */
+    scopeprof__writer_init_locks(g);
+    g->writer = SCOPEPROF__WRITER_NEVER;
+    g->writer_paused = 0;
+    g->queued = 0;
+    g->self_writes = 0;
     scopeprof__atfork_child_memory(g);
     __atomic_store_n(&g->sig_pending, 0, __ATOMIC_RELAXED); /* the parent's signal */
     scopeprof__thread *self = (scopeprof__thread *)pthread_getspecific(g->key);
@@ -3268,7 +3628,10 @@ SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
 SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
     scopeprof__write_queued(g, 1);
     scopeprof__write_partials(g);
+    int l = scopeprof__qlock(g); /* chunk_next reads it under the chunk lock */
     g->finalized = 1;
+    scopeprof__qunlock(g, l);
+    if (!g->in_signal) pthread_cond_signal(&g->wake); /* the writer stops */
     /* Scopes that close after this point (other threads, later destructors)
      * are dropped: the chunk_next slow path recycles the buffer. */
     if (g->fd == -1 && g->events_written) scopeprof__open_output(g);
@@ -3305,6 +3668,13 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
         scopeprof__print_memory(g, &mem, stderr);
         fflush(stderr);
     }
+    pthread_mutex_lock(&g->qlock);
+    uint64_t behind = g->self_writes;
+    pthread_mutex_unlock(&g->qlock);
+    if (behind)
+        scopeprof__warn("scopeprof: the background writer fell behind %llu time(s): recording "
+                        "threads wrote a chunk themselves each time (nothing was lost)",
+                        (unsigned long long)behind);
     scopeprof__unlock(g);
 }
 

@@ -949,12 +949,20 @@ static void test_exit_from_thread(void **state) {
 static void test_underscore_exit(void **state) {
     (void)state;
     child r;
-    /* A 1 MiB budget: full buffers were streamed before _exit. */
-    child_run_args(&r, "prog_life", ARGS("_exit"), ENV("SCOPEPROF_BUFFER_MB=1"));
+    /* A 1 MiB budget: full buffers were streamed before _exit (and only
+     * those: the writer's timed flush, which also writes partial buffers,
+     * is set an hour away). */
+    child_run_args(&r, "prog_life", ARGS("_exit"),
+                   ENV("SCOPEPROF_BUFFER_MB=1", "SCOPEPROF_FLUSH_MS=3600000"));
     expect_exit(&r, 9);
     assert_string_equal(r.err, ""); /* no crash, no table: no exit handler ran */
     tr_trace t;
-    if (!tr_read(r.trace, &t)) fail_msg("streamed part unreadable: %s", t.err);
+    /* The background writer may have been inside a write when _exit ended
+     * the process: the file may end in a cut chunk, which readers skip
+     * (FORMAT.md); everything before it must read. */
+    if (!tr_read(r.trace, &t) && strncmp(t.err, "bad or cut chunk", 16) != 0 &&
+        strncmp(t.err, "partial chunk header", 20) != 0)
+        fail_msg("streamed part unreadable: %s", t.err);
     assert_false(t.has_end);
     uint64_t n = tr_count(&t, "quick");
     assert_true(n > 0 && n < 300000);
