@@ -66,6 +66,10 @@
  *   SCOPEPROF_BUFFER_MB   memory budget for event buffers, in MiB (default 64);
  *                         past it, full buffers are streamed to the trace file.
  *   SCOPEPROF_SCHEDULE    "skip_first=0,wait=1,warmup=1,active=3,repeat=2".
+ *   SCOPEPROF_WRITER      0: no background writer thread ("scopeprof-write",
+ *                         default 1): recording threads write full buffers.
+ *   SCOPEPROF_FLUSH_MS    the writer writes what was recorded at least this
+ *                         often (default 100): what SIGKILL can lose.
  *   SCOPEPROF_SIGNALS     0: no handlers (default 1: on SIGINT, SIGTERM, SIGHUP,
  *                         SIGPIPE, SIGQUIT and crashes the trace is written,
  *                         then the signal acts).
