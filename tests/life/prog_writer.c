@@ -36,7 +36,7 @@ static void sleep_ms(long ms) {
 }
 
 static volatile uint64_t sink;
-#define BUMP() (sink += 1)
+#define BUMP() __atomic_add_fetch(&sink, 1, __ATOMIC_RELAXED)
 
 static int mode_sigkill(long n, long ms) {
     for (long i = 0; i < n; i++) {
@@ -158,6 +158,7 @@ static int mode_exit_busy(void) {
 
 int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
+    { PROFILE_SCOPE("main_start"); } /* the registry made before any thread (as programs do) */
     if (strcmp(m, "sigkill") == 0 && argc > 3) return mode_sigkill(atol(argv[2]), atol(argv[3]));
     if (strcmp(m, "thread_exit") == 0) return mode_thread_exit();
     if (strcmp(m, "fork") == 0 && argc > 2) return mode_fork(atoi(argv[2]));
