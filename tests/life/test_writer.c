@@ -197,6 +197,24 @@ static void test_exit_writer_busy(void **state) {
     child_free(&r);
 }
 
+/* The timed flush every millisecond while two threads stream through a
+ * 1 MiB budget (the writer behind, chunks of live threads queued when it
+ * writes their partial chunks): every event once, each thread's in order. */
+static void test_flush_order(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_writer", ARGS("stream", "150000"),
+                   ENV("SCOPEPROF_BUFFER_MB=1", "SCOPEPROF_FLUSH_MS=1", "SCOPEPROF_SUMMARY=0"));
+    expect_exit(&r, 0);
+    assert_int_equal(other_lines(r.err), 0);
+    tr_trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "streamed"), 300000);
+    expect_no_duplicates(&t);
+    tr_free(&t);
+    child_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sigkill_loss_bound),
@@ -205,6 +223,7 @@ int main(void) {
         cmocka_unit_test(test_signal_writer_busy),
         cmocka_unit_test(test_full_disk_writer),
         cmocka_unit_test(test_exit_writer_busy),
+        cmocka_unit_test(test_flush_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
