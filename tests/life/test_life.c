@@ -875,13 +875,18 @@ static void test_scope_in_signal_handler(void **state) {
      * free), which TSan reports as it should: plain and ASan only. */
     if (strcmp(VARIANT, "_tsan") == 0) skip();
     child r;
-    child_run_args(&r, "prog_life", ARGS("handler_scope"), ENV("SCOPEPROF_SUMMARY=0"));
+    /* A 1 MiB budget bounds what each of main's flushes writes: the worker
+     * no longer waits for the registry lock at each buffer, and behind a
+     * 64 MiB queue 300 back-to-back flushes took over 20 s under ASan. */
+    child_run_args(&r, "prog_life", ARGS("handler_scope"), ENV("SCOPEPROF_SUMMARY=0", "SCOPEPROF_BUFFER_MB=1"));
     expect_exit(&r, 0);
     unsigned long long workers = 0;
     int alarms = 0;
     if (sscanf(r.out, "worker %llu alarms %d", &workers, &alarms) != 2) fail_msg("stdout: '%s'", r.out);
     assert_true(alarms >= 300);
-    assert_int_equal(child_lines_with(r.err, "scopeprof:"), 0);
+    /* The background writer finds the lock taken by main's flushes and may
+     * fall behind the worker, which is said (nothing is lost); nothing else. */
+    assert_int_equal(child_lines_with(r.err, "scopeprof:"), child_lines_with(r.err, "fell behind"));
     tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, "worker"), workers);
