@@ -1474,6 +1474,7 @@ typedef struct scopeprof__state {
     pthread_mutex_t qlock; /* full queue, free and ready lists, bytes, t->chunk/t->cur switches */
     pthread_cond_t wake;   /* the writer sleeps on it, under qlock */
     scopeprof__chunk *ready; /* fresh chunks whose pages the writer already touched */
+    scopeprof__chunk *touching; /* the one it is touching (registry lock to set) */
     uint32_t nready;
     size_t queued;         /* bytes in the full queue */
     size_t peak_bytes;     /* most chunk memory held at once */
@@ -3299,32 +3300,35 @@ SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g) {
  * event that lands on each. */
 SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
     for (;;) {
-        /* All of it under the registry lock, which fork's prepare handler
+        /* malloc under the registry lock, which fork's prepare handler
          * takes: a fork never finds this thread inside the allocator (ASan's,
-         * in gcc 12, stayed locked in the child: its leak check hung), nor
-         * holding a chunk that only its stack points to (the child, which
-         * has no writer, leaked it). ~16 page faults: the lock is held for
-         * microseconds, once per chunk. */
+         * in gcc 12, stayed locked in the child: its leak check hung). The
+         * chunk is reachable from the registry while its pages are touched
+         * (g->touching), without the lock: a child forked meanwhile frees
+         * it, and holding the lock for the 16 page faults disturbed the GPU
+         * tests' clock alignment under ASan. */
         scopeprof__lock(g);
         pthread_mutex_lock(&g->qlock);
         int go = g->nready < SCOPEPROF__READY && !g->finalized &&
                  g->bytes + sizeof(scopeprof__chunk) <= g->budget;
         pthread_mutex_unlock(&g->qlock);
         scopeprof__chunk *c = go ? (scopeprof__chunk *)malloc(sizeof *c) : NULL;
-        if (c) {
-            volatile unsigned char *p = (volatile unsigned char *)c;
-            for (size_t o = 0; o < sizeof *c; o += 4096) p[o] = 0;
-            p[sizeof *c - 1] = 0;
-            pthread_mutex_lock(&g->qlock);
-            c->next = g->ready;
-            g->ready = c;
-            g->nready++;
-            g->bytes += sizeof *c;
-            if (g->bytes > g->peak_bytes) g->peak_bytes = g->bytes;
-            pthread_mutex_unlock(&g->qlock);
-        }
+        g->touching = c;
         scopeprof__unlock(g);
         if (!c) return;
+        volatile unsigned char *p = (volatile unsigned char *)c;
+        for (size_t o = 0; o < sizeof *c; o += 4096) p[o] = 0;
+        p[sizeof *c - 1] = 0;
+        scopeprof__lock(g);
+        g->touching = NULL;
+        pthread_mutex_lock(&g->qlock);
+        c->next = g->ready;
+        g->ready = c;
+        g->nready++;
+        g->bytes += sizeof *c;
+        if (g->bytes > g->peak_bytes) g->peak_bytes = g->bytes;
+        pthread_mutex_unlock(&g->qlock);
+        scopeprof__unlock(g);
     }
 }
 
@@ -3470,6 +3474,10 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     /* No writer in the child: its threads write their chunks themselves. */
     scopeprof__writer_init_locks(g);
     g->writer = SCOPEPROF__WRITER_NEVER;
+    if (g->touching) { /* the parent's writer was touching it: ours to free */
+        free(g->touching);
+        g->touching = NULL;
+    }
     g->writer_paused = 0;
     g->queued = 0;
     g->self_writes = 0;
