@@ -833,12 +833,13 @@ static int mode_handler_scope(void) {
  * a handler's scope that interrupts its own thread's scope close can
  * overwrite it). Workers, started 2 at a time, loop on malloc/free with no
  * scope: a signal's handler makes their first scope (the thread's state and
- * buffer). A signaller thread sends 1200 signals, round robin to main and
- * the live workers, each after the last one was handled. Prints
+ * buffer). A signaller thread sends n signals (waves of 100, 2 new workers
+ * each), round robin to main and the live workers, each after the last one
+ * was handled. Prints
  * "main <loops> handled <signals>"; a hang is ended by alarm(). */
 static volatile int hm_handled, hm_stop;
 static volatile int hm_workers_stop;
-static void *volatile hm_sink; /* keeps malloc/free pairs from being folded away */
+static void *hm_sink; /* keeps malloc/free pairs from being folded away */
 
 static void hm_on_usr1(int sig) {
     (void)sig;
@@ -869,18 +870,20 @@ static void *hm_worker(void *arg) {
     while (!__atomic_load_n(&hm_workers_stop, __ATOMIC_RELAXED)) {
         x = x * 1103515245u + 12345u;
         char *p = (char *)malloc(2000 + (x >> 8) % 58000);
-        hm_sink = p;
+        __atomic_store_n(&hm_sink, p, __ATOMIC_RELAXED);
         free(p);
     }
     return NULL;
 }
+
+static int hm_waves;
 
 static void *hm_signaller(void *arg) {
     sigset_t *usr1 = (sigset_t *)arg;
     pthread_t main_th = *(pthread_t *)((char *)arg + sizeof(sigset_t));
     pthread_t w[2];
     int sent = 0;
-    for (int wave = 0; wave < 12; wave++) {
+    for (int wave = 0; wave < hm_waves; wave++) {
         __atomic_store_n(&hm_workers_stop, 0, __ATOMIC_RELAXED);
         for (int i = 0; i < 2; i++)
             if (pthread_create(&w[i], NULL, hm_worker, usr1) != 0) _exit(41);
@@ -897,7 +900,8 @@ static void *hm_signaller(void *arg) {
     return (void *)(intptr_t)sent;
 }
 
-static int mode_handler_malloc(void) {
+static int mode_handler_malloc(int n) {
+    hm_waves = n / 100;
     alarm(120); /* a deadlock fails (killed by SIGALRM) rather than hangs */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -923,7 +927,7 @@ static int mode_handler_malloc(void) {
             for (int i = 0; i < 64; i++) { /* few events: the trace stays within the budget */
                 x = x * 1103515245u + 12345u;
                 char *p = (char *)malloc(2000 + (x >> 8) % 58000);
-                hm_sink = p;
+                __atomic_store_n(&hm_sink, p, __ATOMIC_RELAXED);
                 free(p);
             }
             loops++;
@@ -985,7 +989,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "fork_mem") == 0) return mode_fork_mem();
     if (strcmp(m, "exit_open") == 0) return mode_exit_open();
     if (strcmp(m, "handler_scope") == 0) return mode_handler_scope();
-    if (strcmp(m, "handler_malloc") == 0) return mode_handler_malloc();
+    if (strcmp(m, "handler_malloc") == 0 && argc > 2) return mode_handler_malloc(atoi(argv[2]));
     if (strcmp(m, "thread_slots") == 0 && argc > 2) return mode_thread_slots(atoi(argv[2]));
     if (strcmp(m, "oom") == 0 && argc > 2) return mode_oom(strcmp(argv[2], "later") == 0);
     if (strcmp(m, "fd_steal") == 0 && argc > 2) return mode_fd_steal(argv[2]);
