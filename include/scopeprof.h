@@ -1881,6 +1881,16 @@ static inline void *scopeprof__map(size_t n) {
  * and buffers are recycled by the registry (scopeprof__thread_new, the chunk
  * free list). A block's unused tail is address space only (never touched). */
 #define SCOPEPROF__ARENA_BLOCK ((size_t)1 << 20)
+/* LeakSanitizer scans the heap and globals, not our mappings: thread states
+ * there hold the only pointers to some malloc'd blocks (a thread's range
+ * stack, its GPU state), which it would report as leaks. Each block is
+ * given to it as a root region; without a sanitizer the weak symbol is 0. */
+__attribute__((weak)) void __lsan_register_root_region(const void *p, size_t size);
+static inline void *scopeprof__arena_map(size_t n) {
+    void *p = scopeprof__map(n);
+    if (p && __lsan_register_root_region) __lsan_register_root_region(p, n);
+    return p;
+}
 SCOPEPROF__INTERNAL void *scopeprof__arena_alloc(scopeprof__state *g, size_t n, size_t align) {
     size_t pad = (size_t)(-(uintptr_t)g->arena & (align - 1));
     if (g->arena && pad + n <= g->arena_left) {
@@ -1889,8 +1899,8 @@ SCOPEPROF__INTERNAL void *scopeprof__arena_alloc(scopeprof__state *g, size_t n, 
         g->arena_left -= pad + n;
         return p;
     }
-    if (n >= SCOPEPROF__ARENA_BLOCK / 2) return scopeprof__map(n); /* a block of its own */
-    char *p = (char *)scopeprof__map(SCOPEPROF__ARENA_BLOCK); /* page-aligned */
+    if (n >= SCOPEPROF__ARENA_BLOCK / 2) return scopeprof__arena_map(n); /* a block of its own */
+    char *p = (char *)scopeprof__arena_map(SCOPEPROF__ARENA_BLOCK); /* page-aligned */
     if (!p) return NULL;
     g->arena = p + n;
     g->arena_left = SCOPEPROF__ARENA_BLOCK - n;
