@@ -454,6 +454,10 @@ typedef struct scopeprof__thread {
     int explicit_name; /* set by PROFILE_THREAD_NAME: never re-read */
     void *gpu;      /* the GPU backend's per-thread state, if any */
     uint32_t nqueued; /* its chunks waiting in the write queue */
+    /* The exit summary's per-thread slot: kept by this state when it is
+     * reused for a later thread (scopeprof__thread_new), so the summary
+     * holds one slot per state, not one per thread ever started. */
+    uint32_t slot;
 } scopeprof__thread;
 
 typedef struct scopeprof_scope { /* what a PROFILE_SCOPE variable holds */
@@ -1328,6 +1332,7 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1375,7 +1380,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 7u /* 7: the background writer's chunk lock and lists (6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 8u /* 8: the background writer's chunk lock and lists; mapped records, reused thread states (6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -1396,6 +1401,12 @@ typedef struct scopeprof__state {
     /* threads */
     scopeprof__thread *threads;
     uint32_t nthreads;
+    scopeprof__thread *thread_free; /* states of reaped threads, for reuse */
+    uint32_t nslots;                /* thread states ever made: the summary's slots */
+    /* Mapped memory for what a recording can need in a signal handler
+     * (scopeprof__arena_alloc): the unused rest of the current block. */
+    char *arena;
+    size_t arena_left;
     /* chunks */
     scopeprof__chunk *full_head, *full_tail, *free_list;
     size_t bytes, budget;
@@ -1522,14 +1533,19 @@ __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread 
  * signal goes to another thread meanwhile, a thread-directed one waits for
  * the unlock. Faults stay deliverable: blocked, they would kill. */
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t scopeprof__lock_unblock;
-/* Block every signal but faults; returns those that were deliverable. */
+/* Block every signal but the faults; `all` gets the set blocked, `old` the
+ * mask before. */
+static inline void scopeprof__sig_hold(sigset_t *all, sigset_t *old) {
+    sigfillset(all);
+    sigdelset(all, SIGSEGV), sigdelset(all, SIGBUS), sigdelset(all, SIGFPE);
+    sigdelset(all, SIGILL), sigdelset(all, SIGTRAP), sigdelset(all, SIGSYS);
+    sigdelset(all, SIGABRT);
+    pthread_sigmask(SIG_BLOCK, all, old);
+}
+/* The same; returns the signals that were deliverable (as a bit mask). */
 static inline uint64_t scopeprof__sigs_hold(void) {
     sigset_t all, old;
-    sigfillset(&all);
-    sigdelset(&all, SIGSEGV), sigdelset(&all, SIGBUS), sigdelset(&all, SIGFPE);
-    sigdelset(&all, SIGILL), sigdelset(&all, SIGTRAP), sigdelset(&all, SIGSYS);
-    sigdelset(&all, SIGABRT);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    scopeprof__sig_hold(&all, &old);
     uint64_t was = 0;
     for (int sig = 1; sig <= 64; sig++)
         if (sigismember(&all, sig) == 1 && sigismember(&old, sig) == 0) was |= 1ull << (sig - 1);
@@ -1879,6 +1895,77 @@ SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
                     "kept); the program goes on");
 }
 
+/* Memory for the recording paths that a PROFILE_SCOPE in the program's own
+ * signal handler can reach (a site's first use, a thread's first scope, a new
+ * buffer) comes from mmap, a system call, never from malloc: malloc is not
+ * async-signal-safe, and a handler that interrupted it on the same thread
+ * would call it again inside it (a deadlock on malloc's lock, or a corrupt
+ * heap). Zeroed pages, like calloc's. Strict ISO modes hide MAP_ANONYMOUS:
+ * there /dev/zero is mapped (open and close are async-signal-safe). */
+static inline void *scopeprof__map(size_t n) {
+    void *p;
+#if defined(MAP_ANONYMOUS)
+    p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+#else
+    int fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    close(fd);
+#endif
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Bump allocation from mapped blocks, lock held. What is allocated here is
+ * never given back: site records live as long as the process, thread states
+ * and buffers are recycled by the registry (scopeprof__thread_new, the chunk
+ * free list). A block's unused tail is address space only (never touched). */
+#define SCOPEPROF__ARENA_BLOCK ((size_t)1 << 20)
+/* LeakSanitizer scans the heap and globals, not our mappings: thread states
+ * there hold the only pointers to some malloc'd blocks (a thread's range
+ * stack, its GPU state), which it would report as leaks. Each block is
+ * given to it as a root region; without a sanitizer the weak symbol is 0. */
+__attribute__((weak)) void __lsan_register_root_region(const void *p, size_t size);
+static inline void *scopeprof__arena_map(size_t n) {
+    void *p = scopeprof__map(n);
+    if (p && __lsan_register_root_region) __lsan_register_root_region(p, n);
+    return p;
+}
+SCOPEPROF__INTERNAL void *scopeprof__arena_alloc(scopeprof__state *g, size_t n, size_t align) {
+    size_t pad = (size_t)(-(uintptr_t)g->arena & (align - 1));
+    if (g->arena && pad + n <= g->arena_left) {
+        char *p = g->arena + pad;
+        g->arena = p + n;
+        g->arena_left -= pad + n;
+        return p;
+    }
+    if (n >= SCOPEPROF__ARENA_BLOCK / 2) return scopeprof__arena_map(n); /* a block of its own */
+    char *p = (char *)scopeprof__arena_map(SCOPEPROF__ARENA_BLOCK); /* page-aligned */
+    if (!p) return NULL;
+    g->arena = p + n;
+    g->arena_left = SCOPEPROF__ARENA_BLOCK - n;
+    return p;
+}
+
+/* A copy of s in the arena (see scopeprof__map). Lock held. */
+static inline char *scopeprof__arena_strdup(scopeprof__state *g, const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = (char *)scopeprof__arena_alloc(g, n, 1);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* A mapped array of n bytes, to grow a table that a handler's recording may
+ * grow (the sites, the _DYN names' hash): the old one is unmapped. */
+static inline void *scopeprof__map_grow(void *old, size_t old_n, size_t n) {
+    void *p = scopeprof__map(n);
+    if (!p) return NULL;
+    if (old) {
+        memcpy(p, old, old_n);
+        munmap(old, old_n);
+    }
+    return p;
+}
+
 /* Find or create the process's one registry. Modules that share symbols
  * (several files of one program, libraries linked at build time) could agree
  * through normal linking, but a library loaded with dlopen into a program that
@@ -1888,9 +1975,14 @@ SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
 SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
     scopeprof__state *g = __atomic_load_n(&scopeprof__g, __ATOMIC_ACQUIRE);
     if (__builtin_expect(g != NULL, 1)) return g;
+    /* Signals held, as under the registry's lock: a program's handler that
+     * records would otherwise wait here for the start-up it interrupted. */
+    sigset_t held, old;
+    scopeprof__sig_hold(&held, &old);
     pthread_mutex_lock(&scopeprof__module_lock);
     if ((g = scopeprof__g) != NULL) {
         pthread_mutex_unlock(&scopeprof__module_lock);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         return g;
     }
     int saved_errno = errno; /* the program's, which start-up must not change */
@@ -1949,6 +2041,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
     }
     __atomic_store_n(&scopeprof__g, g, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&scopeprof__module_lock);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     errno = saved_errno;
     return g;
 }
@@ -1969,24 +2062,20 @@ SCOPEPROF__API uint32_t scopeprof__site_add(scopeprof__state *g, const char *nam
                                             const scopeprof_site *s) {
     if (g->nsites == g->site_cap) {
         uint32_t cap = g->site_cap ? g->site_cap * 2 : 256;
-        scopeprof__siterec *v = (scopeprof__siterec *)realloc(g->sites, cap * sizeof *v);
+        scopeprof__siterec *v = (scopeprof__siterec *)scopeprof__map_grow(
+            g->sites, g->site_cap * sizeof *v, cap * sizeof *v);
         if (!v) return 0;
         g->sites = v;
         g->site_cap = cap;
     }
     scopeprof__siterec *r = &g->sites[g->nsites];
     /* Strings are copied so that a site stays valid after dlclose. */
-    r->name = scopeprof__strdup(name ? name : "");
-    r->file = scopeprof__strdup(s->file ? s->file : "");
-    r->func = scopeprof__strdup(s->func ? s->func : "");
+    r->name = scopeprof__arena_strdup(g, name ? name : "");
+    r->file = scopeprof__arena_strdup(g, s->file ? s->file : "");
+    r->func = scopeprof__arena_strdup(g, s->func ? s->func : "");
     r->line = s->line;
     r->origin = s;
-    if (!r->name || !r->file || !r->func) {
-        free(r->name);
-        free(r->file);
-        free(r->func);
-        return 0;
-    }
+    if (!r->name || !r->file || !r->func) return 0; /* what was copied stays in the arena */
     return ++g->nsites;
 }
 
@@ -2021,7 +2110,7 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
     if (g->nsites * 2 >= g->dyn_cap) {
         uint32_t cap = g->dyn_cap ? g->dyn_cap * 2 : 1024;
         while (cap <= g->nsites * 2) cap *= 2;
-        uint32_t *t = (uint32_t *)calloc(cap, sizeof *t);
+        uint32_t *t = (uint32_t *)scopeprof__map(cap * sizeof *t); /* zeroed */
         if (t) {
             for (uint32_t i = 0; i < g->dyn_cap; i++) {
                 uint32_t sid = g->dyn_hash[i];
@@ -2033,7 +2122,7 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
                 while (t[j]) j = (j + 1) & (cap - 1);
                 t[j] = sid;
             }
-            free(g->dyn_hash);
+            if (g->dyn_hash) munmap(g->dyn_hash, g->dyn_cap * sizeof *t);
             g->dyn_hash = t;
             g->dyn_cap = cap;
         }
@@ -2094,6 +2183,36 @@ static inline void scopeprof__self_name(char name[64]) {
     if (prctl(PR_GET_NAME, buf, 0, 0, 0) == 0) snprintf(name, 64, "%s", buf);
 }
 
+/* A thread's state, zeroed: a reaped thread's if there is one, else a new
+ * one from the arena (no malloc: this may run in a signal handler). A reused
+ * state keeps its summary slot, so the summary's per-thread memory is bounded
+ * by the most thread states that ever existed at once (threads alive, plus
+ * threads gone whose events are not written yet), not by the threads ever
+ * started. Lock held. */
+SCOPEPROF__INTERNAL scopeprof__thread *scopeprof__thread_new(scopeprof__state *g) {
+    scopeprof__thread *t = g->thread_free;
+    uint32_t slot;
+    if (t) {
+        g->thread_free = t->next;
+        slot = t->slot;
+    } else {
+        /* Cache-line aligned: the hot fields (cur, lim, depth) lead the
+         * struct, so no two threads' hot paths ever write the same line. */
+        t = (scopeprof__thread *)scopeprof__arena_alloc(g, sizeof *t, 64);
+        if (!t) return NULL;
+        slot = g->nslots++;
+    }
+    memset(t, 0, sizeof *t);
+    t->slot = slot;
+    return t;
+}
+
+/* A state no thread uses any more goes back for reuse. Lock held. */
+static inline void scopeprof__thread_release(scopeprof__state *g, scopeprof__thread *t) {
+    t->next = g->thread_free;
+    g->thread_free = t;
+}
+
 /* First scope of a thread in this module: adopt the thread's state if another
  * module created it, else create and register it. */
 SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
@@ -2105,23 +2224,20 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
         scopeprof__reentered(g);
         return &g->off_thread;
     }
-    /* Cache-line aligned: the hot fields (cur, lim, depth) lead the struct,
-     * so no two threads' hot paths ever write the same cache line. */
-    void *mem = NULL;
-    if (posix_memalign(&mem, 64, sizeof *t) != 0) {
-        scopeprof__oom(g);
-        return scopeprof__tls = &g->off_thread;
-    }
-    t = (scopeprof__thread *)mem;
-    memset(t, 0, sizeof *t);
-    t->tid = scopeprof__gettid();
-    t->alive = 1;
-    scopeprof__self_name(t->name);
     scopeprof__writer_start(g);
     /* No chunk yet (cur == lim): the first event takes one in chunk_next,
      * which keeps to the budget as for any other chunk (20000 short threads
      * each taking a fresh one grew memory past it). */
     scopeprof__lock(g);
+    t = scopeprof__thread_new(g);
+    if (!t) {
+        scopeprof__unlock(g);
+        scopeprof__oom(g);
+        return scopeprof__tls = &g->off_thread;
+    }
+    t->tid = scopeprof__gettid();
+    t->alive = 1;
+    scopeprof__self_name(t->name);
     t->index = g->nthreads++;
     t->next = g->threads;
     g->threads = t;
@@ -2130,10 +2246,18 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     return scopeprof__tls = t;
 }
 
+/* A new chunk, from mmap (scopeprof__map): never malloc, as a chunk is taken
+ * in a recording thread's slow path, which a PROFILE_SCOPE in a signal
+ * handler reaches, and by the writer, which a fork may interrupt. Chunks are
+ * recycled through the free list, never unmapped while the process records. */
+static inline scopeprof__chunk *scopeprof__chunk_map(void) {
+    return (scopeprof__chunk *)scopeprof__map(sizeof(scopeprof__chunk));
+}
+
 /* An empty chunk for a recording thread: a written one from the free list
  * (its pages are warm), else one the writer allocated and touched ahead
  * (ready), else a new one, whose page faults this thread then takes (only
- * when the writer is behind or absent). NULL when malloc fails. Whether the
+ * when the writer is behind or absent). NULL when mmap fails. Whether the
  * budget allows it is chunk_next's to decide. Chunk lock held. */
 SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g) {
     scopeprof__chunk *c = g->free_list;
@@ -2142,8 +2266,8 @@ SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g
     } else if ((c = g->ready) != NULL) {
         g->ready = c->next;
         g->nready--;
-    } else {
-        c = (scopeprof__chunk *)malloc(sizeof *c);
+    } else { /* mapped, not malloc'd: this may run in a signal handler */
+        c = scopeprof__chunk_map();
         if (!c) return NULL;
         g->bytes += sizeof *c;
         if (g->bytes > g->peak_bytes) g->peak_bytes = g->bytes;
@@ -3013,7 +3137,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     const double ns_per_tick = g->ns_per_tick;
     const int sched = g->sched, window = g->window, aggregate = !g->in_signal;
     scopeprof_agg *agg = &g->agg;
-    const uint32_t thread = t->index;
+    const uint32_t thread = t->slot; /* the summary's slot (the file keeps t->index) */
     for (uint32_t i = 0; i < n;) {
         scopeprof_event e;
         uint32_t key = ev[i].key; /* of a short record */
@@ -3099,14 +3223,14 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
         scopeprof__write_all(g, b, out);
 }
 
-/* Free the state of threads that are gone and fully written: their last
+/* Recycle the state of threads that are gone and fully written: their last
  * EVENTS chunk carried a THREAD chunk with their final name, so the file
  * needs nothing more of them (a program that starts 300,000 short threads
- * kept 390 bytes for each; what stays is the summary's 24-byte slot of the
- * thread's index). Gone means gone from the kernel (tgkill with
- * signal 0 fails): a key destructor that records after ours (another
- * module's) can revive a thread only while it is still exiting. Lock held;
- * not from a signal handler (free). */
+ * kept 390 bytes for each, then the summary's 24-byte slot for each). The
+ * state and its summary slot go to the next new thread (scopeprof__thread_new).
+ * Gone means gone from the kernel (tgkill with signal 0 fails): a key
+ * destructor that records after ours (another module's) can revive a thread
+ * only while it is still exiting. Lock held; not from a signal handler (free). */
 static inline int scopeprof__thread_gone(const scopeprof__state *g, const scopeprof__thread *t) {
 #if defined(SYS_tgkill) && (defined(__USE_MISC) || !defined(__GLIBC__))
     return syscall(SYS_tgkill, g->pid, (pid_t)t->tid, 0) != 0 && errno == ESRCH;
@@ -3130,11 +3254,11 @@ SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
             continue;
         }
         *pp = t->next;
-        if (t->index < g->agg.nthreads) { /* the summary's per-depth sums: all closed */
-            free(g->agg.threads[t->index].pend);
-            memset(&g->agg.threads[t->index], 0, sizeof g->agg.threads[t->index]);
+        if (t->slot < g->agg.nthreads) { /* the summary's per-depth sums: all closed */
+            free(g->agg.threads[t->slot].pend);
+            memset(&g->agg.threads[t->slot], 0, sizeof g->agg.threads[t->slot]);
         }
-        free(t);
+        scopeprof__thread_release(g, t); /* with its slot, for the next thread */
     }
     errno = saved_errno;
 }
@@ -3312,7 +3436,7 @@ SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
         int go = g->nready < SCOPEPROF__READY && !g->finalized &&
                  g->bytes + sizeof(scopeprof__chunk) <= g->budget;
         pthread_mutex_unlock(&g->qlock);
-        scopeprof__chunk *c = go ? (scopeprof__chunk *)malloc(sizeof *c) : NULL;
+        scopeprof__chunk *c = go ? scopeprof__chunk_map() : NULL;
         g->touching = c;
         scopeprof__unlock(g);
         if (!c) return;
@@ -3475,7 +3599,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__writer_init_locks(g);
     g->writer = SCOPEPROF__WRITER_NEVER;
     if (g->touching) { /* the parent's writer was touching it: ours to free */
-        free(g->touching);
+        munmap(g->touching, sizeof *g->touching);
         g->touching = NULL;
     }
     g->writer_paused = 0;
@@ -3503,7 +3627,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
             g->free_list = t->chunk;
         }
         free(t->ranges);
-        free(t);
+        scopeprof__thread_release(g, t);
     }
     g->threads = NULL;
     g->nthreads = 0;

@@ -95,7 +95,7 @@ static const char usage_trace[] =
     "  OUT ending in .gz is written gzip-compressed\n";
 
 static const char usage_stacks[] =
-    "usage: scopeprof stacks [--metric self_cpu|total_cpu] [-o OUT] FILE...\n"
+    "usage: scopeprof stacks [--metric self_cpu|total_cpu] [--per-thread] [-o OUT] FILE...\n"
     "\n"
     "Folded stacks, one line per distinct stack: 'outer;inner;leaf VALUE', for\n"
     "flamegraph.pl and speedscope. VALUE is in nanoseconds (an integer).\n"
@@ -104,6 +104,8 @@ static const char usage_stacks[] =
     "                     graph needs (parents are drawn as the sum of children)\n"
     "  --metric total_cpu the leaf's inclusive time (for diffs and scripts; a\n"
     "                     flame graph of it would count children twice)\n"
+    "  --per-thread       each stack starts with a frame naming its thread (its\n"
+    "                     name, else 'tid N'); threads of one name are merged\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output)\n";
 
 static const char usage_html[] =
@@ -120,12 +122,14 @@ static const char usage_html[] =
     "  --limit N          rows of the table (default: all; 0 = all)\n";
 
 static const char usage_flame[] =
-    "usage: scopeprof flame [-o OUT.svg] FILE...\n"
+    "usage: scopeprof flame [--per-thread] [-o OUT.svg] FILE...\n"
     "\n"
     "An SVG flame graph of the stacks of all FILEs: the self CPU time of each\n"
     "stack (`scopeprof stacks`), frames of one ancestry merged, siblings in name\n"
     "order, hover a frame for its name, time and share.\n"
     "\n"
+    "  --per-thread       a frame per thread above the root (its name, else\n"
+    "                     'tid N'); threads of one name are merged\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output)\n";
 
 static int parse_group(const char *g, int *group, uint32_t *n);
@@ -163,6 +167,7 @@ struct agg_ctx {
     scopeprof_agg agg;
     int group;
     uint32_t stack_n;
+    int per_thread;       /* folded: each stack under a frame naming its thread */
     uint32_t thread_base; /* agg thread slots used by earlier files */
     uint32_t nthreads;    /* slots of this file */
     const sp_reader *rd;
@@ -286,26 +291,27 @@ static uint32_t site_row(agg_ctx *c, uint32_t id) {
     return row;
 }
 
+/* What a thread is shown as, in the table's Thread column and the per-thread
+ * stacks: its name, else its tid, else (no THREAD chunk describes it) the
+ * file's thread index. `num` holds the text when it is made up. */
+static const char *thread_label(const sp_thread *t, char num[48]) {
+    if (t->name && t->name[0]) return t->name;
+    if (t->tid) snprintf(num, 48, "tid %llu", (unsigned long long)t->tid);
+    else snprintf(num, 48, "thread %u", t->index);
+    return num;
+}
+
 /* Row of a scope for thread grouping: one per (thread, name), so that a
  * thread's rows, sorted, say where its time went. Keyed by the thread's
- * slot over all files (two files' thread 1 are two threads); shown by the
- * thread's name, else its tid. Not cached: the site cache holds one row per
- * site id. */
+ * slot over all files (two files' thread 1 are two threads); shown by
+ * thread_label. Not cached: the site cache holds one row per site id. */
 static uint32_t thread_row(agg_ctx *c, const sp_thread *t, uint32_t site) {
     const sp_site *s = sp_reader_site(c->rd, site);
     c->undefined += !s;
     const char *name = s ? table_name(s->name) : "<unknown>";
     char num[48];
     c->key.n = c->extra.n = 0;
-    if (t->name && t->name[0]) {
-        sp_out_str(&c->extra, t->name);
-    } else if (t->tid) {
-        snprintf(num, sizeof num, "tid %llu", (unsigned long long)t->tid);
-        sp_out_str(&c->extra, num);
-    } else { /* no THREAD chunk: only the file's thread index is known */
-        snprintf(num, sizeof num, "thread %u", t->index);
-        sp_out_str(&c->extra, num);
-    }
+    sp_out_str(&c->extra, thread_label(t, num));
     const char *ex = str_of(&c->extra);
     snprintf(num, sizeof num, "%u", c->thread_base + t->slot);
     sp_out_str(&c->key, num);
@@ -359,6 +365,12 @@ static int agg_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uint3
         }
         const char *name = site_name(c->rd, e->site);
         c->key.n = c->extra.n = 0;
+        const sp_thread *th = c->per_thread ? sp_reader_thread(c->rd, slot) : NULL;
+        if (th) { /* the thread's name as of now: a later rename starts a new root */
+            char num[48];
+            put_frame(&c->extra, thread_label(th, num));
+            sp_out_write(&c->extra, ";", 1);
+        }
         for (uint32_t i = m; i-- > 0;) {
             put_frame(&c->extra, site_name(c->rd, ev[up[i]].site));
             if (i) sp_out_write(&c->extra, ";", 1);
@@ -547,6 +559,7 @@ int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_
                  scopeprof_agg *out, FILE *footer, int *usable, FILE *err) {
     agg_ctx c;
     agg_ctx_init(&c, folded ? GROUP_FOLDED : GROUP_NAME, 0);
+    c.per_thread = folded == SP_FOLDED_PER_THREAD;
     c.tap = tap;
     c.tap_ctx = tap_ctx;
     int rc = SP_EXIT_OK;
@@ -597,7 +610,7 @@ typedef struct opts {
     int progress;     /* trace: 1 --progress, 0 --no-progress, -1 default */
     const char *out_name; /* the output, for messages */
     long limit;
-    int per_process, per_rank, help;
+    int per_process, per_rank, per_thread, help;
     char **files;
     int nfiles;
 } opts;
@@ -638,7 +651,8 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
             return -1;
         }
         int flag = strcmp(name, "--per-process") == 0 || strcmp(name, "--per-rank") == 0 ||
-                   strcmp(name, "--progress") == 0 || strcmp(name, "--no-progress") == 0;
+                   strcmp(name, "--per-thread") == 0 || strcmp(name, "--progress") == 0 ||
+                   strcmp(name, "--no-progress") == 0;
         if (flag && inline_v) {
             fprintf(err, "scopeprof: option '%s' takes no value\n", a);
             return -1;
@@ -649,6 +663,10 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
         }
         if (strcmp(name, "--per-rank") == 0) {
             o->per_rank = 1;
+            continue;
+        }
+        if (strcmp(name, "--per-thread") == 0) {
+            o->per_thread = 1;
             continue;
         }
         if (strcmp(name, "--progress") == 0 || strcmp(name, "--no-progress") == 0) {
@@ -1151,6 +1169,7 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
     }
     agg_ctx c;
     agg_ctx_init(&c, GROUP_FOLDED, 0);
+    c.per_thread = o->per_thread;
     int rc = SP_EXIT_OK;
     for (int i = 0; i < o->nfiles; i++) rc = worst(rc, agg_file(&c, o->files[i], err));
     for (uint32_t i = 0; i < c.agg.nrows; i++) {
@@ -1215,7 +1234,7 @@ static int cmd_html(opts *o, FILE *out, FILE *err) {
 }
 
 static int cmd_flame(opts *o, FILE *out, FILE *err) {
-    return sp_cmd_flame(o->files, o->nfiles, o->output, o->out_name, out, err);
+    return sp_cmd_flame(o->files, o->nfiles, o->per_thread, o->output, o->out_name, out, err);
 }
 
 /* The same file given twice (by any path: same device and inode) would be
@@ -1269,9 +1288,9 @@ int sp_main(int argc, char **argv, FILE *out, FILE *err) {
                                           NULL};
     static const char *const k_trace[] = {"--output", "--steps",    "--name",     "--thread",      "--window",
                                           "--min-dur", "--progress", "--no-progress", NULL};
-    static const char *const k_stacks[] = {"--metric", "--output", NULL};
+    static const char *const k_stacks[] = {"--metric", "--per-thread", "--output", NULL};
     static const char *const k_html[] = {"--output", "--limit", NULL};
-    static const char *const k_flame[] = {"--output", NULL};
+    static const char *const k_flame[] = {"--per-thread", "--output", NULL};
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         fputs(usage_main, argc < 2 ? err : out);

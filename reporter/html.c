@@ -53,10 +53,12 @@ static const char *base_name(const char *p) {
     return s ? s + 1 : p;
 }
 
-int sp_cmd_flame(char **files, int nfiles, const char *output, const char *name, FILE *out, FILE *err) {
+int sp_cmd_flame(char **files, int nfiles, int per_thread, const char *output, const char *name, FILE *out,
+                 FILE *err) {
     scopeprof_agg a;
     int usable;
-    int rc = sp_aggregate(files, nfiles, 1, NULL, NULL, &a, NULL, &usable, err);
+    int rc = sp_aggregate(files, nfiles, per_thread ? SP_FOLDED_PER_THREAD : 1, NULL, NULL, &a, NULL,
+                          &usable, err);
     if (!usable) {
         scopeprof_agg_free(&a);
         return rc;

@@ -24,6 +24,7 @@ typedef void (*sp_tap_fn)(void *ctx, int file, const sp_reader *r, const sp_thre
  * them. footer (unless NULL) gets what `table` prints below the table
  * (peak memory, unknown frees). Returns the exit status (SP_EXIT_OK or SP_EXIT_INPUT), and in *usable
  * the number of files that could be read at least in part. */
+#define SP_FOLDED_PER_THREAD 2 /* folded, each stack under a frame naming its thread */
 int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_ctx,
                  scopeprof_agg *out, FILE *footer, int *usable, FILE *err);
 
@@ -31,6 +32,7 @@ int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_
  * out, named `name` in messages. */
 int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, long limit, FILE *out,
                 FILE *err);
-int sp_cmd_flame(char **files, int nfiles, const char *output, const char *name, FILE *out, FILE *err);
+int sp_cmd_flame(char **files, int nfiles, int per_thread, const char *output, const char *name, FILE *out,
+                 FILE *err);
 
 #endif

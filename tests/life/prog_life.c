@@ -825,6 +825,141 @@ static int mode_handler_scope(void) {
     return 0;
 }
 
+/* ---- issue 17 item 9: PROFILE_SCOPE in a handler that lands inside malloc --
+ * SIGUSR1's handler records "sig_outer" { 30 x "sig_inner", one of 1500
+ * "sig_dyn_N" (PROFILE_SCOPE_DYN: a new site on most early signals) }.
+ * Main loops on "main_loop" { 64 x malloc/free of 2-60 KB (glibc takes its
+ * arena lock there) }, its scope's close made with SIGUSR1 held (see DESIGN.md:
+ * a handler's scope that interrupts its own thread's scope close can
+ * overwrite it). Workers, started 2 at a time, loop on malloc/free with no
+ * scope: a signal's handler makes their first scope (the thread's state and
+ * buffer). A signaller thread sends n signals (waves of 100, 2 new workers
+ * each), round robin to main and the live workers, each after the last one
+ * was handled. Prints
+ * "main <loops> handled <signals>"; a hang is ended by alarm(). */
+static volatile int hm_handled, hm_stop;
+static volatile int hm_workers_stop;
+static void *hm_sink; /* keeps malloc/free pairs from being folded away */
+
+static void hm_on_usr1(int sig) {
+    (void)sig;
+    int n = __atomic_load_n(&hm_handled, __ATOMIC_RELAXED);
+    char name[16] = "sig_dyn_";
+    int k = n % 1500, len = 8;
+    char digits[8];
+    int nd = 0;
+    do digits[nd++] = (char)('0' + k % 10), k /= 10; while (k);
+    while (nd) name[len++] = digits[--nd];
+    name[len] = 0;
+    {
+        PROFILE_SCOPE("sig_outer");
+        for (int i = 0; i < 30; i++) {
+            PROFILE_SCOPE("sig_inner");
+            BUMP();
+        }
+        PROFILE_SCOPE_DYN(name);
+        BUMP();
+    }
+    __atomic_add_fetch(&hm_handled, 1, __ATOMIC_RELEASE);
+}
+
+static void *hm_worker(void *arg) {
+    sigset_t *usr1 = (sigset_t *)arg;
+    pthread_sigmask(SIG_UNBLOCK, usr1, NULL);
+    unsigned x = 12345;
+    while (!__atomic_load_n(&hm_workers_stop, __ATOMIC_RELAXED)) {
+        x = x * 1103515245u + 12345u;
+        char *p = (char *)malloc(2000 + (x >> 8) % 58000);
+        __atomic_store_n(&hm_sink, p, __ATOMIC_RELAXED);
+        free(p);
+    }
+    return NULL;
+}
+
+static int hm_waves;
+
+static void *hm_signaller(void *arg) {
+    sigset_t *usr1 = (sigset_t *)arg;
+    pthread_t main_th = *(pthread_t *)((char *)arg + sizeof(sigset_t));
+    pthread_t w[2];
+    int sent = 0;
+    for (int wave = 0; wave < hm_waves; wave++) {
+        __atomic_store_n(&hm_workers_stop, 0, __ATOMIC_RELAXED);
+        for (int i = 0; i < 2; i++)
+            if (pthread_create(&w[i], NULL, hm_worker, usr1) != 0) _exit(41);
+        for (int i = 0; i < 100; i++) {
+            int before = __atomic_load_n(&hm_handled, __ATOMIC_ACQUIRE);
+            pthread_kill(i % 3 == 0 ? main_th : w[i % 2], SIGUSR1);
+            sent++;
+            while (__atomic_load_n(&hm_handled, __ATOMIC_ACQUIRE) == before) sched_yield();
+        }
+        __atomic_store_n(&hm_workers_stop, 1, __ATOMIC_RELAXED);
+        for (int i = 0; i < 2; i++) pthread_join(w[i], NULL);
+    }
+    __atomic_store_n(&hm_stop, 1, __ATOMIC_RELEASE);
+    return (void *)(intptr_t)sent;
+}
+
+static int mode_handler_malloc(int n) {
+    hm_waves = n / 100;
+    alarm(120); /* a deadlock fails (killed by SIGALRM) rather than hangs */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = hm_on_usr1;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    struct {
+        sigset_t usr1;
+        pthread_t main_th;
+    } arg;
+    sigemptyset(&arg.usr1);
+    sigaddset(&arg.usr1, SIGUSR1);
+    arg.main_th = pthread_self();
+    pthread_sigmask(SIG_BLOCK, &arg.usr1, NULL); /* the signaller and workers inherit it */
+    pthread_t sig_th;
+    if (pthread_create(&sig_th, NULL, hm_signaller, &arg) != 0) return 40;
+    unsigned long long loops = 0;
+    unsigned x = 777;
+    pthread_sigmask(SIG_UNBLOCK, &arg.usr1, NULL);
+    while (!__atomic_load_n(&hm_stop, __ATOMIC_ACQUIRE)) {
+        {
+            PROFILE_SCOPE("main_loop");
+            for (int i = 0; i < 64; i++) { /* few events: the trace stays within the budget */
+                x = x * 1103515245u + 12345u;
+                char *p = (char *)malloc(2000 + (x >> 8) % 58000);
+                __atomic_store_n(&hm_sink, p, __ATOMIC_RELAXED);
+                free(p);
+            }
+            loops++;
+            pthread_sigmask(SIG_BLOCK, &arg.usr1, NULL);
+        }
+        pthread_sigmask(SIG_UNBLOCK, &arg.usr1, NULL);
+    }
+    void *sent;
+    pthread_join(sig_th, &sent);
+    printf("main %llu handled %d sent %d\n", loops, __atomic_load_n(&hm_handled, __ATOMIC_RELAXED),
+           (int)(intptr_t)sent);
+    return 0;
+}
+
+/* ---- issue 17 item 11: n threads one after another, each recording
+ * "short_outer" { "short_inner" } and written (PROFILE_FLUSH) after it ends.
+ * Prints the registry's thread count and the exit summary's per-thread
+ * slots, read in process: "threads <n> summary_slots <k>". */
+static int mode_thread_slots(int n) {
+    for (int i = 0; i < n; i++) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, short_thread, NULL) != 0) return 40;
+        pthread_join(th, NULL);
+        PROFILE_FLUSH();
+    }
+#ifdef PROFILE_ENABLE
+    scopeprof__state *g = scopeprof__g;
+    printf("threads %u summary_slots %u\n", g->nthreads, g->agg.nthreads);
+#endif
+    return 0;
+}
+
 int main(int argc, char **argv) {
     ssize_t k = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
     if (k < 0) return 2;
@@ -854,6 +989,8 @@ int main(int argc, char **argv) {
     if (strcmp(m, "fork_mem") == 0) return mode_fork_mem();
     if (strcmp(m, "exit_open") == 0) return mode_exit_open();
     if (strcmp(m, "handler_scope") == 0) return mode_handler_scope();
+    if (strcmp(m, "handler_malloc") == 0 && argc > 2) return mode_handler_malloc(atoi(argv[2]));
+    if (strcmp(m, "thread_slots") == 0 && argc > 2) return mode_thread_slots(atoi(argv[2]));
     if (strcmp(m, "oom") == 0 && argc > 2) return mode_oom(strcmp(argv[2], "later") == 0);
     if (strcmp(m, "fd_steal") == 0 && argc > 2) return mode_fd_steal(argv[2]);
     if (strcmp(m, "reexec") == 0 && argc > 2) return mode_reexec(atoi(argv[2]));

@@ -690,11 +690,61 @@ static void test_group_by_thread(void **state) {
     free(err);
 }
 
+/* Thread names in every output that shows threads: stacks and flame with
+ * --per-thread (a root frame per thread: its name, else its tid), the trace's
+ * thread_name metadata, the html timeline's track labels. */
+static void test_thread_names_everywhere(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    tw_header(&w, 1, "p");
+    tw_site(&w, 1, 10, "wait", "m.c", "f");
+    tw_site(&w, 2, 20, "work", "w.c", "g");
+    tw_thread(&w, 0, 9, "main");
+    tw_thread(&w, 1, 10, "worker");
+    tw_thread(&w, 2, 11, "");
+    static const tw_ev main_ev[] = {{100, 300, 2, 1}, {0, 1000, 1, 0}};
+    static const tw_ev worker_ev[] = {{0, 500, 2, 0}, {600, 700, 2, 0}};
+    static const tw_ev anon_ev[] = {{0, 50, 2, 0}};
+    tw_events(&w, 0, main_ev, 2);
+    tw_events(&w, 1, worker_ev, 2);
+    tw_events(&w, 2, anon_ev, 1);
+    tw_end(&w, 5);
+    assert_int_equal(tw_save(&w, path("named.sprof")), 0);
+    free(w.b);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "stacks", "--per-thread", path("named.sprof"), NULL), 0);
+    assert_string_equal(out, "main;wait;work 200\nmain;wait 800\nworker;work 600\ntid 11;work 50\n");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "stacks", path("named.sprof"), NULL), 0); /* default: merged */
+    assert_string_equal(out, "wait;work 200\nwait 800\nwork 650\n");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "flame", "--per-thread", path("named.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "<title>main ("));
+    assert_non_null(strstr(out, "<title>worker ("));
+    assert_non_null(strstr(out, "<title>tid 11 ("));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", path("named.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\"thread_name\""));
+    assert_non_null(strstr(out, "\"name\":\"main\""));
+    assert_non_null(strstr(out, "\"name\":\"worker\""));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "html", path("named.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "named.sprof: main (tid 9)"));
+    assert_non_null(strstr(out, "named.sprof: worker (tid 10)"));
+    free(out);
+    free(err);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_table), cmocka_unit_test(test_sort_and_limit),
         cmocka_unit_test(test_usage_errors), cmocka_unit_test(test_csv_json),
         cmocka_unit_test(test_group_by),     cmocka_unit_test(test_stacks),
+        cmocka_unit_test(test_thread_names_everywhere),
         cmocka_unit_test(test_merge),        cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_format_versions),
         cmocka_unit_test(test_truncated),    cmocka_unit_test(test_skips_and_empty),
