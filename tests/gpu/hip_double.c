@@ -315,6 +315,13 @@ hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
         if (!st->busy || st->index < 0) {
             if (now + st->latency > st->t) st->t = now + st->latency;
             st->busy = st->index >= 0; /* hipStreamCreate streams stay idle */
+        } else if (now > st->t) {
+            /* A busy stream whose work ran out while the program was away (a
+             * thread preempted for longer than its queued kernels): the event
+             * completes when it is recorded, never before, as on a device.
+             * Back-dated, it put a GPU interval 16 ms before its launch in
+             * test_multi_gpu on a loaded machine. */
+            st->t = now;
         }
         /* A blocking private stream waits for the null stream's work. */
         if (st->index < 0 && st->blocking && user_streams[0].busy && user_streams[0].t > st->t)
