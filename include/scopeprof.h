@@ -126,7 +126,7 @@
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
 #define SCOPEPROF_FORMAT_MAJOR 3
-#define SCOPEPROF_FORMAT_MINOR 0 /* 3.0: header CRC, chunk CRCs over the chunk header */
+#define SCOPEPROF_FORMAT_MINOR 1 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk */
 
 /* A declaration that generates no code, data or symbol: an enum constant
  * with a name of its own (__COUNTER__), its value reading the macro argument
@@ -240,6 +240,7 @@ typedef struct scopeprof_agg_pending { /* what an open scope has seen */
     int64_t mem_kids[2];     /* its closed children: net memory, CPU and GPU */
     int64_t mem_direct[2];   /* allocations made directly in it */
     uint64_t min_start, max_end; /* the span of its closed children */
+    uint64_t nested; /* its closed children and everything nested in them (compensation) */
     uint32_t n; /* closed children */
     uint32_t depth; /* of those children (the open scope's depth + 1) */
 } scopeprof_agg_pending;
@@ -265,7 +266,25 @@ typedef struct scopeprof_agg {
     uint64_t unordered;        /* events that closed before an earlier one of their thread */
     uint32_t unordered_thread; /* the thread of the first */
     const char *extra_header; /* header of the extra column, if any */
+    /* Overhead compensation (docs/DESIGN.md): what recording one scope adds,
+     * in picoseconds, taken out of the events fed from now on: `inside` is
+     * the part within the scope's own measured interval (an empty scope's
+     * duration), `outside` the part its parent measures around it. Both 0:
+     * none (raw times). The caller sets them per trace (each process has its
+     * own calibration). */
+    uint32_t comp_inside_ps, comp_outside_ps;
+    /* What the footer says (scopeprof_table_notes): SCOPEPROF_COMP_*, and
+     * the range of inside + outside over the calibrations applied or seen. */
+    int comp_state;
+    uint32_t comp_lo_ps, comp_hi_ps;
 } scopeprof_agg;
+
+enum {
+    SCOPEPROF_COMP_NONE,    /* no calibration known (old trace, Chrome JSON): no footer line */
+    SCOPEPROF_COMP_ON,      /* applied */
+    SCOPEPROF_COMP_OFF_ENV, /* the recording had SCOPEPROF_COMPENSATE=0: nothing measured */
+    SCOPEPROF_COMP_OFF_RAW  /* measured, not applied (scopeprof table --no-compensate) */
+};
 
 typedef enum scopeprof_sort {
     SCOPEPROF_SORT_CPU_TIME_TOTAL,
@@ -322,6 +341,15 @@ uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key);
  * (shared/spec/key_averages.md, docs/DESIGN.md). row_limit <= 0 prints every row. */
 void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key,
                            int row_limit);
+/* The lines under the table that say how to read it: what CPU time is, and
+ * the overhead compensation (when a calibration is known). The exit summary
+ * and `scopeprof table` print them after scopeprof_table_print, which keeps
+ * PyTorch's layout exactly (shared/spec/key_averages.md). */
+void scopeprof_table_notes(FILE *out, const scopeprof_agg *a);
+/* Record a calibration in the aggregation's footer state and, if `apply`,
+ * take it out of the events fed from now on (comp_inside_ps/outside_ps). */
+void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
+                               int apply);
 /* PyTorch's formatting: microseconds -> "1.081s", "26.179ms", "422.000us";
  * bytes -> "1.50 Gb", "-382.05 Kb", "144 b". Return buf. */
 char *scopeprof_format_time(char *buf, size_t n, double us);
@@ -340,7 +368,8 @@ enum {
     SCOPEPROF_CHUNK_GPU = 5,    /* GPU intervals of one thread's GPU scopes */
     SCOPEPROF_CHUNK_DEVICE = 6, /* a GPU device's name */
     SCOPEPROF_CHUNK_STEPS = 7,  /* step ranges (PROFILE_STEP) */
-    SCOPEPROF_CHUNK_MEMORY = 8  /* peak and final memory per device */
+    SCOPEPROF_CHUNK_MEMORY = 8, /* peak and final memory per device */
+    SCOPEPROF_CHUNK_OVERHEAD = 9 /* what recording a scope costs (since 3.1) */
 };
 /* Flags in an event's depth field (docs/FORMAT.md):
  * GPU: the CPU side of a GPU scope; its GPU interval is the next GPU record
@@ -855,6 +884,32 @@ SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_th
     return p;
 }
 
+/* Overhead compensation: how much of a scope's measured times its own
+ * recording and that of the scopes nested in it added (docs/DESIGN.md,
+ * "Overhead compensation"). Let a scope S do work W(S) of its own, and let
+ * recording one scope add I inside its own measured interval (an empty
+ * scope measures I) and O outside it, within its parent's interval (the
+ * code between the parent's clock reads and the child's: the emit, the
+ * call of the inline functions' slow parts, the other clock read's edge).
+ * Measured, S lasts
+ *     D(S) = W(S) + I + sum over its children c of (D(c) + O),
+ * where without profiling it would last T(S) = W(S) + sum T(c). By
+ * induction, D(S) - T(S) = I + nested(S) * (I + O), nested(S) counting all
+ * scopes closed inside S at any depth. Its measured self time is
+ * D(S) - sum D(c) = W(S) + I + children(S) * O. So the true values are
+ *     total = D(S) - I - nested(S) * (I + O)
+ *     self  = measured self - I - children(S) * O
+ * both clamped at 0 (the calibration is a typical cost; a scope that ran
+ * faster than it must not go negative). Returns the picoseconds to take out
+ * of `count` scopes each costing `each_ps`, plus `own_ps`, saturating. */
+static inline int64_t scopeprof__comp_cut_ns(uint64_t count, uint64_t each_ps, uint64_t own_ps) {
+    uint64_t ps;
+    if (__builtin_mul_overflow(count, each_ps, &ps) || __builtin_add_overflow(ps, own_ps, &ps) ||
+        ps > (uint64_t)INT64_MAX - 500)
+        return INT64_MAX;
+    return (int64_t)((ps + 500) / 1000); /* to the nearest nanosecond */
+}
+
 /* Self time in one pass over events in close order. Children close before
  * their parent, so when a scope at depth d closes, the scopes that closed at
  * depth d+1 since the last scope at depth d closed are exactly its direct
@@ -888,6 +943,18 @@ SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, ui
     if (th->n && th->pend[th->n - 1].depth == (uint64_t)depth + 1) kids = th->pend[--th->n];
     int inside = kids.n && kids.min_start >= start && kids.max_end <= end;
     int64_t self = inside && kids.sum_ns <= dur ? dur - kids.sum_ns : inside ? 0 : dur;
+    /* Compensation (see scopeprof__comp_cut_ns): children that were not
+     * subtracted (not inside) are not compensated for either. `dur` stays
+     * the measured one: it is what the parent's children sum holds. */
+    uint64_t nested = inside ? kids.nested : 0;
+    if (a->comp_inside_ps | a->comp_outside_ps) {
+        uint64_t in = a->comp_inside_ps, outside = a->comp_outside_ps;
+        int64_t cut_total = scopeprof__comp_cut_ns(nested, in + outside, in);
+        int64_t cut_self = scopeprof__comp_cut_ns(inside ? kids.n : 0, outside, in);
+        int64_t total = dur > cut_total ? dur - cut_total : 0;
+        scopeprof__add(&r->total_ns, total - dur); /* the measured dur was added above */
+        self = self > cut_self ? self - cut_self : 0;
+    }
     int64_t kids_gpu = inside ? kids.gpu_ns : 0;
     int64_t gpu_total = gpu_ns >= 0 ? gpu_ns : kids_gpu;
     int64_t gpu_self = gpu_ns >= 0 && kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
@@ -915,6 +982,7 @@ SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, ui
     if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
     if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
     mine->n++;
+    mine->nested += 1 + nested; /* at most one per event: cannot overflow */
     scopeprof__add(&mine->sum_ns, dur);
     scopeprof__add(&mine->gpu_ns, gpu_total);
     scopeprof__add(&mine->mem_kids[0], mem_total[0]);
@@ -1167,6 +1235,46 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     free(idx);
 }
 
+SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps,
+                                              uint32_t outside_ps, int apply) {
+    uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
+    a->comp_inside_ps = apply ? inside_ps : 0;
+    a->comp_outside_ps = apply ? outside_ps : 0;
+    if (a->comp_state != SCOPEPROF_COMP_ON && a->comp_state != SCOPEPROF_COMP_OFF_RAW) {
+        a->comp_lo_ps = a->comp_hi_ps = each;
+    } else {
+        if (each < a->comp_lo_ps) a->comp_lo_ps = each;
+        if (each > a->comp_hi_ps) a->comp_hi_ps = each;
+    }
+    a->comp_state = apply ? SCOPEPROF_COMP_ON : SCOPEPROF_COMP_OFF_RAW;
+}
+
+/* One line each, so that a script that stops at "Self CPU time total"
+ * (PyTorch's last line) reads the table as before. */
+SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
+    fprintf(out, "CPU time is wall time on the thread, as in PyTorch: a thread's waits "
+                 "(locks, I/O, sleep) count as its self time\n");
+    char each[48];
+    if (a->comp_lo_ps == a->comp_hi_ps)
+        snprintf(each, sizeof each, "%.1f ns", a->comp_lo_ps / 1e3);
+    else
+        snprintf(each, sizeof each, "%.1f-%.1f ns", a->comp_lo_ps / 1e3, a->comp_hi_ps / 1e3);
+    switch (a->comp_state) {
+    case SCOPEPROF_COMP_ON:
+        fprintf(out, "Overhead compensation: %s per nested scope taken out (calibrated at start-up; "
+                     "raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table --no-compensate)\n", each);
+        break;
+    case SCOPEPROF_COMP_OFF_RAW:
+        fprintf(out, "Overhead compensation: off (--no-compensate); calibrated at start-up: %s per "
+                     "nested scope\n", each);
+        break;
+    case SCOPEPROF_COMP_OFF_ENV:
+        fprintf(out, "Overhead compensation: off (SCOPEPROF_COMPENSATE=0)\n");
+        break;
+    default: break;
+    }
+}
+
 #ifdef __cplusplus
 }
 #endif
@@ -1227,7 +1335,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 6u /* 6: signal, fd, oom, thread fields (5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 7u /* 7: overhead calibration; 6: signal, fd, oom, thread fields (5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -1319,6 +1427,11 @@ typedef struct scopeprof__state {
     scopeprof__slot off_slots[64];
     scopeprof__thread off_thread;
     char prog[256];   /* program name, read once at start */
+    /* Overhead compensation (scopeprof__overhead_measure): 0 when
+     * SCOPEPROF_COMPENSATE=0; the cost of one scope in ticks, measured at
+     * start-up: inside its own interval, and outside it in its parent's. */
+    int compensate;
+    double comp_inside_ticks, comp_outside_ticks;
 } scopeprof__state;
 
 /* Module-local cache of the shared state pointer. */
@@ -1609,6 +1722,8 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     scopeprof__env_int("SCOPEPROF_BUFFER_MB", 1, 1 << 20, &mb);
     g->signals = 1;
     scopeprof__env_int("SCOPEPROF_SIGNALS", 0, 1, &g->signals);
+    g->compensate = 1;
+    scopeprof__env_int("SCOPEPROF_COMPENSATE", 0, 1, &g->compensate);
     scopeprof__read_prog(g->prog);
     g->budget = (size_t)mb << 20;
     v = getenv("SCOPEPROF_OUTPUT");
@@ -1637,6 +1752,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__pin_module(void);
+SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g);
 
 /* The anchor names this process image: pid plus the 16 random bytes the
  * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
@@ -1696,6 +1812,99 @@ SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
                     "kept); the program goes on");
 }
 
+/* ---- Overhead calibration (docs/DESIGN.md, "Overhead compensation") --------
+ * What recording one scope costs, measured once per process at start-up with
+ * PROFILE_SCOPE's own inline code (scopeprof__scope_begin and _end) on a
+ * throwaway thread state whose events are never queued nor written. Per
+ * process rather than per thread: threads run the same code on the same
+ * cores, and a thread's first scope must stay cheap. */
+enum { SCOPEPROF__CAL_BATCHES = 256, SCOPEPROF__CAL_PER = 8 /* scopes per batch */ };
+
+/* A call of a function without and with a scope in it: what the scope adds
+ * is the difference. Not inlined: scopes sit in the functions a program
+ * calls, and in one unrolled block the compiler could share the thread
+ * pointer and the cursor between scopes, which it cannot across calls. */
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_plain(scopeprof_site *s) {
+    __asm__ volatile("" : : "r"(s) : "memory");
+}
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_scoped(scopeprof_site *s) {
+    scopeprof_scope sc __attribute__((cleanup(scopeprof__scope_end), unused)) = scopeprof__scope_begin(s);
+    __asm__ volatile("" : : "r"(s) : "memory");
+}
+
+static int scopeprof__cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Batches of SCOPEPROF__CAL_PER calls each way; the lower quartile over
+ * batches, so that a batch that an interrupt or a preemption stretched does
+ * not count (a minimum would pick the one lucky batch instead of the usual
+ * cost). Costs about 256 * 8 * 2 calls: some 100 us with a TSC. */
+SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
+    enum { B = SCOPEPROF__CAL_BATCHES, K = SCOPEPROF__CAL_PER };
+    /* Registered already (id 1 of no trace): scope_begin never calls back into
+     * the state, whose creation is under way. */
+    scopeprof_site site = {"", "", "", 0, 1};
+    scopeprof__slot buf[4 * K]; /* room for K long records: never the slow path */
+    scopeprof__thread cal;
+    memset(&cal, 0, sizeof cal);
+    uint64_t plain[B], scoped[B], inside[B];
+    /* A signal handler's scopes would land in the throwaway buffer, and
+     * could fill it: none runs meanwhile. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    scopeprof__thread *saved = scopeprof__tls;
+    scopeprof__tls = &cal;
+    for (int b = -8; b < B; b++) { /* the first 8 warm the caches: not kept */
+        cal.cur = buf;
+        cal.lim = buf + 4 * K;
+        uint64_t t0 = scopeprof__ticks();
+        for (int k = 0; k < K; k++) scopeprof__cal_plain(&site);
+        uint64_t t1 = scopeprof__ticks();
+        for (int k = 0; k < K; k++) scopeprof__cal_scoped(&site);
+        uint64_t t2 = scopeprof__ticks();
+        if (b < 0) continue;
+        uint64_t in = 0;
+        for (const scopeprof__slot *e = buf; e < cal.cur; e++) in += e->dur; /* a long one: huge */
+        plain[b] = t1 - t0;
+        scoped[b] = t2 - t1;
+        inside[b] = in;
+    }
+    scopeprof__tls = saved;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    qsort(plain, B, sizeof *plain, scopeprof__cmp_u64);
+    qsort(scoped, B, sizeof *scoped, scopeprof__cmp_u64);
+    qsort(inside, B, sizeof *inside, scopeprof__cmp_u64);
+    double each = ((double)scoped[B / 4] - (double)plain[B / 4]) / K;
+    double in = (double)inside[B / 4] / K;
+    g->comp_inside_ticks = in;
+    g->comp_outside_ticks = each > in ? each - in : 0;
+}
+
+/* The calibration in picoseconds (the tick rate is known from the first
+ * write on: scopeprof__calibrate). */
+SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t *in, uint32_t *out) {
+    scopeprof__calibrate(g);
+    double f = g->ns_per_tick * 1e3, i = g->comp_inside_ticks * f, o = g->comp_outside_ticks * f;
+    *in = i < 0 ? 0 : i > 4e9 ? 4000000000u : (uint32_t)(i + 0.5);
+    *out = o < 0 ? 0 : o > 4e9 ? 4000000000u : (uint32_t)(o + 0.5);
+}
+
+/* Before aggregating: the exit summary's table takes the calibration out
+ * (once per table: a schedule's cycle starts a new one). */
+SCOPEPROF__INTERNAL void scopeprof__overhead_apply(scopeprof__state *g) {
+    if (g->agg.comp_state != SCOPEPROF_COMP_NONE) return;
+    if (!g->compensate) {
+        g->agg.comp_state = SCOPEPROF_COMP_OFF_ENV;
+        return;
+    }
+    uint32_t in, out;
+    scopeprof__overhead_ps(g, &in, &out);
+    scopeprof_agg_calibration(&g->agg, in, out, 1);
+}
+
 /* Find or create the process's one registry. Modules that share symbols
  * (several files of one program, libraries linked at build time) could agree
  * through normal linking, but a library loaded with dlopen into a program that
@@ -1748,6 +1957,8 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
                 (int64_t)((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec) - (int64_t)mono;
         }
         scopeprof__clock_pair(g, &g->ns0, &g->tick0);
+        scopeprof__use_tsc = g->use_tsc; /* the calibration's scopes read the clock */
+        if (g->compensate && !oom) scopeprof__overhead_measure(g);
         if (g->sched) {
             g->cycle = 1;
             scopeprof__sched_start(g);
@@ -2154,6 +2365,7 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
         fflush(stdout);
         fprintf(stderr, "scopeprof: cycle %d (%s)\n", g->cycle, g->no_output ? "no file" : g->path);
         scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
+        scopeprof_table_notes(stderr, &g->agg);
         scopeprof__print_memory(g, &mem, stderr);
         fflush(stderr);
     }
@@ -2527,6 +2739,21 @@ SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g) {
     return rc;
 }
 
+/* OVERHEAD chunk (format 3.1), first after the header so that a reader has
+ * it before any event: u32 inside_ps, u32 outside_ps, u32 scopes measured,
+ * u32 reserved. None with SCOPEPROF_COMPENSATE=0 (nothing was measured). */
+SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
+    if (!g->compensate) return;
+    unsigned char b[16];
+    uint32_t in, out;
+    scopeprof__overhead_ps(g, &in, &out);
+    scopeprof__put32(b, in);
+    scopeprof__put32(b + 4, out);
+    scopeprof__put32(b + 8, SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER);
+    scopeprof__put32(b + 12, 0);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_OVERHEAD, b, sizeof b);
+}
+
 SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     if (g->fd != -1) return;
     /* Never truncate what an earlier image of this process wrote: this
@@ -2578,7 +2805,7 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
      * time would otherwise read as a valid value. */
     scopeprof__put32(h + SCOPEPROF_FILE_HEADER_SIZE + plen,
                      scopeprof_crc32(0, h, SCOPEPROF_FILE_HEADER_SIZE + plen));
-    scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen + 4);
+    if (scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen + 4) == 0) scopeprof__write_overhead(g);
 }
 
 /* SITES chunk with every site not written yet. No allocation (it also runs
@@ -2743,6 +2970,7 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
 SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__thread *t,
                                                scopeprof__slot *ev, uint32_t n) {
     scopeprof__calibrate(g);
+    if (!g->in_signal) scopeprof__overhead_apply(g);
     uint32_t k = scopeprof__count_gpu(ev, n);
     /* The GPU records of this span's GPU scopes, in the same order. */
     scopeprof_gpu_record *gr = NULL;
@@ -3129,6 +3357,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     if (g->summary && g->agg.events && (g->rank <= 0 || g->summary_all)) {
         fflush(stdout);
         scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
+        scopeprof_table_notes(stderr, &g->agg);
         scopeprof__memsnap mem;
         scopeprof__mem_snapshot(g, &mem, 0);
         scopeprof__print_memory(g, &mem, stderr);
