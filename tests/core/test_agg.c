@@ -616,14 +616,15 @@ static void test_table_empty(void **state) {
 
 /* ---- Overhead compensation (docs/DESIGN.md) ------------------------------------
  * A scope costs I inside its own interval and O outside it, in its parent's:
- * total = D - I - nested * (I + O), self = measured self - I - children * O,
- * both clamped at 0. Expected values worked out by hand below. */
+ * total = D - I - nested * (I + O), self = total - the children's totals
+ * (= measured self - I - children * O); an event may come out negative, a
+ * row's sum not. Expected values worked out by hand below. */
 static void comp_tree(scopeprof_agg *a) {
     ev(a, 0, "g", 100, 120, 2);  /* grandchildren of p, children of the first c */
     ev(a, 0, "g", 130, 150, 2);
     ev(a, 0, "c", 90, 200, 1);   /* 2 children, 2 nested */
     ev(a, 0, "c", 300, 310, 1);
-    ev(a, 0, "c", 400, 401, 1);  /* shorter than I: clamped at 0 */
+    ev(a, 0, "c", 400, 401, 1);  /* shorter than I: -1 ns, the row stays positive */
     ev(a, 0, "p", 0, 1000, 0);   /* 3 children, 5 nested */
 }
 
@@ -636,14 +637,16 @@ static void test_comp_arithmetic(void **state) {
     /* g: 20 - 2 each, no children. */
     assert_int_equal(get(&a, "g")->total_ns, 36);
     assert_int_equal(get(&a, "g")->self_ns, 36);
-    /* c: 110 - 2 - 2 * 5 = 98 and self 70 - 2 - 2 * 3 = 62; 10 - 2 = 8; 1 - 2 -> 0. */
-    assert_int_equal(get(&a, "c")->total_ns, 98 + 8 + 0);
-    assert_int_equal(get(&a, "c")->self_ns, 62 + 8 + 0);
-    /* p: 1000 - 2 - 5 * 5 = 973; self 1000 - 121 = 879, - 2 - 3 * 3 = 868. */
+    /* c: 110 - 2 - 2 * 5 = 98 and self 98 - 36 = 62 (= 70 - 2 - 2 * 3);
+     * 10 - 2 = 8; 1 - 2 = -1. */
+    assert_int_equal(get(&a, "c")->total_ns, 98 + 8 - 1);
+    assert_int_equal(get(&a, "c")->self_ns, 62 + 8 - 1);
+    /* p: 1000 - 2 - 5 * 5 = 973; self 973 - 105 = 868 (= 879 - 2 - 3 * 3). */
     assert_int_equal(get(&a, "p")->total_ns, 973);
     assert_int_equal(get(&a, "p")->self_ns, 868);
     assert_int_equal(get(&a, "p")->count, 1);
-    assert_int_equal(scopeprof_agg_self_total(&a), 36 + 70 + 868);
+    /* Self + children = total, as for raw times: the self times sum to p's total. */
+    assert_int_equal(scopeprof_agg_self_total(&a), 973);
     scopeprof_agg_free(&a);
 }
 
@@ -665,8 +668,8 @@ static void test_comp_off_is_raw(void **state) {
     }
 }
 
-/* The cut is summed in picoseconds and rounded once: 1000 children of
- * 1.4 ns inside cost 1401.4 ns, not 1000 * 1 ns. */
+/* Picoseconds until the row: 1000 children of 5 - 1.4 ns make 3600 ns (not
+ * 1000 * 4), and their parent loses 1.4 + 1000 * 1.4 ns. */
 static void test_comp_rounds_once(void **state) {
     (void)state;
     scopeprof_agg a;
@@ -674,9 +677,26 @@ static void test_comp_rounds_once(void **state) {
     scopeprof_agg_calibration(&a, 1400, 0, 1);
     for (uint64_t i = 0; i < 1000; i++) ev(&a, 0, "kid", 10 + i * 10, 15 + i * 10, 1);
     ev(&a, 0, "top", 0, 20000, 0);
-    assert_int_equal(get(&a, "kid")->total_ns, 1000 * 4); /* 5 - 1.4 -> 4 (rounded) */
-    assert_int_equal(get(&a, "top")->total_ns, 20000 - 1401);
-    assert_int_equal(get(&a, "top")->self_ns, 20000 - 5000 - 1);
+    assert_int_equal(get(&a, "kid")->total_ns, 3600);
+    assert_int_equal(get(&a, "kid")->self_ns, 3600);
+    assert_int_equal(get(&a, "top")->total_ns, 18598);     /* 18598.6 */
+    assert_int_equal(get(&a, "top")->self_ns, 14998);      /* 18598.6 - 3600 */
+    scopeprof_agg_free(&a);
+}
+
+/* A row of scopes shorter than the calibration stays at 0, and comes back
+ * up as soon as longer ones add to it. */
+static void test_comp_row_never_negative(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 10000, 0, 1); /* I = 10 ns */
+    ev(&a, 0, "e", 0, 3, 0);                  /* -7 */
+    assert_int_equal(get(&a, "e")->total_ns, 0);
+    assert_int_equal(get(&a, "e")->self_ns, 0);
+    ev(&a, 0, "e", 10, 35, 0);                /* +15 */
+    assert_int_equal(get(&a, "e")->total_ns, 15);
+    assert_int_equal(get(&a, "e")->self_ns, 15);
     scopeprof_agg_free(&a);
 }
 
@@ -768,6 +788,7 @@ int main(void) {
         cmocka_unit_test(test_comp_arithmetic),
         cmocka_unit_test(test_comp_off_is_raw),
         cmocka_unit_test(test_comp_rounds_once),
+        cmocka_unit_test(test_comp_row_never_negative),
         cmocka_unit_test(test_comp_outside_children),
         cmocka_unit_test(test_comp_notes),
     };
