@@ -4,7 +4,7 @@
  * interleaved, and a loaded machine slows both alike.
  *   parent: ~50 ms of its own work in 10^6 pieces, each followed by a call
  *           of child (~75 ns): the issue's program
- *   top -> 2000 x mid (own work, 8 x leaf, 4 x tiny), leaf (own work, 2 x
+ *   top -> 20000 x mid (own work, 8 x leaf, 4 x tiny), leaf (own work, 2 x
  *           tiny): scopes of ~10 ns to ~1 us at depth 0 to 3 */
 #include "scopeprof.h"
 

@@ -10,7 +10,7 @@
 #define COMP(name) COMP_CAT(COMP_VARIANT, name)
 #endif
 
-enum { COMP_ISSUE_CALLS = 1000000, COMP_NESTED_MIDS = 2000 };
+enum { COMP_ISSUE_CALLS = 1000000, COMP_NESTED_MIDS = 20000 };
 /* Iterations of work per call (volatile: the compiler cannot fold them). */
 extern volatile int comp_iters_child, comp_iters_parent, comp_iters_mid, comp_iters_leaf,
     comp_iters_tiny;
