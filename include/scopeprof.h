@@ -226,7 +226,10 @@ typedef struct scopeprof_row {
     int64_t gpu_self_ns, gpu_total_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
     int gpu_role; /* SCOPEPROF_ROW_*: does its self GPU time count in the total? */
-    int32_t comp_carry_ps[2]; /* compensated total and self: what is under 1 ns */
+    /* Compensated total and self, signed (scopeprof__add_ps): ns and what is
+     * under 1 ns. total_ns and self_ns show them clamped at 0. */
+    int64_t comp_ns[2];
+    int32_t comp_carry_ps[2];
 } scopeprof_row;
 
 /* PyTorch's Self GPU time total sums device events only: a CPU op of a
@@ -908,7 +911,7 @@ SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_th
  * is added to a row, which keeps what is under a nanosecond (carry): a
  * million 3.6 ns scopes make 3.6 ms, not 4 ms. A single event may come out
  * negative (one that ran faster than the typical cost): it is added as is,
- * so that the sums stay unbiased, and a row's sum is kept at 0 or more. */
+ * so that the sums stay unbiased; what a row shows is its sum, or 0. */
 static inline int64_t scopeprof__comp_total_ps(int64_t dur, uint64_t nested, uint64_t in,
                                                uint64_t out) {
     uint64_t cut;
@@ -918,13 +921,17 @@ static inline int64_t scopeprof__comp_total_ps(int64_t dur, uint64_t nested, uin
     return dur * 1000 - (int64_t)cut;
 }
 
-/* Add v picoseconds to a row's nanoseconds, the part under one ns kept in
- * *carry; the sum never goes below 0. */
-static inline void scopeprof__add_ps(int64_t *ns, int32_t *carry, int64_t v) {
+/* Add v picoseconds to a row's compensated sum (*sum ns and *carry ps,
+ * signed) and what it shows (*shown, which also holds any raw times): the
+ * shown part moves by the change of max(sum, 0). Clamping the sum rather
+ * than each step keeps self + children's totals = total, also for rows of
+ * scopes about as short as the calibration. */
+static inline void scopeprof__add_ps(int64_t *shown, int64_t *sum, int32_t *carry, int64_t v) {
+    int64_t before = *sum > 0 ? *sum : 0;
     int64_t c = *carry + v % 1000, whole = v / 1000 + c / 1000;
     *carry = (int32_t)(c % 1000);
-    scopeprof__add(ns, whole);
-    if (*ns < 0 || (*ns == 0 && *carry < 0)) *ns = 0, *carry = 0;
+    scopeprof__add(sum, whole);
+    scopeprof__add(shown, (*sum > 0 ? *sum : 0) - before);
 }
 
 /* Self time in one pass over events in close order. Children close before
@@ -971,8 +978,8 @@ SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, ui
         int64_t self_ps = comp_ps;
         if (inside && __builtin_sub_overflow(comp_ps, kids.comp_ps, &self_ps)) self_ps = 0;
         scopeprof__add(&r->total_ns, -dur); /* the measured dur, added above */
-        scopeprof__add_ps(&r->total_ns, &r->comp_carry_ps[0], comp_ps);
-        scopeprof__add_ps(&r->self_ns, &r->comp_carry_ps[1], self_ps);
+        scopeprof__add_ps(&r->total_ns, &r->comp_ns[0], &r->comp_carry_ps[0], comp_ps);
+        scopeprof__add_ps(&r->self_ns, &r->comp_ns[1], &r->comp_carry_ps[1], self_ps);
     }
     int64_t kids_gpu = inside ? kids.gpu_ns : 0;
     int64_t gpu_total = gpu_ns >= 0 ? gpu_ns : kids_gpu;
@@ -1897,8 +1904,8 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     qsort(plain, B, sizeof *plain, scopeprof__cmp_u64);
     qsort(scoped, B, sizeof *scoped, scopeprof__cmp_u64);
     qsort(inside, B, sizeof *inside, scopeprof__cmp_u64);
-    double each = ((double)scoped[B / 4] - (double)plain[B / 4]) / K;
-    double in = (double)inside[B / 4] / K;
+    double each = ((double)scoped[B / 4] - (double)plain[B / 4]) / (double)K;
+    double in = (double)inside[B / 4] / (double)K;
     g->comp_inside_ticks = in;
     g->comp_outside_ticks = each > in ? each - in : 0;
 }
