@@ -14,7 +14,7 @@ BENCH_TMP      ?= /tmp
 
 BENCH_DIR := $(BUILD)/bench
 BENCH_BINS := $(BENCH_DIR)/scope_cost $(BENCH_DIR)/scope_cost_pic $(BENCH_DIR)/stream $(BENCH_DIR)/gen_trace \
-              $(BENCH_DIR)/rusage_run
+              $(BENCH_DIR)/rusage_run $(BENCH_DIR)/regimes
 BENCH_DEPS := bench/bench.h $(HEADER)
 
 # loops.c three ways: profiling on, compiled out, and no macro at all. The
@@ -51,6 +51,9 @@ $(BENCH_DIR)/stream: bench/stream.c $(BENCH_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
 $(BENCH_DIR)/gen_trace: bench/gen_trace.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
+$(BENCH_DIR)/regimes: bench/regimes.c $(BENCH_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
 $(BENCH_DIR)/rusage_run: bench/rusage_run.c
@@ -92,13 +95,13 @@ $(BENCH_DIR)/scope_cost_gpu: $(BENCH_DIR)/scope_cost_gpu.o $(BENCH_DIR)/gpu_loop
                              $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
 	$(CC) $(ALL_CFLAGS) $^ -o $@ -rdynamic $(LDLIBS)
 
-.PHONY: bench-build bench-cost bench-disasm bench-stream bench-reporter bench-where bench-lttng \
+.PHONY: bench-regimes bench-build bench-cost bench-disasm bench-stream bench-reporter bench-where bench-lttng \
         bench-gpu
 bench-build: $(BENCH_BINS) $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_nomacro.o
 
 bench: bench-build
 	@echo "== machine: $$(nproc) CPUs, $$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $$(uname -r)"
-	@$(MAKE) --no-print-directory bench-cost bench-gpu bench-lttng bench-disasm bench-stream \
+	@$(MAKE) --no-print-directory bench-regimes bench-cost bench-gpu bench-lttng bench-disasm bench-stream \
 	  bench-reporter bench-where bench-compensation
 
 # 1. Cost of a scope against the floor: once with a budget that holds every
@@ -118,6 +121,18 @@ bench-cost: $(BENCH_DIR)/scope_cost $(BENCH_DIR)/scope_cost_pic
 	@echo "== 1c. scope cost, profiled loop in a shared library built with -fPIC (in memory)"
 	SCOPEPROF_BUFFER_MB=1024 SCOPEPROF_OUTPUT=none SCOPEPROF_SUMMARY=0 \
 	  $(BENCH_DIR)/scope_cost_pic -n $(BENCH_N) -r $(BENCH_REPS) --only floor16,floor24,scope,scopex2
+
+# 0. Regimes (issue 15): fresh memory, past the budget, two threads,
+#    streaming, each a new process with default settings, against the floor
+#    of the same process; then the same with SCOPEPROF_WRITER=0 (recording
+#    threads write, as before the background writer).
+REGIMES ?= fresh past threads stream
+bench-regimes: $(BENCH_DIR)/regimes
+	@echo
+	@echo "== 0. regimes: default settings, floor in the same process, worst 1024-scope batch"
+	@for m in $(REGIMES); do for w in 1 0; do \
+	  SCOPEPROF_WRITER=$$w SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT=$(BENCH_TMP)/scopeprof_bench_regime.sprof \
+	    $(BENCH_DIR)/regimes $$m; rm -f $(BENCH_TMP)/scopeprof_bench_regime.sprof; done; done
 
 # 1e. PROFILE_GPU_SCOPE's CPU side against the HIP test double, in the same run
 #     as the floors and PROFILE_SCOPE (in memory, as 1a). Needs the HIP headers
@@ -196,3 +211,10 @@ bench-compensation: $(BENCH_DIR)/compensation $(BUILD)/scopeprof
 	@echo
 	@echo "== 6. overhead compensation: table vs. the program's own times ($(BENCH_COMP_REPS) runs each, interleaved)"
 	@BUILD="$(BUILD)" BENCH_TMP="$(BENCH_TMP)" bash bench/compensation.sh $(BENCH_COMP_REPS)
+# The write side's cost per event (bench/write_cost.sh, callgrind) and the
+# check that a writer change keeps the bytes (bench/write_check.sh, which
+# builds its own). docs/PERFORMANCE.md, "Writing a chunk".
+$(BENCH_DIR)/write_cost: bench/write_cost.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
+bench-build: $(BENCH_DIR)/write_cost

@@ -51,10 +51,10 @@ endef
 $(foreach v,$(CORE_VARIANTS),$(eval $(call core_variant,$(v))))
 
 # Aggregation only: single-threaded, so plain and ASan/UBSan.
-$(CORE)/test_agg: tests/core/test_agg.c $(HEADER)
+$(CORE)/test_agg: tests/core/test_agg.c tests/core/agg_reference.h $(HEADER)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ -lcmocka
-$(CORE)/test_agg_asan: tests/core/test_agg.c $(HEADER)
+$(CORE)/test_agg_asan: tests/core/test_agg.c tests/core/agg_reference.h $(HEADER)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $< -o $@ -lcmocka
 TEST_BINS += $(CORE)/test_agg $(CORE)/test_agg_asan

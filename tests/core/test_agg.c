@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agg_reference.h"
+
 /* ---- helpers ---------------------------------------------------------------- */
 
 /* The row called `name` (key = name, as the exit summary groups). */
@@ -761,6 +763,98 @@ static void test_comp_notes(void **state) {
     scopeprof_agg_free(&a);
 }
 
+/* ---- the fast path against the reference ------------------------------------ */
+
+/* Aggregation skips work that cannot change a sum (a leaf's children, sums
+ * of 0): a long seeded stream of everything a reader can be fed -- nesting,
+ * several threads, GPU times, memory on three devices, mismatched depths,
+ * events out of close order, sums that saturate -- must give exactly the
+ * numbers of the straightforward version (agg_reference.h). */
+static uint64_t mix(uint64_t *x) {
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+    return *x;
+}
+
+static void same_aggs(const scopeprof_agg *a, const scopeprof_agg *b) {
+    assert_int_equal(a->events, b->events);
+    assert_int_equal(a->unordered, b->unordered);
+    assert_int_equal(a->unordered_thread, b->unordered_thread);
+    assert_int_equal(a->has_gpu, b->has_gpu);
+    assert_int_equal(a->has_mem, b->has_mem);
+    assert_int_equal(a->has_gpu_mem, b->has_gpu_mem);
+    assert_int_equal(a->nrows, b->nrows);
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        const scopeprof_row *x = &a->rows[i], *y = &b->rows[i];
+        assert_int_equal(x->count, y->count);
+        assert_int_equal(x->self_ns, y->self_ns);
+        assert_int_equal(x->total_ns, y->total_ns);
+        assert_int_equal(x->gpu_self_ns, y->gpu_self_ns);
+        assert_int_equal(x->gpu_total_ns, y->gpu_total_ns);
+        assert_int_equal(x->cpu_mem, y->cpu_mem);
+        assert_int_equal(x->self_cpu_mem, y->self_cpu_mem);
+        assert_int_equal(x->gpu_mem, y->gpu_mem);
+        assert_int_equal(x->self_gpu_mem, y->self_gpu_mem);
+    }
+}
+
+static void test_agg_fast_path_same(void **state) {
+    (void)state;
+    static const char *const names[] = {"a", "b", "c", "d", "e", "f", "g"};
+    scopeprof_agg fast, ref;
+    scopeprof_agg_init(&fast);
+    scopeprof_agg_init(&ref);
+    for (int i = 0; i < 7; i++) {
+        assert_int_equal(scopeprof_agg_row(&fast, names[i], names[i], NULL), (uint32_t)i);
+        assert_int_equal(scopeprof_agg_row(&ref, names[i], names[i], NULL), (uint32_t)i);
+    }
+    enum { THREADS = 3, MAXD = 10 };
+    uint64_t now[THREADS] = {1000, 2000, 3000}, open[THREADS][MAXD];
+    uint32_t depth[THREADS] = {0, 0, 0};
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    uint64_t kinds[6] = {0};
+    for (int step = 0; step < 400000; step++) {
+        uint32_t t = (uint32_t)(mix(&x) % THREADS), row = (uint32_t)(mix(&x) % 7);
+        uint64_t r = mix(&x) % (step < 300000 ? 98 : 100);
+        int64_t gpu = mix(&x) % 3 == 0 ? (int64_t)(mix(&x) % 5000) - (mix(&x) % 4 == 0) : -1;
+        now[t] += mix(&x) % 100;
+        if (r < 45 && depth[t] < MAXD) { /* open */
+            open[t][depth[t]++] = now[t];
+            kinds[0]++;
+        } else if (r < 88 && depth[t] > 0) { /* close, in order */
+            uint64_t start = open[t][--depth[t]];
+            assert_int_equal(scopeprof_agg_event_gpu(&fast, t, row, start, now[t], depth[t], gpu),
+                             ref_agg_event_gpu(&ref, t, row, start, now[t], depth[t], gpu));
+            kinds[1]++;
+        } else if (r < 94) { /* memory, in the scopes open now */
+            uint32_t dev = (uint32_t)(mix(&x) % 3);
+            int64_t bytes = (int64_t)(mix(&x) % 100000) - 50000;
+            if (step >= 300000 && mix(&x) % 50 == 0) bytes = mix(&x) % 2 ? INT64_MAX : INT64_MIN + 1;
+            assert_int_equal(scopeprof_agg_mem(&fast, t, depth[t], dev, bytes),
+                             scopeprof_agg_mem(&ref, t, depth[t], dev, bytes));
+            kinds[2]++;
+        } else if (r < 98) { /* mismatched: any depth, any interval, maybe back in time */
+            uint32_t d = mix(&x) % 2 ? depth[t] : (uint32_t)(mix(&x) % (MAXD + 3));
+            uint64_t start = now[t] - mix(&x) % 20000, end = start + mix(&x) % 25000 - 1000;
+            assert_int_equal(scopeprof_agg_event_gpu(&fast, t, row, start, end, d, gpu),
+                             ref_agg_event_gpu(&ref, t, row, start, end, d, gpu));
+            kinds[3]++;
+        } else if (step >= 300000) { /* last (they stop the sums): durations and GPU times near the limits */
+            uint64_t start = mix(&x) % 2 ? 0 : now[t];
+            uint64_t end = start + (mix(&x) % 2 ? UINT64_MAX / 2 : UINT64_MAX - start);
+            int64_t big = mix(&x) % 2 ? INT64_MAX : gpu;
+            assert_int_equal(scopeprof_agg_event_gpu(&fast, t, row, start, end, depth[t], big),
+                             ref_agg_event_gpu(&ref, t, row, start, end, depth[t], big));
+            kinds[4]++;
+        }
+        if (step % 10007 == 0) same_aggs(&fast, &ref);
+    }
+    same_aggs(&fast, &ref);
+    for (int k = 0; k < 5; k++) assert_true(kinds[k] > 500); /* every kind was fed */
+    assert_true(fast.has_gpu && fast.has_mem && fast.has_gpu_mem && fast.unordered);
+    scopeprof_agg_free(&fast);
+    scopeprof_agg_free(&ref);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nesting_self_time),
@@ -791,6 +885,7 @@ int main(void) {
         cmocka_unit_test(test_comp_row_never_negative),
         cmocka_unit_test(test_comp_outside_children),
         cmocka_unit_test(test_comp_notes),
+        cmocka_unit_test(test_agg_fast_path_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,9 @@
  * - a damaged chunk length loses that chunk only: reading resumes at the
  *   next valid chunk, and the command says so and exits 1;
  * - an END chunk whose event count disagrees with the events read is
- *   reported. */
+ *   reported;
+ * - the CRC-32 of both ways the header computes it (tables; carry-less
+ *   multiply where the CPU has it) is zlib's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -23,6 +25,9 @@
 #include "read.h"
 #define SCOPEPROF_AGGREGATION
 #include "scopeprof.h"
+#ifndef SP_NO_ZLIB
+#include <zlib.h>
+#endif
 
 static char *slurp_stream(FILE *f) {
     fflush(f);
@@ -213,11 +218,48 @@ static void test_end_count_checked(void **state) {
     unload(&t);
 }
 
+/* The format's CRC is zlib's crc32 (docs/FORMAT.md): every length up to
+ * a few hundred bytes and some longer ones, at every alignment mod 16, from
+ * varied start values, by scopeprof_crc32 and by each of its two ways
+ * directly (the folding only takes 64 bytes and more). */
+static void test_crc_is_zlibs(void **state) {
+    (void)state;
+#ifdef SP_NO_ZLIB
+    skip();
+#else
+    static unsigned char buf[9000];
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (unsigned char)x;
+    }
+    const scopeprof__crc_data *d = scopeprof__crc_tables();
+    assert_non_null(d);
+    int ways = 1;
+#ifdef SCOPEPROF__CLMUL
+    ways += d->clmul;
+#endif
+    for (size_t off = 0; off < 16; off++)
+        for (size_t n = 0; n + off <= sizeof buf; n += n < 400 ? 1 : 61 + off) {
+            uint32_t init = (uint32_t)(n * 2654435761u + off);
+            uint32_t want = (uint32_t)crc32(init, buf + off, (uInt)n);
+            assert_int_equal(scopeprof_crc32(init, buf + off, n), want);
+            assert_int_equal(~scopeprof__crc_slices(d, ~init, buf + off, n), want);
+#ifdef SCOPEPROF__CLMUL
+            if (d->clmul && n >= 64)
+                assert_int_equal(~scopeprof__crc_clmul(d, ~init, buf + off, n), want);
+#endif
+        }
+    print_message("CRC-32 checked against zlib, %d way(s)\n", ways);
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bitflip_sweep),
         cmocka_unit_test(test_damaged_length_resyncs),
         cmocka_unit_test(test_end_count_checked),
+        cmocka_unit_test(test_crc_is_zlibs),
     };
     return cmocka_run_group_tests_name("format" VARIANT, tests, NULL, NULL);
 }

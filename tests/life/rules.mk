@@ -32,6 +32,17 @@ $(LIFE)/liblife_dl$(life_sfx_$(1)).so: tests/life/liblife_dl.c $(HEADER)
 	@mkdir -p $$(@D)
 	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE -fPIC -shared $$< -o $$@ $$(LDLIBS)
 
+$(LIFE)/prog_writer$(life_sfx_$(1)): tests/life/prog_writer.c $(HEADER)
+	@mkdir -p $$(@D)
+	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE $$< -o $$@ $$(LDLIBS)
+
+# The background writer's hand-offs and the SIGKILL loss bound.
+$(LIFE)/test_writer$(life_sfx_$(1)): tests/life/test_writer.c $(LIFE_H) $(LIFE)/prog_writer$(life_sfx_$(1))
+	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DVARIANT='"$(life_sfx_$(1))"' -Itests/common $$< -o $$@ -lcmocka
+
+TEST_BINS += $(LIFE)/test_writer$(life_sfx_$(1))
+TEST_CMDS += $(LIFE)/test_writer$(life_sfx_$(1))
+
 $(LIFE)/test_life$(life_sfx_$(1)): tests/life/test_life.c $(LIFE_H) $(LIFE)/prog_life$(life_sfx_$(1)) $(LIFE)/prog_wrap$(life_sfx_$(1)) $(LIFE)/liblife_dl$(life_sfx_$(1)).so $(LIFE)/prog_life_off
 	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DVARIANT='"$(life_sfx_$(1))"' -Itests/common $$< -o $$@ -lcmocka
 

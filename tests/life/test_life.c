@@ -875,13 +875,18 @@ static void test_scope_in_signal_handler(void **state) {
      * free), which TSan reports as it should: plain and ASan only. */
     if (strcmp(VARIANT, "_tsan") == 0) skip();
     child r;
-    child_run_args(&r, "prog_life", ARGS("handler_scope"), ENV("SCOPEPROF_SUMMARY=0"));
+    /* A 1 MiB budget bounds what each of main's flushes writes: the worker
+     * no longer waits for the registry lock at each buffer, and behind a
+     * 64 MiB queue 300 back-to-back flushes took over 20 s under ASan. */
+    child_run_args(&r, "prog_life", ARGS("handler_scope"), ENV("SCOPEPROF_SUMMARY=0", "SCOPEPROF_BUFFER_MB=1"));
     expect_exit(&r, 0);
     unsigned long long workers = 0;
     int alarms = 0;
     if (sscanf(r.out, "worker %llu alarms %d", &workers, &alarms) != 2) fail_msg("stdout: '%s'", r.out);
     assert_true(alarms >= 300);
-    assert_int_equal(child_lines_with(r.err, "scopeprof:"), 0);
+    /* The background writer finds the lock taken by main's flushes and may
+     * fall behind the worker, which is said (nothing is lost); nothing else. */
+    assert_int_equal(child_lines_with(r.err, "scopeprof:"), child_lines_with(r.err, "fell behind"));
     tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, "worker"), workers);
@@ -949,12 +954,20 @@ static void test_exit_from_thread(void **state) {
 static void test_underscore_exit(void **state) {
     (void)state;
     child r;
-    /* A 1 MiB budget: full buffers were streamed before _exit. */
-    child_run_args(&r, "prog_life", ARGS("_exit"), ENV("SCOPEPROF_BUFFER_MB=1"));
+    /* A 1 MiB budget: full buffers were streamed before _exit (and only
+     * those: the writer's timed flush, which also writes partial buffers,
+     * is set an hour away). */
+    child_run_args(&r, "prog_life", ARGS("_exit"),
+                   ENV("SCOPEPROF_BUFFER_MB=1", "SCOPEPROF_FLUSH_MS=3600000"));
     expect_exit(&r, 9);
     assert_string_equal(r.err, ""); /* no crash, no table: no exit handler ran */
     tr_trace t;
-    if (!tr_read(r.trace, &t)) fail_msg("streamed part unreadable: %s", t.err);
+    /* The background writer may have been inside a write when _exit ended
+     * the process: the file may end in a cut chunk, which readers skip
+     * (FORMAT.md); everything before it must read. */
+    if (!tr_read(r.trace, &t) && strncmp(t.err, "bad or cut chunk", 16) != 0 &&
+        strncmp(t.err, "partial chunk header", 20) != 0)
+        fail_msg("streamed part unreadable: %s", t.err);
     assert_false(t.has_end);
     uint64_t n = tr_count(&t, "quick");
     assert_true(n > 0 && n < 300000);
