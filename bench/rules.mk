@@ -102,7 +102,7 @@ bench-build: $(BENCH_BINS) $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_noma
 bench: bench-build
 	@echo "== machine: $$(nproc) CPUs, $$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $$(uname -r)"
 	@$(MAKE) --no-print-directory bench-regimes bench-cost bench-gpu bench-lttng bench-disasm bench-stream \
-	  bench-reporter bench-where
+	  bench-reporter bench-where bench-compensation
 
 # 1. Cost of a scope against the floor: once with a budget that holds every
 #    event (nothing written), once streaming to a file under the default
@@ -193,6 +193,24 @@ bench-where: $(BENCH_DIR)/scope_cost $(BENCH_DIR)/scope_cost_pic
 	@echo "== 5. instructions per scope (valgrind --tool=callgrind; perf stat if available)"
 	@BUILD="$(BUILD)" bash bench/where_time_goes.sh
 
+# 6. Overhead compensation: the table's times against the program's own
+#    times without the profiler (bench/compensation.c, the issue's program and
+#    a fine-grained nested one), raw and compensated. The workloads are built
+#    twice (bench/comp_work.c) and run interleaved in one process.
+BENCH_COMP_REPS ?= 5
+$(BENCH_DIR)/comp_work_plain.o: bench/comp_work.c bench/comp_work.h $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Ibench -DCOMP_VARIANT=plain -c $< -o $@
+$(BENCH_DIR)/comp_work_prof.o: bench/comp_work.c bench/comp_work.h $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Ibench -DCOMP_VARIANT=prof -DPROFILE_ENABLE -c $< -o $@
+$(BENCH_DIR)/compensation: bench/compensation.c $(BENCH_DIR)/comp_work_plain.o $(BENCH_DIR)/comp_work_prof.o
+	$(CC) $(ALL_CFLAGS) -Ibench $^ -o $@ $(LDLIBS)
+.PHONY: bench-compensation
+bench-compensation: $(BENCH_DIR)/compensation $(BUILD)/scopeprof
+	@echo
+	@echo "== 6. overhead compensation: table vs. the program's own times ($(BENCH_COMP_REPS) runs each, interleaved)"
+	@BUILD="$(BUILD)" BENCH_TMP="$(BENCH_TMP)" bash bench/compensation.sh $(BENCH_COMP_REPS)
 # The write side's cost per event (bench/write_cost.sh, callgrind) and the
 # check that a writer change keeps the bytes (bench/write_check.sh, which
 # builds its own). docs/PERFORMANCE.md, "Writing a chunk".

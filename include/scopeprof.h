@@ -130,7 +130,7 @@
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
 #define SCOPEPROF_FORMAT_MAJOR 3
-#define SCOPEPROF_FORMAT_MINOR 0 /* 3.0: header CRC, chunk CRCs over the chunk header */
+#define SCOPEPROF_FORMAT_MINOR 1 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk */
 
 /* A declaration that generates no code, data or symbol: an enum constant
  * with a name of its own (__COUNTER__), its value reading the macro argument
@@ -230,6 +230,10 @@ typedef struct scopeprof_row {
     int64_t gpu_self_ns, gpu_total_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
     int gpu_role; /* SCOPEPROF_ROW_*: does its self GPU time count in the total? */
+    /* Compensated total and self, signed (scopeprof__add_ps): ns and what is
+     * under 1 ns. total_ns and self_ns show them clamped at 0. */
+    int64_t comp_ns[2];
+    int32_t comp_carry_ps[2];
 } scopeprof_row;
 
 /* PyTorch's Self GPU time total sums device events only: a CPU op of a
@@ -244,6 +248,10 @@ typedef struct scopeprof_agg_pending { /* what an open scope has seen */
     int64_t mem_kids[2];     /* its closed children: net memory, CPU and GPU */
     int64_t mem_direct[2];   /* allocations made directly in it */
     uint64_t min_start, max_end; /* the span of its closed children */
+    /* Compensation (scopeprof__comp_total_ps): its closed children and all
+     * nested in them; the sum of its closed children's compensated totals. */
+    uint64_t nested;
+    int64_t comp_ps;
     uint32_t n; /* closed children */
     uint32_t depth; /* of those children (the open scope's depth + 1) */
 } scopeprof_agg_pending;
@@ -269,7 +277,25 @@ typedef struct scopeprof_agg {
     uint64_t unordered;        /* events that closed before an earlier one of their thread */
     uint32_t unordered_thread; /* the thread of the first */
     const char *extra_header; /* header of the extra column, if any */
+    /* Overhead compensation (docs/DESIGN.md): what recording one scope adds,
+     * in picoseconds, taken out of the events fed from now on: `inside` is
+     * the part within the scope's own measured interval (an empty scope's
+     * duration), `outside` the part its parent measures around it. Both 0:
+     * none (raw times). The caller sets them per trace (each process has its
+     * own calibration). */
+    uint32_t comp_inside_ps, comp_outside_ps;
+    /* What the footer says (scopeprof_table_notes): SCOPEPROF_COMP_*, and
+     * the range of inside + outside over the calibrations applied or seen. */
+    int comp_state;
+    uint32_t comp_lo_ps, comp_hi_ps;
 } scopeprof_agg;
+
+enum {
+    SCOPEPROF_COMP_NONE,    /* no calibration known (old trace, Chrome JSON): no footer line */
+    SCOPEPROF_COMP_ON,      /* applied */
+    SCOPEPROF_COMP_OFF_ENV, /* the recording had SCOPEPROF_COMPENSATE=0: nothing measured */
+    SCOPEPROF_COMP_OFF_RAW  /* measured, not applied (scopeprof table --no-compensate) */
+};
 
 typedef enum scopeprof_sort {
     SCOPEPROF_SORT_CPU_TIME_TOTAL,
@@ -326,6 +352,15 @@ uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key);
  * (shared/spec/key_averages.md, docs/DESIGN.md). row_limit <= 0 prints every row. */
 void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key,
                            int row_limit);
+/* The lines under the table that say how to read it: what CPU time is, and
+ * the overhead compensation (when a calibration is known). The exit summary
+ * and `scopeprof table` print them after scopeprof_table_print, which keeps
+ * PyTorch's layout exactly (shared/spec/key_averages.md). */
+void scopeprof_table_notes(FILE *out, const scopeprof_agg *a);
+/* Record a calibration in the aggregation's footer state and, if `apply`,
+ * take it out of the events fed from now on (comp_inside_ps/outside_ps). */
+void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
+                               int apply);
 /* PyTorch's formatting: microseconds -> "1.081s", "26.179ms", "422.000us";
  * bytes -> "1.50 Gb", "-382.05 Kb", "144 b". Return buf. */
 char *scopeprof_format_time(char *buf, size_t n, double us);
@@ -344,7 +379,8 @@ enum {
     SCOPEPROF_CHUNK_GPU = 5,    /* GPU intervals of one thread's GPU scopes */
     SCOPEPROF_CHUNK_DEVICE = 6, /* a GPU device's name */
     SCOPEPROF_CHUNK_STEPS = 7,  /* step ranges (PROFILE_STEP) */
-    SCOPEPROF_CHUNK_MEMORY = 8  /* peak and final memory per device */
+    SCOPEPROF_CHUNK_MEMORY = 8, /* peak and final memory per device */
+    SCOPEPROF_CHUNK_OVERHEAD = 9 /* what recording a scope costs (since 3.1) */
 };
 /* Flags in an event's depth field (docs/FORMAT.md):
  * GPU: the CPU side of a GPU scope; its GPU interval is the next GPU record
@@ -979,6 +1015,49 @@ SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_th
     return p;
 }
 
+/* Overhead compensation: how much of a scope's measured times its own
+ * recording and that of the scopes nested in it added (docs/DESIGN.md,
+ * "Overhead compensation"). Let a scope S do work W(S) of its own, and let
+ * recording one scope add I inside its own measured interval (an empty
+ * scope measures I) and O outside it, within its parent's interval (the
+ * code between the parent's clock reads and the child's: the emit, the
+ * other half of each clock read). Measured, S lasts
+ *     D(S) = W(S) + I + sum over its children c of (D(c) + O),
+ * where without profiling it would last T(S) = W(S) + sum T(c). By
+ * induction, D(S) - T(S) = I + nested(S) * (I + O), nested(S) counting all
+ * scopes closed inside S at any depth. So
+ *     total = D(S) - I - nested(S) * (I + O)
+ *     self  = total - sum over children of their totals
+ *           = D(S) - sum D(c) - I - children(S) * O   (the measured self, less)
+ * Self is computed as the second line says, from the children's
+ * compensated totals, so that self + children's totals = total holds
+ * exactly, as it does for raw times. Everything is in picoseconds until it
+ * is added to a row, which keeps what is under a nanosecond (carry): a
+ * million 3.6 ns scopes make 3.6 ms, not 4 ms. A single event may come out
+ * negative (one that ran faster than the typical cost): it is added as is,
+ * so that the sums stay unbiased; what a row shows is its sum, or 0. */
+static inline int64_t scopeprof__comp_total_ps(int64_t dur, uint64_t nested, uint64_t in,
+                                               uint64_t out) {
+    uint64_t cut;
+    if (dur > INT64_MAX / 1000 || __builtin_mul_overflow(nested, in + out, &cut) ||
+        __builtin_add_overflow(cut, in, &cut) || cut > (uint64_t)INT64_MAX)
+        return dur > INT64_MAX / 1000 ? INT64_MAX : dur * 1000 - INT64_MAX; /* absurd input */
+    return dur * 1000 - (int64_t)cut;
+}
+
+/* Add v picoseconds to a row's compensated sum (*sum ns and *carry ps,
+ * signed) and what it shows (*shown, which also holds any raw times): the
+ * shown part moves by the change of max(sum, 0). Clamping the sum rather
+ * than each step keeps self + children's totals = total, also for rows of
+ * scopes about as short as the calibration. */
+static inline void scopeprof__add_ps(int64_t *shown, int64_t *sum, int32_t *carry, int64_t v) {
+    int64_t before = *sum > 0 ? *sum : 0;
+    int64_t c = *carry + v % 1000, whole = v / 1000 + c / 1000;
+    *carry = (int32_t)(c % 1000);
+    scopeprof__add(sum, whole);
+    scopeprof__add(shown, (*sum > 0 ? *sum : 0) - before);
+}
+
 /* Self time in one pass over events in close order. Children close before
  * their parent, so when a scope at depth d closes, the scopes that closed at
  * depth d+1 since the last scope at depth d closed are exactly its direct
@@ -1018,8 +1097,9 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
     th->n = n;
     int64_t self = dur, kids_gpu = 0;
     int has_mem = 0; /* else this scope's memory sums are all 0 */
+    int inside = 0;
     if (kids) {
-        int inside = kids->n && kids->min_start >= start && kids->max_end <= end;
+        inside = kids->n && kids->min_start >= start && kids->max_end <= end;
         self = inside && kids->sum_ns <= dur ? dur - kids->sum_ns : inside ? 0 : dur;
         kids_gpu = inside ? kids->gpu_ns : 0;
         has_mem = (kids->mem_direct[0] | kids->mem_direct[1] | kids->mem_kids[0] | kids->mem_kids[1]) != 0;
@@ -1029,7 +1109,22 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
         gpu_total = gpu_ns;
         gpu_self = kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
     }
-    scopeprof__add(&r->self_ns, self > 0 ? self : 0);
+    /* Compensation (see scopeprof__comp_total_ps): children that were not
+     * subtracted (not inside) are not compensated for either. The parent's
+     * level gets both the measured and the compensated duration. */
+    int comp = (a->comp_inside_ps | a->comp_outside_ps) != 0;
+    uint64_t nested = inside ? kids->nested : 0;
+    int64_t comp_ps = 0;
+    if (comp) {
+        comp_ps = scopeprof__comp_total_ps(dur, nested, a->comp_inside_ps, a->comp_outside_ps);
+        int64_t self_ps = comp_ps;
+        if (inside && __builtin_sub_overflow(comp_ps, kids->comp_ps, &self_ps)) self_ps = 0;
+        scopeprof__add(&r->total_ns, -dur); /* the measured dur, added above */
+        scopeprof__add_ps(&r->total_ns, &r->comp_ns[0], &r->comp_carry_ps[0], comp_ps);
+        scopeprof__add_ps(&r->self_ns, &r->comp_ns[1], &r->comp_carry_ps[1], self_ps);
+    } else {
+        scopeprof__add(&r->self_ns, self > 0 ? self : 0);
+    }
     if (gpu_total) scopeprof__add(&r->gpu_total_ns, gpu_total);
     if (gpu_self > 0) scopeprof__add(&r->gpu_self_ns, gpu_self);
     int64_t mem_total[2] = {0, 0}; /* CPU, GPU: made in this scope or its children */
@@ -1059,6 +1154,8 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
     if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
     if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
     mine->n++;
+    mine->nested += 1 + nested; /* at most one per event: cannot overflow */
+    if (comp) scopeprof__add(&mine->comp_ps, comp_ps);
     scopeprof__add(&mine->sum_ns, dur);
     if (gpu_total) scopeprof__add(&mine->gpu_ns, gpu_total);
     if (has_mem) {
@@ -1319,6 +1416,46 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     free(idx);
 }
 
+SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps,
+                                              uint32_t outside_ps, int apply) {
+    uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
+    a->comp_inside_ps = apply ? inside_ps : 0;
+    a->comp_outside_ps = apply ? outside_ps : 0;
+    if (a->comp_state != SCOPEPROF_COMP_ON && a->comp_state != SCOPEPROF_COMP_OFF_RAW) {
+        a->comp_lo_ps = a->comp_hi_ps = each;
+    } else {
+        if (each < a->comp_lo_ps) a->comp_lo_ps = each;
+        if (each > a->comp_hi_ps) a->comp_hi_ps = each;
+    }
+    a->comp_state = apply ? SCOPEPROF_COMP_ON : SCOPEPROF_COMP_OFF_RAW;
+}
+
+/* One line each, so that a script that stops at "Self CPU time total"
+ * (PyTorch's last line) reads the table as before. */
+SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
+    fprintf(out, "CPU time is wall time on the thread, as in PyTorch: a thread's waits "
+                 "(locks, I/O, sleep) count as its self time\n");
+    char each[48];
+    if (a->comp_lo_ps == a->comp_hi_ps)
+        snprintf(each, sizeof each, "%.1f ns", a->comp_lo_ps / 1e3);
+    else
+        snprintf(each, sizeof each, "%.1f-%.1f ns", a->comp_lo_ps / 1e3, a->comp_hi_ps / 1e3);
+    switch (a->comp_state) {
+    case SCOPEPROF_COMP_ON:
+        fprintf(out, "Overhead compensation: %s per nested scope taken out (calibrated at start-up; "
+                     "raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table --no-compensate)\n", each);
+        break;
+    case SCOPEPROF_COMP_OFF_RAW:
+        fprintf(out, "Overhead compensation: off (--no-compensate); calibrated at start-up: %s per "
+                     "nested scope\n", each);
+        break;
+    case SCOPEPROF_COMP_OFF_ENV:
+        fprintf(out, "Overhead compensation: off (SCOPEPROF_COMPENSATE=0)\n");
+        break;
+    default: break;
+    }
+}
+
 #ifdef __cplusplus
 }
 #endif
@@ -1380,7 +1517,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 8u /* 8: the background writer's chunk lock and lists; mapped records, reused thread states (6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 9u /* 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -1494,6 +1631,11 @@ typedef struct scopeprof__state {
     int writer_paused;     /* a cycle callback runs with `lock` released */
     int flush_ms;          /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
     void *(*writer_main)(void *); /* of the module that made the state (pinned) */
+    /* Overhead compensation (scopeprof__overhead_measure): 0 when
+     * SCOPEPROF_COMPENSATE=0; the cost of one scope in ticks, measured at
+     * start-up: inside its own interval, and outside it in its parent's. */
+    int compensate;
+    double comp_inside_ticks, comp_outside_ticks;
 } scopeprof__state;
 
 /* Module-local cache of the shared state pointer. */
@@ -1798,6 +1940,8 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     scopeprof__env_int("SCOPEPROF_BUFFER_MB", 1, 1 << 20, &mb);
     g->signals = 1;
     scopeprof__env_int("SCOPEPROF_SIGNALS", 0, 1, &g->signals);
+    g->compensate = 1;
+    scopeprof__env_int("SCOPEPROF_COMPENSATE", 0, 1, &g->compensate);
     {   /* the background writer: on unless SCOPEPROF_WRITER=0 */
         int w = 1;
         scopeprof__env_int("SCOPEPROF_WRITER", 0, 1, &w);
@@ -1836,6 +1980,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__pin_module(void);
+SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g);
 
 /* The anchor names this process image: pid plus the 16 random bytes the
  * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
@@ -1966,6 +2111,99 @@ static inline void *scopeprof__map_grow(void *old, size_t old_n, size_t n) {
     return p;
 }
 
+/* ---- Overhead calibration (docs/DESIGN.md, "Overhead compensation") --------
+ * What recording one scope costs, measured once per process at start-up with
+ * PROFILE_SCOPE's own inline code (scopeprof__scope_begin and _end) on a
+ * throwaway thread state whose events are never queued nor written. Per
+ * process rather than per thread: threads run the same code on the same
+ * cores, and a thread's first scope must stay cheap. */
+enum { SCOPEPROF__CAL_BATCHES = 256, SCOPEPROF__CAL_PER = 8 /* scopes per batch */ };
+
+/* A call of a function without and with a scope in it: what the scope adds
+ * is the difference. Not inlined: scopes sit in the functions a program
+ * calls, and in one unrolled block the compiler could share the thread
+ * pointer and the cursor between scopes, which it cannot across calls. */
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_plain(scopeprof_site *s) {
+    __asm__ volatile("" : : "r"(s) : "memory");
+}
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_scoped(scopeprof_site *s) {
+    scopeprof_scope sc __attribute__((cleanup(scopeprof__scope_end), unused)) = scopeprof__scope_begin(s);
+    __asm__ volatile("" : : "r"(s) : "memory");
+}
+
+static int scopeprof__cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Batches of SCOPEPROF__CAL_PER calls each way; the lower quartile over
+ * batches, so that a batch that an interrupt or a preemption stretched does
+ * not count (a minimum would pick the one lucky batch instead of the usual
+ * cost). Costs about 256 * 8 * 2 calls: some 100 us with a TSC. */
+SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
+    enum { B = SCOPEPROF__CAL_BATCHES, K = SCOPEPROF__CAL_PER };
+    /* Registered already (id 1 of no trace): scope_begin never calls back into
+     * the state, whose creation is under way. */
+    scopeprof_site site = {"", "", "", 0, 1};
+    scopeprof__slot buf[4 * K]; /* room for K long records: never the slow path */
+    scopeprof__thread cal;
+    memset(&cal, 0, sizeof cal);
+    uint64_t plain[B], scoped[B], inside[B];
+    /* A signal handler's scopes would land in the throwaway buffer, and
+     * could fill it: none runs meanwhile. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    scopeprof__thread *saved = scopeprof__tls;
+    scopeprof__tls = &cal;
+    for (int b = -8; b < B; b++) { /* the first 8 warm the caches: not kept */
+        cal.cur = buf;
+        cal.lim = buf + 4 * K;
+        uint64_t t0 = scopeprof__ticks();
+        for (int k = 0; k < K; k++) scopeprof__cal_plain(&site);
+        uint64_t t1 = scopeprof__ticks();
+        for (int k = 0; k < K; k++) scopeprof__cal_scoped(&site);
+        uint64_t t2 = scopeprof__ticks();
+        if (b < 0) continue;
+        uint64_t in = 0;
+        for (const scopeprof__slot *e = buf; e < cal.cur; e++) in += e->dur; /* a long one: huge */
+        plain[b] = t1 - t0;
+        scoped[b] = t2 - t1;
+        inside[b] = in;
+    }
+    scopeprof__tls = saved;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    qsort(plain, B, sizeof *plain, scopeprof__cmp_u64);
+    qsort(scoped, B, sizeof *scoped, scopeprof__cmp_u64);
+    qsort(inside, B, sizeof *inside, scopeprof__cmp_u64);
+    double each = ((double)scoped[B / 4] - (double)plain[B / 4]) / (double)K;
+    double in = (double)inside[B / 4] / (double)K;
+    g->comp_inside_ticks = in;
+    g->comp_outside_ticks = each > in ? each - in : 0;
+}
+
+/* The calibration in picoseconds (the tick rate is known from the first
+ * write on: scopeprof__calibrate). */
+SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t *in, uint32_t *out) {
+    scopeprof__calibrate(g);
+    double f = g->ns_per_tick * 1e3, i = g->comp_inside_ticks * f, o = g->comp_outside_ticks * f;
+    *in = i < 0 ? 0 : i > 4e9 ? 4000000000u : (uint32_t)(i + 0.5);
+    *out = o < 0 ? 0 : o > 4e9 ? 4000000000u : (uint32_t)(o + 0.5);
+}
+
+/* Before aggregating: the exit summary's table takes the calibration out
+ * (once per table: a schedule's cycle starts a new one). */
+SCOPEPROF__INTERNAL void scopeprof__overhead_apply(scopeprof__state *g) {
+    if (g->agg.comp_state != SCOPEPROF_COMP_NONE) return;
+    if (!g->compensate) {
+        g->agg.comp_state = SCOPEPROF_COMP_OFF_ENV;
+        return;
+    }
+    uint32_t in, out;
+    scopeprof__overhead_ps(g, &in, &out);
+    scopeprof_agg_calibration(&g->agg, in, out, 1);
+}
+
 /* Find or create the process's one registry. Modules that share symbols
  * (several files of one program, libraries linked at build time) could agree
  * through normal linking, but a library loaded with dlopen into a program that
@@ -2025,6 +2263,8 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
                 (int64_t)((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec) - (int64_t)mono;
         }
         scopeprof__clock_pair(g, &g->ns0, &g->tick0);
+        scopeprof__use_tsc = g->use_tsc; /* the calibration's scopes read the clock */
+        if (g->compensate && !oom) scopeprof__overhead_measure(g);
         if (g->sched) {
             g->cycle = 1;
             scopeprof__sched_start(g);
@@ -2524,6 +2764,7 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
         fflush(stdout);
         fprintf(stderr, "scopeprof: cycle %d (%s)\n", g->cycle, g->no_output ? "no file" : g->path);
         scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
+        scopeprof_table_notes(stderr, &g->agg);
         scopeprof__print_memory(g, &mem, stderr);
         fflush(stderr);
     }
@@ -2905,6 +3146,21 @@ SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g) {
     return rc;
 }
 
+/* OVERHEAD chunk (format 3.1), first after the header so that a reader has
+ * it before any event: u32 inside_ps, u32 outside_ps, u32 scopes measured,
+ * u32 reserved. None with SCOPEPROF_COMPENSATE=0 (nothing was measured). */
+SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
+    if (!g->compensate) return;
+    unsigned char b[16];
+    uint32_t in, out;
+    scopeprof__overhead_ps(g, &in, &out);
+    scopeprof__put32(b, in);
+    scopeprof__put32(b + 4, out);
+    scopeprof__put32(b + 8, SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER);
+    scopeprof__put32(b + 12, 0);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_OVERHEAD, b, sizeof b);
+}
+
 SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     if (g->fd != -1) return;
     /* Never truncate what an earlier image of this process wrote: this
@@ -2956,7 +3212,7 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
      * time would otherwise read as a valid value. */
     scopeprof__put32(h + SCOPEPROF_FILE_HEADER_SIZE + plen,
                      scopeprof_crc32(0, h, SCOPEPROF_FILE_HEADER_SIZE + plen));
-    scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen + 4);
+    if (scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen + 4) == 0) scopeprof__write_overhead(g);
 }
 
 /* SITES chunk with every site not written yet. No allocation (it also runs
@@ -3121,6 +3377,7 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
 SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__thread *t,
                                                scopeprof__slot *ev, uint32_t n) {
     scopeprof__calibrate(g);
+    if (!g->in_signal) scopeprof__overhead_apply(g);
     /* The GPU records of this span's GPU scopes, in the same order (counting
      * them is a pass over the span: only with a GPU backend). */
     uint32_t k = g->gpu_take && !g->in_signal ? scopeprof__count_gpu(ev, n) : 0;
@@ -3795,6 +4052,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     if (g->summary && g->agg.events && (g->rank <= 0 || g->summary_all)) {
         fflush(stdout);
         scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
+        scopeprof_table_notes(stderr, &g->agg);
         scopeprof__memsnap mem;
         scopeprof__mem_snapshot(g, &mem, 0);
         scopeprof__print_memory(g, &mem, stderr);

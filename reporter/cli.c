@@ -69,7 +69,10 @@ static const char usage_table[] =
     "                     max over the FILEs of its CPU total and the FILE with the\n"
     "                     max (a FILE without the row counts as 0 in all three)\n"
     "  --steps A:B|N      only scopes inside steps A..B (PROFILE_STEP numbers;\n"
-    "                     ProfilerStep#N in Chrome JSON); not with standard input\n";
+    "                     ProfilerStep#N in Chrome JSON); not with standard input\n"
+    "  --no-compensate    raw times: do not take out the cost of recording nested\n"
+    "                     scopes, which a .sprof file (format 3.1) measured at\n"
+    "                     start-up (docs/DESIGN.md, Overhead compensation)\n";
 
 static const char usage_trace[] =
     "usage: scopeprof trace [-o OUT.json] FILE...\n"
@@ -106,6 +109,7 @@ static const char usage_stacks[] =
     "                     flame graph of it would count children twice)\n"
     "  --per-thread       each stack starts with a frame naming its thread (its\n"
     "                     name, else 'tid N'); threads of one name are merged\n"
+    "  --no-compensate    raw times (see scopeprof table --help)\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output)\n";
 
 static const char usage_html[] =
@@ -194,6 +198,7 @@ struct agg_ctx {
     sp_tap_fn tap;      /* sp_aggregate's caller sees the events too */
     void *tap_ctx;
     int file;           /* index of the file being read, for tap */
+    int raw;            /* --no-compensate: a file's OVERHEAD calibration is shown, not applied */
 };
 
 /* Grow a byte array to hold index i (zeroed); -1 if out of memory. */
@@ -399,6 +404,8 @@ static int agg_header(void *ctx, const sp_reader *r, const sp_header *h) {
     c->rd = r;
     c->rank = h->rank;
     c->chrome = sp_chrome_vtbl(r) != NULL;
+    /* A file's calibration is its own: none until its OVERHEAD chunk. */
+    c->agg.comp_inside_ps = c->agg.comp_outside_ps = 0;
     /* Input shapes exist only in PyTorch's JSON ("Input Dims"). */
     if (c->group == GROUP_SHAPE && !sp_chrome_vtbl(r)) return c->native_shape = 1;
     return 0;
@@ -408,6 +415,9 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
                       uint32_t n) {
     agg_ctx *c = ctx;
     c->rd = r;
+    const sp_header *h = sp_reader_header(r);
+    if (h->has_overhead) /* read before the first event: compensate from here on */
+        scopeprof_agg_calibration(&c->agg, h->overhead_inside_ps, h->overhead_outside_ps, !c->raw);
     if (c->tap) c->tap(c->tap_ctx, c->file, r, t, ev, n);
     if (t->slot + 1 > c->nthreads) c->nthreads = t->slot + 1;
     /* Sites of device events, noted here where the GPU info is valid (the
@@ -611,6 +621,7 @@ typedef struct opts {
     const char *out_name; /* the output, for messages */
     long limit;
     int per_process, per_rank, per_thread, help;
+    int raw; /* --no-compensate */
     char **files;
     int nfiles;
 } opts;
@@ -652,7 +663,7 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
         }
         int flag = strcmp(name, "--per-process") == 0 || strcmp(name, "--per-rank") == 0 ||
                    strcmp(name, "--per-thread") == 0 || strcmp(name, "--progress") == 0 ||
-                   strcmp(name, "--no-progress") == 0;
+                   strcmp(name, "--no-progress") == 0 || strcmp(name, "--no-compensate") == 0;
         if (flag && inline_v) {
             fprintf(err, "scopeprof: option '%s' takes no value\n", a);
             return -1;
@@ -667,6 +678,10 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
         }
         if (strcmp(name, "--per-thread") == 0) {
             o->per_thread = 1;
+            continue;
+        }
+        if (strcmp(name, "--no-compensate") == 0) {
+            o->raw = 1;
             continue;
         }
         if (strcmp(name, "--progress") == 0 || strcmp(name, "--no-progress") == 0) {
@@ -992,6 +1007,12 @@ static int merge_file(agg_ctx *dst, const agg_ctx *src, rank_stat *rs, int file)
     d->has_mem |= a->has_mem;
     d->has_gpu_mem |= a->has_gpu_mem;
     d->events += a->events;
+    if (a->comp_state == SCOPEPROF_COMP_ON || a->comp_state == SCOPEPROF_COMP_OFF_RAW) {
+        /* The footer's range over the files (the rows are compensated already). */
+        scopeprof_agg_calibration(d, a->comp_lo_ps, 0, 0);
+        scopeprof_agg_calibration(d, a->comp_hi_ps, 0, 0);
+        d->comp_state = a->comp_state;
+    }
     for (uint32_t i = 0; i < a->nrows; i++) {
         const scopeprof_row *r = &a->rows[i];
         uint32_t k = scopeprof_agg_row(d, r->key, r->name, r->extra);
@@ -1091,6 +1112,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
     for (int t = 0; t < tables; t++) {
         agg_ctx c;
         agg_ctx_init(&c, group, n);
+        c.raw = o->raw;
         char **files = o->per_process ? &o->files[t] : o->files;
         int nf = o->per_process ? 1 : o->nfiles, usable = 0;
         if (o->per_rank) {
@@ -1103,7 +1125,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             /* --per-rank reads each file into a table of its own, then
              * merges: memory is one file's rows more than without it. */
             agg_ctx one, *dst = &c;
-            if (o->per_rank) agg_ctx_init(dst = &one, group, n);
+            if (o->per_rank) agg_ctx_init(dst = &one, group, n), one.raw = o->raw;
             if (o->steps) step_window(files[i], o->steps, &dst->win_lo, &dst->win_hi, err);
             int st = agg_file(dst, files[i], err);
             rc = worst(rc, st);
@@ -1133,6 +1155,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             if (text) {
                 if (o->per_process) fprintf(out, "%s== %s\n", t ? "\n" : "", files[0]);
                 scopeprof_table_print(out, &c.agg, key, o->limit > 0 ? (int)o->limit : 0);
+                scopeprof_table_notes(out, &c.agg);
                 print_memory_footer(out, &c);
             } else if (csv) {
                 if (t == 0 || !o->per_process) csv_header(out, &c.agg, o->per_process, r);
@@ -1170,6 +1193,7 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
     agg_ctx c;
     agg_ctx_init(&c, GROUP_FOLDED, 0);
     c.per_thread = o->per_thread;
+    c.raw = o->raw;
     int rc = SP_EXIT_OK;
     for (int i = 0; i < o->nfiles; i++) rc = worst(rc, agg_file(&c, o->files[i], err));
     for (uint32_t i = 0; i < c.agg.nrows; i++) {
@@ -1285,10 +1309,10 @@ static int run_to_output(opts *o, int (*run)(opts *, FILE *, FILE *), FILE *out,
 int sp_main(int argc, char **argv, FILE *out, FILE *err) {
     static const char *const k_table[] = {"--sort",        "--limit",    "--group-by", "--format",
                                           "--per-process", "--per-rank", "--steps",    "--output",
-                                          NULL};
+                                          "--no-compensate", NULL};
     static const char *const k_trace[] = {"--output", "--steps",    "--name",     "--thread",      "--window",
                                           "--min-dur", "--progress", "--no-progress", NULL};
-    static const char *const k_stacks[] = {"--metric", "--per-thread", "--output", NULL};
+    static const char *const k_stacks[] = {"--metric", "--per-thread", "--output", "--no-compensate", NULL};
     static const char *const k_html[] = {"--output", "--limit", NULL};
     static const char *const k_flame[] = {"--per-thread", "--output", NULL};
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

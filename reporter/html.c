@@ -425,6 +425,7 @@ int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, 
     FILE *mf = open_memstream(&text, &ntext);
     if (mf) {
         scopeprof_table_print(mf, &table, SCOPEPROF_SORT_CPU_TIME_TOTAL, limit > 0 ? (int)limit : 0);
+        scopeprof_table_notes(mf, &table); /* as `scopeprof table` prints them */
         if (foot) fputs(foot, mf);
         fclose(mf);
     }

@@ -428,6 +428,15 @@ static int read_memory(sp_reader *r, const unsigned char *p, uint32_t len, uint6
     return 0;
 }
 
+static int read_overhead(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
+                         sp_result *res) {
+    if (len < 8) return CORRUPT("OVERHEAD chunk shorter than 8 bytes");
+    r->hdr.has_overhead = 1;
+    r->hdr.overhead_inside_ps = get32(p);
+    r->hdr.overhead_outside_ps = get32(p + 4);
+    return 0;
+}
+
 static int read_header(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
     uint64_t off = 0;
     size_t got = want(r, SCOPEPROF_FILE_HEADER_SIZE);
@@ -599,6 +608,7 @@ static int read_all(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
         case SCOPEPROF_CHUNK_DEVICE: rc = read_device(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_STEPS: rc = read_steps(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_MEMORY: rc = read_memory(r, p, len, off, res); break;
+        case SCOPEPROF_CHUNK_OVERHEAD: rc = read_overhead(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_END:
             res->saw_end = 1;
             /* The writer's count of the events in the file: fewer here

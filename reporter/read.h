@@ -26,6 +26,11 @@ typedef struct sp_header {
     int64_t realtime_minus_mono;
     uint32_t rank;          /* 0xFFFFFFFF: none */
     char prog[256];         /* NUL-terminated, cut at 255 bytes */
+    /* The OVERHEAD chunk (format 3.1), from when it is read (its writer
+     * puts it before the first event): what recording one scope cost, in
+     * picoseconds. 0: none in the file (no compensation). */
+    int has_overhead;
+    uint32_t overhead_inside_ps, overhead_outside_ps;
 } sp_header;
 
 typedef struct sp_site {

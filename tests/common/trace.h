@@ -16,7 +16,8 @@
  *   (names, tids), 3 EVENTS (scopes and MEM events; also type 4096, the type
  *   once written by mistake, read the same and counted in
  *   t.events_chunks_4096 so the regression tests can insist it is 0),
- *   4 END, 5 GPU records, 6 DEVICE names, 7 STEPS, 8 MEMORY. Others skipped.
+ *   4 END, 5 GPU records, 6 DEVICE names, 7 STEPS, 8 MEMORY, 9 OVERHEAD.
+ *   Others skipped.
  * - Format 1 (24-byte events), 2 (16- or 32-byte records) and 3 (as 2, with
  *   the header CRC and chunk CRCs that cover the chunk header); t.major says
  *   which, t.long_records and t.event_bytes how the events were stored.
@@ -95,6 +96,10 @@ typedef struct tr_trace {
     uint32_t nsteps, steps_chunks;
     tr_mem mem[64];
     uint32_t nmem, memory_chunks;
+    /* OVERHEAD (type 9, format 3.1): how many, the last one's values, and
+     * the events read before the first one (its writer puts it first). */
+    uint32_t overhead_chunks, overhead_inside_ps, overhead_outside_ps, overhead_scopes;
+    uint64_t events_before_overhead;
 } tr_trace;
 
 static inline uint32_t tr_u32(const unsigned char *p) {
@@ -255,6 +260,12 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
             const unsigned char *s = p + 8 + (size_t)i * 24;
             t->steps[t->nsteps++] = (tr_step){tr_u64(s), tr_u64(s + 8), tr_u64(s + 16)};
         }
+    } else if (type == 9) { /* OVERHEAD: u32 inside_ps, u32 outside_ps, u32 scopes, u32 0 */
+        if (len < 16) return 0;
+        if (t->overhead_chunks++ == 0) t->events_before_overhead = t->nev;
+        t->overhead_inside_ps = tr_u32(p);
+        t->overhead_outside_ps = tr_u32(p + 4);
+        t->overhead_scopes = tr_u32(p + 8);
     } else if (type == 8) { /* MEMORY: u32 n, n x {u32 device, u32 0, i64 peak, final, u64 unknown frees} */
         if (len < 4) return 0;
         uint32_t n = tr_u32(p);

@@ -616,6 +616,153 @@ static void test_table_empty(void **state) {
     scopeprof_agg_free(&a);
 }
 
+/* ---- Overhead compensation (docs/DESIGN.md) ------------------------------------
+ * A scope costs I inside its own interval and O outside it, in its parent's:
+ * total = D - I - nested * (I + O), self = total - the children's totals
+ * (= measured self - I - children * O); an event may come out negative, a
+ * row's sum not. Expected values worked out by hand below. */
+static void comp_tree(scopeprof_agg *a) {
+    ev(a, 0, "g", 100, 120, 2);  /* grandchildren of p, children of the first c */
+    ev(a, 0, "g", 130, 150, 2);
+    ev(a, 0, "c", 90, 200, 1);   /* 2 children, 2 nested */
+    ev(a, 0, "c", 300, 310, 1);
+    ev(a, 0, "c", 400, 401, 1);  /* shorter than I: -1 ns, the row stays positive */
+    ev(a, 0, "p", 0, 1000, 0);   /* 3 children, 5 nested */
+}
+
+static void test_comp_arithmetic(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 2000, 3000, 1); /* I = 2 ns, O = 3 ns */
+    comp_tree(&a);
+    /* g: 20 - 2 each, no children. */
+    assert_int_equal(get(&a, "g")->total_ns, 36);
+    assert_int_equal(get(&a, "g")->self_ns, 36);
+    /* c: 110 - 2 - 2 * 5 = 98 and self 98 - 36 = 62 (= 70 - 2 - 2 * 3);
+     * 10 - 2 = 8; 1 - 2 = -1. */
+    assert_int_equal(get(&a, "c")->total_ns, 98 + 8 - 1);
+    assert_int_equal(get(&a, "c")->self_ns, 62 + 8 - 1);
+    /* p: 1000 - 2 - 5 * 5 = 973; self 973 - 105 = 868 (= 879 - 2 - 3 * 3). */
+    assert_int_equal(get(&a, "p")->total_ns, 973);
+    assert_int_equal(get(&a, "p")->self_ns, 868);
+    assert_int_equal(get(&a, "p")->count, 1);
+    /* Self + children = total, as for raw times: the self times sum to p's total. */
+    assert_int_equal(scopeprof_agg_self_total(&a), 973);
+    scopeprof_agg_free(&a);
+}
+
+/* No calibration, or one recorded but not applied: the measured times. */
+static void test_comp_off_is_raw(void **state) {
+    (void)state;
+    for (int applied = 0; applied < 2; applied++) {
+        scopeprof_agg a;
+        scopeprof_agg_init(&a);
+        if (applied) scopeprof_agg_calibration(&a, 2000, 3000, 0);
+        comp_tree(&a);
+        assert_int_equal(get(&a, "g")->total_ns, 40);
+        assert_int_equal(get(&a, "c")->total_ns, 110 + 10 + 1);
+        assert_int_equal(get(&a, "c")->self_ns, 70 + 10 + 1);
+        assert_int_equal(get(&a, "p")->total_ns, 1000);
+        assert_int_equal(get(&a, "p")->self_ns, 879);
+        assert_int_equal(a.comp_state, applied ? SCOPEPROF_COMP_OFF_RAW : SCOPEPROF_COMP_NONE);
+        scopeprof_agg_free(&a);
+    }
+}
+
+/* Picoseconds until the row: 1000 children of 5 - 1.4 ns make 3600 ns (not
+ * 1000 * 4), and their parent loses 1.4 + 1000 * 1.4 ns. */
+static void test_comp_rounds_once(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 1400, 0, 1);
+    for (uint64_t i = 0; i < 1000; i++) ev(&a, 0, "kid", 10 + i * 10, 15 + i * 10, 1);
+    ev(&a, 0, "top", 0, 20000, 0);
+    assert_int_equal(get(&a, "kid")->total_ns, 3600);
+    assert_int_equal(get(&a, "kid")->self_ns, 3600);
+    assert_int_equal(get(&a, "top")->total_ns, 18598);     /* 18598.6 */
+    assert_int_equal(get(&a, "top")->self_ns, 14998);      /* 18598.6 - 3600 */
+    scopeprof_agg_free(&a);
+}
+
+/* A row shows the sum of its scopes' compensated times, or 0 while that sum
+ * is negative. */
+static void test_comp_row_never_negative(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 10000, 0, 1); /* I = 10 ns */
+    ev(&a, 0, "e", 0, 3, 0);                  /* -7 */
+    assert_int_equal(get(&a, "e")->total_ns, 0);
+    assert_int_equal(get(&a, "e")->self_ns, 0);
+    ev(&a, 0, "e", 10, 35, 0);                /* +15: 8 in all */
+    assert_int_equal(get(&a, "e")->total_ns, 8);
+    assert_int_equal(get(&a, "e")->self_ns, 8);
+    scopeprof_agg_free(&a);
+}
+
+/* Children that do not lie inside their parent (mismatched BEGIN/END) are
+ * not subtracted, and their overhead is not taken out of it either. */
+static void test_comp_outside_children(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 2000, 3000, 1);
+    ev(&a, 0, "kid", 50, 150, 1);
+    ev(&a, 0, "top", 100, 1000, 0);
+    assert_int_equal(get(&a, "top")->total_ns, 898);
+    assert_int_equal(get(&a, "top")->self_ns, 898);
+    scopeprof_agg_free(&a);
+}
+
+static char *notes(const scopeprof_agg *a) {
+    static char *buf;
+    static size_t n;
+    buf = NULL;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    scopeprof_table_notes(f, a);
+    fclose(f);
+    return buf;
+}
+
+/* The footer: what CPU time is, always; the compensation when known. */
+static void test_comp_notes(void **state) {
+    (void)state;
+    static const char cpu[] = "CPU time is wall time on the thread, as in PyTorch: a thread's "
+                              "waits (locks, I/O, sleep) count as its self time\n";
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    char *t = notes(&a);
+    assert_string_equal(t, cpu);
+    free(t);
+    scopeprof_agg_calibration(&a, 5100, 7250, 1);
+    t = notes(&a);
+    assert_int_equal(offset(t, cpu), 0);
+    assert_string_equal(t + strlen(cpu),
+                        "Overhead compensation: 12.3 ns per nested scope taken out (calibrated at "
+                        "start-up; raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table "
+                        "--no-compensate)\n");
+    free(t);
+    scopeprof_agg_calibration(&a, 9000, 1000, 1); /* a second file's */
+    t = notes(&a);
+    assert_non_null(strstr(t, "Overhead compensation: 10.0-12.3 ns per nested scope taken out"));
+    free(t);
+    scopeprof_agg_free(&a);
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 5100, 7250, 0);
+    t = notes(&a);
+    assert_non_null(strstr(t, "\nOverhead compensation: off (--no-compensate); calibrated at "
+                              "start-up: 12.3 ns per nested scope\n"));
+    free(t);
+    a.comp_state = SCOPEPROF_COMP_OFF_ENV;
+    t = notes(&a);
+    assert_non_null(strstr(t, "\nOverhead compensation: off (SCOPEPROF_COMPENSATE=0)\n"));
+    free(t);
+    scopeprof_agg_free(&a);
+}
+
 /* ---- the fast path against the reference ------------------------------------ */
 
 /* Aggregation skips work that cannot change a sum (a leaf's children, sums
@@ -732,6 +879,12 @@ int main(void) {
         cmocka_unit_test(test_table_memory_columns),
         cmocka_unit_test(test_table_gpu_columns),
         cmocka_unit_test(test_table_empty),
+        cmocka_unit_test(test_comp_arithmetic),
+        cmocka_unit_test(test_comp_off_is_raw),
+        cmocka_unit_test(test_comp_rounds_once),
+        cmocka_unit_test(test_comp_row_never_negative),
+        cmocka_unit_test(test_comp_outside_children),
+        cmocka_unit_test(test_comp_notes),
         cmocka_unit_test(test_agg_fast_path_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

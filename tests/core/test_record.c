@@ -281,12 +281,60 @@ static void test_output_none(void **state) {
     }
 }
 
+/* ---- overhead compensation (docs/DESIGN.md) ---------------------------------- */
+
+/* The start-up calibration is in the file (one OVERHEAD chunk, before any
+ * event) and named under the summary; its own scopes are not. Its values
+ * are timings: only their sanity is checked (the arithmetic is test_agg's). */
+static void test_overhead_calibration(void **state) {
+    (void)state;
+    child c;
+    child_run(&c, "prog_basic", NULL);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
+    assert_int_equal(child_lines_with(c.err, "CPU time is wall time on the thread"), 1);
+    assert_int_equal(child_lines_with(c.err, "Overhead compensation: "), 1);
+    assert_int_equal(child_lines_with(c.err, " per nested scope taken out (calibrated at start-up"), 1);
+    tr_trace t;
+    read_trace(&c, &t);
+    assert_int_equal(t.nev, 41); /* no calibration scope */
+    assert_int_equal(t.overhead_chunks, 1);
+    assert_int_equal(t.events_before_overhead, 0);
+    assert_true(t.overhead_inside_ps > 0);
+    /* Under 100 us a scope, sanitizer builds included. */
+    assert_true((uint64_t)t.overhead_inside_ps + t.overhead_outside_ps < 100000000u);
+    assert_int_equal(t.overhead_scopes, 256 * 8);
+    tr_free(&t);
+    child_free(&c);
+
+    /* Off: nothing measured, nothing recorded, said under the table. */
+    static const char *const off[] = {"SCOPEPROF_COMPENSATE=0", NULL};
+    child_run(&c, "prog_basic", off);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
+    assert_int_equal(child_lines_with(c.err, "Overhead compensation: off (SCOPEPROF_COMPENSATE=0)"), 1);
+    read_trace(&c, &t);
+    assert_int_equal(t.nev, 41);
+    assert_int_equal(t.overhead_chunks, 0);
+    tr_free(&t);
+    child_free(&c);
+
+    /* A bad value is named and ignored (on). */
+    static const char *const bad[] = {"SCOPEPROF_COMPENSATE=yes", NULL};
+    child_run(&c, "prog_basic", bad);
+    assert_int_equal(child_lines_with(c.err, "ignoring SCOPEPROF_COMPENSATE='yes'"), 1);
+    assert_int_equal(child_lines_with(c.err, " per nested scope taken out"), 1);
+    child_free(&c);
+}
+
 /* ---- 3. threads -------------------------------------------------------------- */
 
 static void test_threads(void **state) {
     (void)state;
     child c;
-    child_run(&c, "prog_threads", NULL);
+    /* Raw times: its scopes are about as short as the calibrated cost, so
+     * compensated rows hover around 0 and the self/total identities below
+     * hold only for raw times (compensation: test_overhead_calibration). */
+    static const char *const raw[] = {"SCOPEPROF_COMPENSATE=0", NULL};
+    child_run(&c, "prog_threads", raw);
     assert_int_equal(c.status, 0);
     assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
     child_row rows[MAXROWS];
@@ -528,6 +576,7 @@ int main(void) {
         cmocka_unit_test(test_env_sort_and_limit),
         cmocka_unit_test(test_env_bad_values),
         cmocka_unit_test(test_summary_off),
+        cmocka_unit_test(test_overhead_calibration),
         cmocka_unit_test(test_output_unwritable),
         cmocka_unit_test(test_output_none),
         cmocka_unit_test(test_threads),

@@ -52,7 +52,8 @@ static const char golden[] =
     "                                                      B        10.00%     100.000us        10.00%     100.000us     100.000us             1  \n"
     "a_very_long_scope_name_that_is_longer_than_the_colum...        10.00%     100.000us        10.00%     100.000us     100.000us             1  \n"
     "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
-    "Self CPU time total: 1.000ms\n";
+    "Self CPU time total: 1.000ms\n"
+    "CPU time is wall time on the thread, as in PyTorch: a thread's waits (locks, I/O, sleep) count as its self time\n";
 
 static void test_golden_table(void **state) {
     (void)state;
@@ -64,12 +65,15 @@ static void test_golden_table(void **state) {
     free(err);
 }
 
-/* Row order: the names at the start of each data row, in order. */
+/* Row order: the names at the start of each data row, in order (the rows
+ * end at the third line of dashes; the notes follow). */
 static void rows_of(const char *table, char *buf, size_t n) {
     buf[0] = 0;
     const char *p = table;
-    for (int line = 0; (p = strchr(p, '\n')) != NULL; line++) {
+    int seps = *p == '-';
+    for (int line = 0; (p = strchr(p, '\n')) != NULL && seps < 3; line++) {
         p++;
+        seps += *p == '-';
         if (line < 2 || *p == '-' || *p == 'S' || !*p) continue;
         char name[64];
         if (sscanf(p, "%63s", name) == 1) {
@@ -467,7 +471,8 @@ static const char gpu_golden[] =
     "                gemm         0.00%       0.000us         0.00%       0.000us       0.000us       4.000us       100.00%       4.000us       4.000us             1  \n"
     "--------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
     "Self CPU time total: 10.000us\n"
-    "Self GPU time total: 4.000us\n";
+    "Self GPU time total: 4.000us\n"
+    "CPU time is wall time on the thread, as in PyTorch: a thread's waits (locks, I/O, sleep) count as its self time\n";
 
 static void test_chrome_gpu_total(void **state) {
     (void)state;
@@ -739,6 +744,66 @@ static void test_thread_names_everywhere(void **state) {
     free(err);
 }
 
+/* A format 3.1 OVERHEAD chunk (I = 2 us inside, O = 3 us outside: large, so
+ * that the table shows them) spliced in after the header of the known set
+ * (docs/DESIGN.md, "Overhead compensation"; worked out by hand):
+ *   B    100 - 2 = 98 us, self 98
+ *   A    [300 us, 1 nested]: 300 - 2 - 1 * 5 = 293, self 200 - 2 - 1 * 3 = 195;
+ *        [100 us]: 98, 98                  -> total 391, self 293
+ *   C    98, 98
+ *   main 1000 - 2 - 4 nested * 5 = 978; self 500 - 2 - 3 children * 3 = 489
+ * Self CPU time total 978 us (= main's total: nothing was clamped). */
+static void test_overhead_compensation(void **state) {
+    (void)state;
+    tw w = {0, 0, 0}, head = {0, 0, 0}, p = {0, 0, 0};
+    tw_known(&w, 9);
+    size_t hl = 48 + strlen("known"); /* format 1: no header CRC */
+    tw_put(&head, w.b, hl);
+    tw_u32(&p, 2000000);
+    tw_u32(&p, 3000000);
+    tw_u32(&p, 2048);
+    tw_u32(&p, 0);
+    tw_chunk(&head, SCOPEPROF_CHUNK_OVERHEAD, &p);
+    tw_put(&head, w.b + hl, w.n - hl);
+    assert_int_equal(tw_save(&head, path("overhead.sprof")), 0);
+    free(w.b);
+    free(head.b);
+    free(p.b);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", path("overhead.sprof"), NULL), 0);
+    assert_string_equal(err, "");
+    assert_non_null(strstr(out, "   main        50.00%     489.000us       100.00%     978.000us     978.000us             1  \n"));
+    assert_non_null(strstr(out, "      A        29.96%     293.000us        39.98%     391.000us     195.500us             2  \n"));
+    assert_non_null(strstr(out, "      B        10.02%      98.000us        10.02%      98.000us      98.000us             1  \n"));
+    assert_non_null(strstr(out, "\nSelf CPU time total: 978.000us\n"));
+    assert_non_null(strstr(out, "\nOverhead compensation: 5000.0 ns per nested scope taken out"));
+    free(out);
+    free(err);
+    /* Raw: the known set's golden table, and the calibration named as off. */
+    assert_int_equal(run(&out, &err, "table", "--no-compensate", path("overhead.sprof"), NULL), 0);
+    assert_int_equal(strncmp(out, golden, strlen(golden)), 0);
+    assert_string_equal(out + strlen(golden), "Overhead compensation: off (--no-compensate); "
+                                              "calibrated at start-up: 5000.0 ns per nested scope\n");
+    free(out);
+    free(err);
+    /* Folded stacks are compensated the same way, and raw on request. */
+    assert_int_equal(run(&out, &err, "stacks", path("overhead.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "main;A;B 98000\n"));
+    assert_non_null(strstr(out, "main 489000\n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "stacks", "--no-compensate", path("overhead.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "main 500000\n"));
+    free(out);
+    free(err);
+    /* A file without the chunk after one with it: its events stay raw
+     * (main: 489 + 500 us self, 978 + 1000 us total). */
+    assert_int_equal(run(&out, &err, "table", path("overhead.sprof"), path("known8.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "   main        50.00%     989.000us       100.00%       1.978ms     989.000us             2  \n"));
+    free(out);
+    free(err);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_table), cmocka_unit_test(test_sort_and_limit),
@@ -752,6 +817,7 @@ int main(void) {
         cmocka_unit_test(test_chrome_gpu_total), cmocka_unit_test(test_chrome_input),
         cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_steps),
         cmocka_unit_test(test_group_by_thread),
+        cmocka_unit_test(test_overhead_compensation),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
