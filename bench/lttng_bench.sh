@@ -103,4 +103,37 @@ if command -v babeltrace2 >/dev/null 2>&1; then
 else
     echo "(babeltrace2 not installed: events in the trace not counted)"
 fi
+
+# The regimes of section 0 (issue 15), scopeprof and LTTng-UST side by side:
+# for each, scopeprof's default settings, then LTTng's begin/end pair in the
+# same loop shape inside a session of its own (default channel: per-user
+# ring buffers, discard mode), each against the floor of its own process.
+# LTTng drops events when its consumer falls behind (counted here); scopeprof
+# never drops.
+RBIN=$BUILD/bench/regimes
+LBIN=$BUILD/bench/regimes_lttng
+if $MAKE --no-print-directory "$RBIN" "$LBIN" >/dev/null; then
+    echo
+    echo "== regimes, scopeprof (default) and LTTng-UST (lttng) side by side"
+    for m in ${REGIMES:-fresh past threads stream}; do
+        SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$work/regime.sprof" "$RBIN" "$m"
+        echo "   scopeprof trace: $(du -m "$work/regime.sprof" | cut -f1) MiB"
+        rm -f "$work/regime.sprof"
+        s=scopeprof_regime_$$_$m
+        if lttng create "$s" --output="$work/$s" >/dev/null 2>&1 &&
+           lttng enable-event -u -s "$s" 'scopeprof_bench:*' >/dev/null 2>&1 &&
+           lttng start "$s" >/dev/null 2>&1; then
+            "$LBIN" "$m"
+            lttng stop "$s" >/dev/null 2>&1
+            disc=$(lttng list "$s" 2>/dev/null | awk '/Discarded events:/ {d += $3} END {print d + 0}')
+            echo "   LTTng: $disc events discarded; trace $(du -sm "$work/$s" | cut -f1) MiB"
+        else
+            echo "   LTTng: no session could be started for '$m'"
+        fi
+        lttng destroy "$s" >/dev/null 2>&1
+        rm -rf "${work:?}/$s"
+    done
+else
+    echo "bench-lttng: could not build $RBIN and $LBIN; regimes skipped"
+fi
 exit 0

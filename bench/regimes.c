@@ -21,7 +21,13 @@
  */
 #define _GNU_SOURCE
 #include "bench.h"
+#ifdef BENCH_LTTNG
+/* The peer (bench/lttng_bench.sh): LTTng-UST's begin/end tracepoints in the
+ * same loop, from bench/lttng_tp.c; the session is made outside. */
+void lttng_scope_loop(uint64_t n);
+#else
 #include "scopeprof.h"
+#endif
 
 #include <pthread.h>
 #include <stdio.h>
@@ -55,12 +61,19 @@ __attribute__((noinline)) static void floor_batch(uint64_t base, uint32_t n) {
     bench_escape(ring);
 }
 
+#ifdef BENCH_LTTNG
+__attribute__((noinline)) static void scope_batch(uint64_t base, uint32_t n) {
+    (void)base;
+    lttng_scope_loop(n);
+}
+#else
 __attribute__((noinline)) static void scope_batch(uint64_t base, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         PROFILE_SCOPE("regime_scope");
         BENCH_BODY(base + i);
     }
 }
+#endif
 
 static long thread_minflt(void) {
     struct rusage ru;
@@ -136,15 +149,22 @@ int main(int argc, char **argv) {
     getrusage(RUSAGE_SELF, &a);
     measure(scope_batch, n, threads, &sc);
     getrusage(RUSAGE_SELF, &b);
+#ifdef BENCH_LTTNG
+    const char *label = "lttng";
+    uint64_t selfw = 0; /* LTTng's own count (discarded events) is printed by the script */
+    double peak = 0;
+#else
     const char *w = getenv("SCOPEPROF_WRITER");
+    const char *label = w && strcmp(w, "0") == 0 ? "writer0" : "default";
     /* Chunk hand-offs in which the recording thread wrote itself (writer
      * behind, or no writer), and the most chunk memory held at once. */
     uint64_t selfw = scopeprof__g ? scopeprof__g->self_writes : 0;
     double peak = scopeprof__g ? (double)scopeprof__g->peak_bytes / 1048576.0 : 0;
+#endif
     double fns = (double)fl.ns / (double)n, sns = (double)sc.ns / (double)n;
     printf("%-8s %-7s %5.1fM x%d  floor %6.2f ns  scope %6.2f ns  x%5.2f  worst batch: floor %7.1f us, "
            "scope %8.1f us  peak RSS %6.1f MiB  minflt/M scopes: thread %7.1f, process %7.1f  self-writes %llu  chunk peak %.1f MiB\n",
-           mode, w && strcmp(w, "0") == 0 ? "writer0" : "default", (double)n / 1e6, threads, fns, sns,
+           mode, label, (double)n / 1e6, threads, fns, sns,
            sns / fns, (double)fl.worst_ns / 1e3, (double)sc.worst_ns / 1e3, (double)b.ru_maxrss / 1024.0,
            (double)sc.minflt * 1e6 / (double)(n * (uint64_t)threads),
            (double)(b.ru_minflt - a.ru_minflt) * 1e6 / (double)(n * (uint64_t)threads),

@@ -70,6 +70,10 @@ $(BENCH_DIR)/scope_cost_lttng.o: bench/scope_cost.c $(BENCH_DEPS)
 $(BENCH_DIR)/lttng_tp.o: bench/lttng_tp.c bench/lttng_tp.h bench/bench.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Ibench -c $< -o $@
+# bench/regimes.c the same way: LTTng's begin/end pair in each regime's loop.
+$(BENCH_DIR)/regimes_lttng: bench/regimes.c $(BENCH_DIR)/lttng_tp.o $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DBENCH_LTTNG bench/regimes.c $(BENCH_DIR)/lttng_tp.o -o $@ $(LTTNG_LIBS) -lpthread
 $(BENCH_DIR)/scope_cost_lttng: $(BENCH_DIR)/scope_cost_lttng.o $(BENCH_DIR)/lttng_tp.o \
                                $(BENCH_DIR)/loops_enabled.o $(BENCH_DIR)/loops_disabled.o \
                                $(BENCH_DIR)/loops_nomacro.o
