@@ -231,7 +231,7 @@ typedef struct scopeprof_row {
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
     int gpu_role; /* SCOPEPROF_ROW_*: does its self GPU time count in the total? */
     /* Compensated total and self, signed (scopeprof__add_ps): ns and what is
-     * under 1 ns. total_ns and self_ns show them clamped at 0. */
+     * under 1 ns. total_ns and self_ns show them clamped (scopeprof__comp_shown). */
     int64_t comp_ns[2];
     int32_t comp_carry_ps[2];
 } scopeprof_row;
@@ -1035,7 +1035,7 @@ SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_th
  * is added to a row, which keeps what is under a nanosecond (carry): a
  * million 3.6 ns scopes make 3.6 ms, not 4 ms. A single event may come out
  * negative (one that ran faster than the typical cost): it is added as is,
- * so that the sums stay unbiased; what a row shows is its sum, or 0. */
+ * so that the sums stay unbiased; what a row shows is scopeprof__comp_shown. */
 static inline int64_t scopeprof__comp_total_ps(int64_t dur, uint64_t nested, uint64_t in,
                                                uint64_t out) {
     uint64_t cut;
@@ -1045,17 +1045,22 @@ static inline int64_t scopeprof__comp_total_ps(int64_t dur, uint64_t nested, uin
     return dur * 1000 - (int64_t)cut;
 }
 
-/* Add v picoseconds to a row's compensated sum (*sum ns and *carry ps,
- * signed) and what it shows (*shown, which also holds any raw times): the
- * shown part moves by the change of max(sum, 0). Clamping the sum rather
- * than each step keeps self + children's totals = total, also for rows of
- * scopes about as short as the calibration. */
-static inline void scopeprof__add_ps(int64_t *shown, int64_t *sum, int32_t *carry, int64_t v) {
-    int64_t before = *sum > 0 ? *sum : 0;
+/* Add v picoseconds to a compensated sum (*sum ns and *carry ps, signed). */
+static inline void scopeprof__add_ps(int64_t *sum, int32_t *carry, int64_t v) {
     int64_t c = *carry + v % 1000, whole = v / 1000 + c / 1000;
     *carry = (int32_t)(c % 1000);
     scopeprof__add(sum, whole);
-    scopeprof__add(shown, (*sum > 0 ? *sum : 0) - before);
+}
+
+/* What a row shows of its compensated sums: total as max(sum, 0), self as
+ * that clamped to [0, shown total]. Clamping the sums rather than each event
+ * keeps self + children's totals = total. Self can only exceed total when
+ * the children's sum is negative (scopes about as short as the calibration,
+ * shown as 0): the self shown is then the total, which is total - 0, so the
+ * identity still holds for what is shown. */
+static inline int64_t scopeprof__comp_shown(const scopeprof_row *r, int self) {
+    int64_t t = r->comp_ns[0] > 0 ? r->comp_ns[0] : 0, s = r->comp_ns[1] > 0 ? r->comp_ns[1] : 0;
+    return !self ? t : s < t ? s : t;
 }
 
 /* Self time in one pass over events in close order. Children close before
@@ -1119,9 +1124,14 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
         comp_ps = scopeprof__comp_total_ps(dur, nested, a->comp_inside_ps, a->comp_outside_ps);
         int64_t self_ps = comp_ps;
         if (inside && __builtin_sub_overflow(comp_ps, kids->comp_ps, &self_ps)) self_ps = 0;
-        scopeprof__add(&r->total_ns, -dur); /* the measured dur, added above */
-        scopeprof__add_ps(&r->total_ns, &r->comp_ns[0], &r->comp_carry_ps[0], comp_ps);
-        scopeprof__add_ps(&r->self_ns, &r->comp_ns[1], &r->comp_carry_ps[1], self_ps);
+        /* total_ns and self_ns move by the change of what is shown; they
+         * also hold any raw times (events of a thread the aggregation could
+         * not track). */
+        int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
+        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], comp_ps);
+        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], self_ps);
+        scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total - dur); /* dur: added above */
+        scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
     } else {
         scopeprof__add(&r->self_ns, self > 0 ? self : 0);
     }

@@ -702,6 +702,39 @@ static void test_comp_row_never_negative(void **state) {
     scopeprof_agg_free(&a);
 }
 
+/* Empty children (shorter than the calibration: their compensated sum is
+ * negative, shown as 0) never make their parent's self exceed its total,
+ * and self + the children's shown totals = total still holds. This is what
+ * CI caught: prog_mismatch's empty "after_child" under ASan gave "after" a
+ * self time above its total. */
+static void test_comp_empty_children(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 10000, 2000, 1); /* I = 10 ns, O = 2 ns */
+    for (uint64_t i = 0; i < 5; i++) {
+        ev(&a, 0, "kid", i * 100 + 10, i * 100 + 14, 1); /* 4 - 10 = -6 */
+        ev(&a, 0, "top", i * 100, i * 100 + 40, 0);      /* 40 - 10 - 12 = 18; self 18 + 6 */
+    }
+    assert_int_equal(get(&a, "kid")->total_ns, 0);
+    assert_int_equal(get(&a, "top")->total_ns, 90);
+    assert_int_equal(get(&a, "top")->self_ns, 90); /* its sum is 120: clamped to the total */
+    /* A later longer child brings the sums back: kid -30 + 26 = -4 (still 0);
+     * then kid sum 6, top self = total - 6. */
+    ev(&a, 0, "kid", 1010, 1046, 1);                 /* 36 - 10 = 26 */
+    ev(&a, 0, "top", 1000, 1100, 0);                 /* 100 - 22 = 78, self 52 */
+    assert_int_equal(get(&a, "kid")->total_ns, 0);
+    assert_int_equal(get(&a, "top")->total_ns, 168);
+    assert_int_equal(get(&a, "top")->self_ns, 168); /* sum 172 */
+    ev(&a, 0, "kid", 1210, 1230, 1);                 /* 20 - 10 = 10: kid sum 6 */
+    ev(&a, 0, "top", 1200, 1250, 0);                 /* 50 - 22 = 28, self 18 */
+    assert_int_equal(get(&a, "kid")->total_ns, 6);
+    assert_int_equal(get(&a, "top")->total_ns, 196);
+    assert_int_equal(get(&a, "top")->self_ns, 190); /* 196 - 6 */
+    assert_int_equal(scopeprof_agg_self_total(&a), 196);
+    scopeprof_agg_free(&a);
+}
+
 /* Children that do not lie inside their parent (mismatched BEGIN/END) are
  * not subtracted, and their overhead is not taken out of it either. */
 static void test_comp_outside_children(void **state) {
@@ -883,6 +916,7 @@ int main(void) {
         cmocka_unit_test(test_comp_off_is_raw),
         cmocka_unit_test(test_comp_rounds_once),
         cmocka_unit_test(test_comp_row_never_negative),
+        cmocka_unit_test(test_comp_empty_children),
         cmocka_unit_test(test_comp_outside_children),
         cmocka_unit_test(test_comp_notes),
         cmocka_unit_test(test_agg_fast_path_same),
