@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Run each argument as one test command. A cmocka binary counts as the tests
 # it reports; any other command counts as one test, passed if it exits 0.
-# Prints every command's output, then "N passed, N failed" and exits non-zero
-# if anything failed.
+# Prints every command's output and how long it took, then "N passed, N
+# failed" and exits non-zero if anything failed.
 set -u
 passed=0 failed=0 failed_cmds=()
 for cmd in "$@"; do
   log=$(mktemp)
   echo "== $cmd"
+  t0=$(date +%s%N)
   "$cmd" >"$log" 2>&1
   rc=$?
   cat "$log"
+  echo "-- $cmd: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
   p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log" | awk '{s+=$1} END {print s+0}')
   f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
   if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
