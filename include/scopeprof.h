@@ -74,7 +74,8 @@
  *                         SIGPIPE, SIGQUIT and crashes the trace is written,
  *                         then the signal acts).
  *   SCOPEPROF_SUMMARY=all prints the exit table on every rank, not only rank 0.
- *   A value that does not parse is reported by name on stderr and ignored.
+ *   A value that does not parse is reported by name on stderr and ignored, and
+ *   so is a SCOPEPROF_ variable that is none of these (a misspelt name).
  *
  * CONFIGURATION MACROS (define before including)
  *
@@ -1922,6 +1923,32 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
     if (taken) scopeprof__pid_path(g);
 }
 
+/* A SCOPEPROF_ variable that this header does not read is most likely a
+ * typo (SCOPEPROF_OUT for SCOPEPROF_OUTPUT): the run would quietly go on
+ * with the default, so it is named once on stderr. POSIX has a program
+ * declare environ itself; glibc also does under _GNU_SOURCE. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wredundant-decls"
+extern char **environ;
+#pragma GCC diagnostic pop
+SCOPEPROF__INTERNAL void scopeprof__env_unknown(void) {
+    static const char *const known[] = {"OUTPUT", "SUMMARY", "SORT", "ROW_LIMIT", "BUFFER_MB",
+                                        "SCHEDULE", "WRITER", "FLUSH_MS", "SIGNALS", "COMPENSATE",
+                                        "INTERNAL_STATE"};
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "SCOPEPROF_", 10) != 0) continue;
+        const char *name = *e + 10;
+        size_t len = strcspn(name, "="), i = 0;
+        while (i < sizeof known / sizeof *known && !(strlen(known[i]) == len && memcmp(known[i], name, len) == 0))
+            i++;
+        if (i == sizeof known / sizeof *known)
+            scopeprof__warn("scopeprof: ignoring unknown variable SCOPEPROF_%.*s: the header reads "
+                            "SCOPEPROF_OUTPUT, SUMMARY, SORT, ROW_LIMIT, BUFFER_MB, SCHEDULE, "
+                            "WRITER, FLUSH_MS, SIGNALS and COMPENSATE",
+                            (int)(len < 64 ? len : 64), name);
+    }
+}
+
 enum { SCOPEPROF__WRITER_NONE, SCOPEPROF__WRITER_RUNNING, SCOPEPROF__WRITER_NEVER };
 SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     const char *v;
@@ -1959,6 +1986,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
         g->flush_ms = 100;
         scopeprof__env_int("SCOPEPROF_FLUSH_MS", 1, 3600000, &g->flush_ms);
     }
+    scopeprof__env_unknown();
     scopeprof__read_prog(g->prog);
     g->budget = (size_t)mb << 20;
     v = getenv("SCOPEPROF_OUTPUT");

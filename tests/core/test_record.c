@@ -325,6 +325,28 @@ static void test_overhead_calibration(void **state) {
     child_free(&c);
 }
 
+/* A SCOPEPROF_ variable the header does not read (a typo) is named once;
+ * the known ones and other programs' variables are not, and the run goes
+ * on with its defaults: the table is printed, the trace written where
+ * SCOPEPROF_OUTPUT says. */
+static void test_env_unknown_name(void **state) {
+    (void)state;
+    static const char *const env[] = {"SCOPEPROF_OUT=elsewhere.sprof", "SCOPEPROF_ROW_LIMIT=5",
+                                      "SCOPEPROFX=1", "MY_SCOPEPROF_OUTPUT=x", NULL};
+    child c;
+    child_run(&c, "prog_basic", env);
+    assert_int_equal(c.status, 3); /* prog_basic's own exit code */
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 1);
+    assert_int_equal(child_lines_with(c.err, "scopeprof: ignoring unknown variable SCOPEPROF_OUT: "
+                                             "the header reads SCOPEPROF_OUTPUT,"), 1);
+    assert_int_equal(child_lines_with(c.err, "CPU time is wall time on the thread"), 1);
+    tr_trace t;
+    read_trace(&c, &t);
+    assert_int_equal(t.nev, 41);
+    tr_free(&t);
+    child_free(&c);
+}
+
 /* ---- 3. threads -------------------------------------------------------------- */
 
 static void test_threads(void **state) {
@@ -577,6 +599,7 @@ int main(void) {
         cmocka_unit_test(test_env_bad_values),
         cmocka_unit_test(test_summary_off),
         cmocka_unit_test(test_overhead_calibration),
+        cmocka_unit_test(test_env_unknown_name),
         cmocka_unit_test(test_output_unwritable),
         cmocka_unit_test(test_output_none),
         cmocka_unit_test(test_threads),
