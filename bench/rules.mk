@@ -106,7 +106,7 @@ bench-build: $(BENCH_BINS) $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_noma
 bench: bench-build
 	@echo "== machine: $$(nproc) CPUs, $$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $$(uname -r)"
 	@$(MAKE) --no-print-directory bench-regimes bench-cost bench-gpu bench-lttng bench-disasm bench-stream \
-	  bench-reporter bench-where bench-compensation
+	  bench-reporter bench-where bench-compensation bench-lz4
 
 # 1. Cost of a scope against the floor: once with a budget that holds every
 #    event (nothing written), once streaming to a file under the default
@@ -210,6 +210,17 @@ $(BENCH_DIR)/comp_work_prof.o: bench/comp_work.c bench/comp_work.h $(BENCH_DEPS)
 	$(CC) $(ALL_CFLAGS) -Ibench -DCOMP_VARIANT=prof -DPROFILE_ENABLE -c $< -o $@
 $(BENCH_DIR)/compensation: bench/compensation.c $(BENCH_DIR)/comp_work_plain.o $(BENCH_DIR)/comp_work_prof.o
 	$(CC) $(ALL_CFLAGS) -Ibench $^ -o $@ $(LDLIBS)
+# 7. Compensation on a real code base: LZ4's HC compressor, five functions
+#    given a PROFILE_SCOPE, against its own timing and perf's samples
+#    (downloads Debian's lz4 source once; SKIPPED without network or perf).
+BENCH_LZ4_REPS ?= 6
+BENCH_LZ4_RUNS ?= 3
+.PHONY: bench-lz4
+bench-lz4: $(BUILD)/scopeprof
+	@echo
+	@echo "== 7. compensation on a real code base: LZ4 1.9.4, self shares against perf"
+	@BUILD="$(BUILD)" BENCH_TMP="$(BENCH_TMP)" CC="$(CC)" bash bench/lz4_shares.sh $(BENCH_LZ4_REPS) $(BENCH_LZ4_RUNS)
+
 .PHONY: bench-compensation
 bench-compensation: $(BENCH_DIR)/compensation $(BUILD)/scopeprof
 	@echo
