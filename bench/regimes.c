@@ -12,12 +12,18 @@
  * SCOPEPROF_WRITER=0 gives the recording-thread writes of before the writer).
  *
  * The floor: two rdtsc and a 16-byte store into a thread-local ring of 4096
- * slots, in the same loop shape, run first in the same process (so its
- * memory is warm and the profiled run's is not). Both are timed in batches
- * of 1024 scopes; printed: ns per scope, the ratio, the worst batch (what a
- * recording thread waited at most), peak RSS, and minor page faults per
- * million scopes taken on the recording thread(s) and in the whole process
- * (the writer's pre-touching included). A benchmark: it never fails on a time.
+ * slots (warm memory; the profiled run's is not), in the same loop shape.
+ * It runs alone first: the ratio's denominator (the cost of the profiler's
+ * writer thread, on a machine with no CPU to spare, is the scopes'). Then
+ * floor and scopes alternate, a batch of 1024 each, on the same thread, so
+ * that both meet the same conditions. Printed: ns per scope, the ratio, the
+ * worst batch (what a recording thread waited at most) and how many batches
+ * took over 50 us (the issue's bound), each as floor alone / floor beside
+ * the scopes, and the scopes': what the machine alone does to a batch of
+ * that length and what the profiler adds, peak RSS, and minor page faults
+ * per million scopes taken on the recording thread(s) and in the whole
+ * process (the writer's pre-touching included). A benchmark: it never fails
+ * on a time.
  */
 #define _GNU_SOURCE
 #include "bench.h"
@@ -42,9 +48,12 @@ typedef struct slot16 {
 } slot16;
 static __thread slot16 ring[4096];
 
-typedef struct result {
-    uint64_t n, ns, worst_ns;
-    long minflt; /* this thread's */
+/* The bound on a batch: what a recording thread may wait. */
+#define SLOW_BATCH_NS 50000u
+
+typedef struct result { /* one side: the floor's batches or the scopes' */
+    uint64_t ns, worst_ns;
+    uint64_t slow; /* batches over SLOW_BATCH_NS */
 } result;
 
 __attribute__((noinline)) static void floor_batch(uint64_t base, uint32_t n) {
@@ -81,37 +90,46 @@ static long thread_minflt(void) {
     return ru.ru_minflt;
 }
 
-static void run(void (*batch)(uint64_t, uint32_t), uint64_t n, result *r) {
-    long f0 = thread_minflt();
-    uint64_t t0 = bench_now_ns(), worst = 0;
-    for (uint64_t i = 0; i < n; i += BATCH) {
-        uint32_t k = n - i < BATCH ? (uint32_t)(n - i) : BATCH;
-        uint64_t b0 = bench_now_ns();
-        batch(i, k);
-        uint64_t d = bench_now_ns() - b0;
-        if (d > worst) worst = d;
-    }
-    r->ns = bench_now_ns() - t0;
-    r->n = n;
-    r->worst_ns = worst;
-    r->minflt = thread_minflt() - f0;
+static void add_batch(result *r, uint64_t d) {
+    r->ns += d;
+    if (d > r->worst_ns) r->worst_ns = d;
+    r->slow += d > SLOW_BATCH_NS;
 }
 
 typedef struct job {
-    void (*batch)(uint64_t, uint32_t);
     uint64_t n;
-    result r;
+    int scopes; /* 0: the floor alone */
+    result fl, sc;
+    long minflt; /* this thread's */
 } job;
+
+/* n floor iterations and n scopes, a batch of each in turn: both sides run
+ * under the same conditions (the writer's work on the other CPU, other
+ * processes, interrupts), which a floor measured before the scopes would
+ * not see. The floor's ring is warm after its first batch; the scopes'
+ * memory is as the regime leaves it. */
 static void *job_main(void *p) {
     job *j = (job *)p;
-    run(j->batch, j->n, &j->r);
+    long f0 = thread_minflt();
+    for (uint64_t i = 0; i < j->n; i += BATCH) {
+        uint32_t k = j->n - i < BATCH ? (uint32_t)(j->n - i) : BATCH;
+        uint64_t t0 = bench_now_ns();
+        floor_batch(i, k);
+        uint64_t t1 = bench_now_ns();
+        if (j->scopes) scope_batch(i, k);
+        uint64_t t2 = bench_now_ns();
+        add_batch(&j->fl, t1 - t0);
+        add_batch(&j->sc, t2 - t1);
+    }
+    j->minflt = thread_minflt() - f0;
     return NULL;
 }
 
 /* `threads` threads at once (1: the calling thread); per-thread results
- * combined: the slowest thread's ns per scope, the worst batch of any. */
-static void measure(void (*batch)(uint64_t, uint32_t), uint64_t n, int threads, result *out) {
-    job j[2] = {{batch, n, {0, 0, 0, 0}}, {batch, n, {0, 0, 0, 0}}};
+ * combined: the slowest thread's time, the worst batch of any, the slow
+ * batches and faults of all. */
+static void measure(uint64_t n, int threads, int scopes, job *out) {
+    job j[2] = {{n, scopes, {0, 0, 0}, {0, 0, 0}, 0}, {n, scopes, {0, 0, 0}, {0, 0, 0}, 0}};
     if (threads == 1) {
         job_main(&j[0]);
     } else {
@@ -119,11 +137,15 @@ static void measure(void (*batch)(uint64_t, uint32_t), uint64_t n, int threads, 
         for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, job_main, &j[i]);
         for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
     }
-    *out = j[0].r;
+    *out = j[0];
     for (int i = 1; i < threads; i++) {
-        if (j[i].r.ns > out->ns) out->ns = j[i].r.ns;
-        if (j[i].r.worst_ns > out->worst_ns) out->worst_ns = j[i].r.worst_ns;
-        out->minflt += j[i].r.minflt;
+        result *o[2] = {&out->fl, &out->sc}, *in[2] = {&j[i].fl, &j[i].sc};
+        for (int side = 0; side < 2; side++) {
+            if (in[side]->ns > o[side]->ns) o[side]->ns = in[side]->ns;
+            if (in[side]->worst_ns > o[side]->worst_ns) o[side]->worst_ns = in[side]->worst_ns;
+            o[side]->slow += in[side]->slow;
+        }
+        out->minflt += j[i].minflt;
     }
 }
 
@@ -143,12 +165,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "regimes: bad count '%s'\n", argv[2]);
         return 2;
     }
-    result fl, sc;
-    measure(floor_batch, n, threads, &fl);
+    /* The floor alone first, on a process that does nothing else: the
+     * ratio's denominator. Then floor and scopes in turn: the batches. */
+    job alone, r;
+    measure(n, threads, 0, &alone);
     struct rusage a, b;
     getrusage(RUSAGE_SELF, &a);
-    measure(scope_batch, n, threads, &sc);
+    measure(n, threads, 1, &r);
     getrusage(RUSAGE_SELF, &b);
+    const result fl = alone.fl, beside = r.fl, sc = r.sc;
 #ifdef BENCH_LTTNG
     const char *label = "lttng";
     uint64_t selfw = 0; /* LTTng's own count (discarded events) is printed by the script */
@@ -162,11 +187,13 @@ int main(int argc, char **argv) {
     double peak = scopeprof__g ? (double)scopeprof__g->peak_bytes / 1048576.0 : 0;
 #endif
     double fns = (double)fl.ns / (double)n, sns = (double)sc.ns / (double)n;
-    printf("%-8s %-7s %5.1fM x%d  floor %6.2f ns  scope %6.2f ns  x%5.2f  worst batch: floor %7.1f us, "
-           "scope %8.1f us  peak RSS %6.1f MiB  minflt/M scopes: thread %7.1f, process %7.1f  self-writes %llu  chunk peak %.1f MiB\n",
+    printf("%-8s %-7s %5.1fM x%d  floor %6.2f ns  scope %6.2f ns  x%5.2f  worst batch: floor %.1f / %.1f us, "
+           "scope %.1f us  batches over 50 us: floor %llu / %llu, scope %llu of %llu  peak RSS %6.1f MiB  minflt/M scopes: thread %7.1f, process %7.1f  self-writes %llu  chunk peak %.1f MiB\n",
            mode, label, (double)n / 1e6, threads, fns, sns,
-           sns / fns, (double)fl.worst_ns / 1e3, (double)sc.worst_ns / 1e3, (double)b.ru_maxrss / 1024.0,
-           (double)sc.minflt * 1e6 / (double)(n * (uint64_t)threads),
+           sns / fns, (double)fl.worst_ns / 1e3, (double)beside.worst_ns / 1e3, (double)sc.worst_ns / 1e3,
+           (unsigned long long)fl.slow, (unsigned long long)beside.slow, (unsigned long long)sc.slow, (unsigned long long)((n + BATCH - 1) / BATCH * (uint64_t)threads),
+           (double)b.ru_maxrss / 1024.0,
+           (double)r.minflt * 1e6 / (double)(n * (uint64_t)threads),
            (double)(b.ru_minflt - a.ru_minflt) * 1e6 / (double)(n * (uint64_t)threads),
            (unsigned long long)selfw, peak);
     return 0;
