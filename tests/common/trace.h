@@ -79,7 +79,8 @@ typedef struct tr_trace {
     int has_end;
     uint64_t end_total;  /* events according to the END chunk */
     tr_event *ev;        /* every event (scopes and MEM), in file order */
-    uint64_t nev;
+    uint64_t nev, ev_cap; /* ev_cap: room in ev (it grows by half, not by a chunk:
+                             the sanitizers' realloc always copies) */
     tr_site *sites;      /* by id */
     uint32_t nsites;     /* highest id + 1 */
     tr_thread *threads;  /* by index */
@@ -193,8 +194,11 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
         t->events_chunks_4096 += type == 4096;
         t->threads = (tr_thread *)tr_grow(t->threads, &t->nthreads, idx, sizeof *t->threads);
         t->threads[idx].events += n;
-        t->ev = (tr_event *)realloc(t->ev, (size_t)(t->nev + n) * sizeof *t->ev + 1);
-        if (!t->ev) abort();
+        if (t->nev + n > t->ev_cap) {
+            t->ev_cap = t->nev + n + (t->nev + n) / 2;
+            t->ev = (tr_event *)realloc(t->ev, (size_t)t->ev_cap * sizeof *t->ev + 1);
+            if (!t->ev) abort();
+        }
         size_t q = 8;
         for (uint32_t i = 0; i < n; i++) {
             if (q + 16 > len) return 0;
