@@ -67,7 +67,7 @@ static const char *const fn_names[D_NFN] = {
     "ThreadExchangeStreamCaptureMode"};
 static const char *const counter_names[DC_NCOUNTERS] = {
     "events_live", "user_events", "anchor_records", "user_syncs", "user_syncs_in_scope",
-    "capture_violations", "unloaded_calls", "wrong_device"};
+    "capture_violations", "unloaded_calls", "wrong_device", "anchor_retries"};
 
 const char *double_fn_name(enum double_fn fn) { return fn_names[fn]; }
 
@@ -335,6 +335,7 @@ hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
         }
         /* Anchor events recorded; a retry re-records the same event. */
         if (st->index < 0 && !event->recorded) counters[DC_ANCHOR_RECORDS]++;
+        else if (st->index < 0) counters[DC_ANCHOR_RETRIES]++;
         event->recorded = 1;
         event->t = st->t;
         if (logging) {

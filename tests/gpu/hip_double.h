@@ -92,6 +92,7 @@ enum double_counter {
     DC_CAPTURE_VIOLATIONS,  /* calls that broke a capture (see above) */
     DC_UNLOADED_CALLS,      /* calls after the runtime's teardown */
     DC_WRONG_DEVICE,        /* records refused: event and stream on different devices */
+    DC_ANCHOR_RETRIES,      /* an anchor recorded again (its wait was slow: preempted) */
     DC_NCOUNTERS
 };
 

@@ -86,6 +86,13 @@ static long log_counter(const result *r, const char *name) {
     return -1;
 }
 
+/* hipEventRecord calls, less the clock anchors' retries: the profiler
+ * records an anchor again when its wait was slow (a preempted thread, as
+ * under TSan on a loaded machine), so only the rest is an exact count. */
+static long records_but_retries(const result *r) {
+    return log_counter(r, "EventRecord") - log_counter(r, "anchor_retries");
+}
+
 /* A counter from a print_counters line of the child's stdout. */
 static long out_counter(const result *r, const char *when, const char *name) {
     char key[64];
@@ -435,6 +442,7 @@ void test_anchor_retry(void **state) {
     /* Two slow tries, then one quick one (a fourth if the machine preempted
      * the third too). */
     assert_true(anchor_records == 3 || anchor_records == 4);
+    assert_int_equal(log_counter(&r, "anchor_retries"), anchor_records - 1); /* one event */
     const tr_gpu *g = &r.tr.gpu[0];
     assert_int_equal(g->status, 0);
     assert_int_equal(dur(g), MS_NS);
@@ -590,7 +598,7 @@ void test_err_event_record(void **state) {
     assert_string_equal(cell(&r, "k", 8), "2.000ms");
     assert_string_equal(cell(&r, "k", 10), "10");
     assert_string_equal(cell(&r, "inner_cpu", 10), "10");
-    assert_int_equal(log_counter(&r, "EventRecord"), 7);
+    assert_int_equal(records_but_retries(&r), 7);
     assert_int_equal(log_counter(&r, "misuse"), 0);
     result_free(&r);
 }
@@ -608,7 +616,7 @@ void test_err_get_device(void **state) {
     assert_string_equal(cell(&r, "k", 8), "2.000ms");
     assert_string_equal(cell(&r, "k", 10), "10");
     assert_int_equal(log_counter(&r, "StreamGetDevice"), 3);
-    assert_int_equal(log_counter(&r, "EventRecord"), 1 + 2 * 2);
+    assert_int_equal(records_but_retries(&r), 1 + 2 * 2);
     result_free(&r);
 }
 
