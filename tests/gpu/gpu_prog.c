@@ -190,8 +190,18 @@ static void mode_stream(int nested) {
 /* Error paths. Each runs 10 GPU scopes "k" of 1 ms; the double fails one
  * call. Calls of hipEventRecord: #1 is the clock anchor, then two per scope
  * (#2/#3 scope 0, #4/#5 scope 1, #6/#7 scope 2...). */
+/* A second of work queued on s before its scopes, in none of them: the
+ * stream then runs ahead of the CPU, as a busy GPU does, and a scope's GPU
+ * time is exactly what was enqueued in it. On an idle stream, a thread
+ * preempted between a scope's start record and its kernel (milliseconds
+ * under TSan on a loaded machine) adds the gap to the scope's GPU time, as
+ * it would on a device: the exact durations the tests assert would then be
+ * off (a 1 ms scope measured 1.759 ms). */
+static void stream_lead(hipStream_t s) { double_enqueue_us(s, 1000 * MS); }
+
 static void ten_scopes(void) {
     hipStream_t s = double_stream(1);
+    stream_lead(s);
     for (int i = 0; i < 10; i++) {
         PROFILE_GPU_SCOPE("k", s);
         double_enqueue_us(s, 1 * MS);
@@ -204,6 +214,7 @@ static void ten_scopes(void) {
 static void mode_err_elapsed(void) {
     double_fail(D_EventElapsedTime, 3, hipErrorLaunchFailure);
     hipStream_t s = double_stream(1);
+    stream_lead(s);
     {
         PROFILE_GPU_SCOPE("el0", s);
         double_enqueue_us(s, 1 * MS);
@@ -279,6 +290,7 @@ static void mode_multi(void) {
     double_set_devices(20, 0);
     hipStream_t s[3] = {double_stream_on(1, 0), double_stream_on(2, 1), double_stream_on(3, 17)};
     for (int k = 0; k < 3; k++) double_set_latency_us(s[k], 2); /* as in mode_nest */
+    for (int k = 0; k < 3; k++) stream_lead(s[k]);
     for (int i = 0; i < 100; i++) {
         {
             PROFILE_GPU_SCOPE("dev0", s[0]);
@@ -347,6 +359,7 @@ static void mode_null_busy(void) {
  * the CPU clock gave. */
 static void mode_nest_round(void) {
     hipStream_t s = double_stream(1);
+    stream_lead(s);
     for (int i = 0; i < 200; i++) {
         PROFILE_GPU_SCOPE("outer_r", s);
         double_enqueue_us(s, 1237);
