@@ -1517,6 +1517,12 @@ typedef struct scopeprof__live { /* a live allocation */
     uint32_t dev;
 } scopeprof__live;
 
+/* Sites live in blocks of SCOPEPROF__SITE_BLOCK records, mapped as needed,
+ * up to SCOPEPROF__SITE_BLOCKS blocks (16.7M sites; past that a new site is
+ * recorded as site 0, "<unknown>", as when out of memory). */
+#define SCOPEPROF__SITE_BLOCK 4096u
+#define SCOPEPROF__SITE_BLOCKS 4096u
+
 typedef struct scopeprof__steprec { /* a finished step, in ticks */
     uint64_t n, start, end;
 } scopeprof__steprec;
@@ -1528,13 +1534,20 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 9u /* 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 10u /* 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
 typedef struct scopeprof__state {
     uint32_t magic, layout;
     pthread_mutex_t lock; /* slow paths only */
+    /* The registration lock: sites, the _DYN names' hash, the thread list's
+     * head and the free states, the arena. A signal handler's scope may need
+     * it (a new site, a thread's first scope) in a thread that it interrupted
+     * inside malloc, so no holder ever calls malloc or takes another lock:
+     * the writer may hold `lock` while it waits in malloc, and a handler
+     * waiting for `lock` there would deadlock (scopeprof__reg_lock). */
+    pthread_mutex_t reg;
     pthread_key_t key;    /* per-thread state shared by all modules */
     int pid;
     /* clock */
@@ -1542,11 +1555,15 @@ typedef struct scopeprof__state {
     uint64_t tick0, ns0;  /* calibration start (ticks, CLOCK_MONOTONIC ns) */
     double ns_per_tick;   /* 0 until calibrated */
     int64_t realtime_minus_mono;
-    /* sites, id = index + 1 */
-    scopeprof__siterec *sites;
-    uint32_t nsites, site_cap, sites_written;
+    /* Sites, id = index + 1, in blocks that never move (scopeprof__site_at):
+     * readers take no lock; a site is complete before nsites (atomic,
+     * release) counts it. Added under `reg`. */
+    scopeprof__siterec *site_blk[SCOPEPROF__SITE_BLOCKS];
+    uint32_t nsites, sites_written;
     uint32_t *dyn_hash, dyn_cap; /* name+callsite -> site id, for _DYN */
-    /* threads */
+    /* Threads: pushed at the head under `reg` (an atomic store, after the
+     * state is complete), walked and unlinked under `lock` (an unlink also
+     * takes `reg`). */
     scopeprof__thread *threads;
     uint32_t nthreads;
     scopeprof__thread *thread_free; /* states of reaped threads, for reuse */
@@ -1627,7 +1644,8 @@ typedef struct scopeprof__state {
     scopeprof__thread off_thread;
     char prog[256];   /* program name, read once at start */
     /* The chunk lock and the background writer (see "The background writer"
-     * below). Lock order, everywhere: lock, then qlock, then mlock. A
+     * below). Lock order, everywhere: lock, then reg, then qlock, then
+     * mlock (reg's holders take no other lock). A
      * recording thread takes only qlock, for a few pointer moves, to trade a
      * full chunk for an empty one. */
     pthread_mutex_t qlock; /* full queue, free and ready lists, bytes, t->chunk/t->cur switches */
@@ -1723,6 +1741,26 @@ static inline void scopeprof__unlock(scopeprof__state *g) {
     uint64_t was = scopeprof__lock_unblock;
     pthread_mutex_unlock(&g->lock);
     scopeprof__in_lock = 0;
+    scopeprof__sigs_release(was);
+}
+
+/* The registration lock (g->reg), with signals held as for `lock`: a
+ * handler that records never finds its own thread holding it. Its critical
+ * sections are a few stores and, at most, an mmap: no malloc, no other
+ * lock, no write. scopeprof__in_reg is set meanwhile, for a fault's handler
+ * on the same thread (faults stay deliverable). */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__in_reg;
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t scopeprof__reg_unblock;
+static inline void scopeprof__reg_lock(scopeprof__state *g) {
+    uint64_t was = scopeprof__sigs_hold();
+    scopeprof__in_reg = 1;
+    pthread_mutex_lock(&g->reg);
+    scopeprof__reg_unblock = was;
+}
+static inline void scopeprof__reg_unlock(scopeprof__state *g) {
+    uint64_t was = scopeprof__reg_unblock;
+    pthread_mutex_unlock(&g->reg);
+    scopeprof__in_reg = 0;
     scopeprof__sigs_release(was);
 }
 
@@ -2129,24 +2167,13 @@ SCOPEPROF__INTERNAL void *scopeprof__arena_alloc(scopeprof__state *g, size_t n, 
     return p;
 }
 
-/* A copy of s in the arena (see scopeprof__map). Lock held. */
+/* A copy of s in the arena (see scopeprof__map). Registration lock held,
+ * as for every arena allocation. */
 static inline char *scopeprof__arena_strdup(scopeprof__state *g, const char *s) {
     size_t n = strlen(s) + 1;
     char *d = (char *)scopeprof__arena_alloc(g, n, 1);
     if (d) memcpy(d, s, n);
     return d;
-}
-
-/* A mapped array of n bytes, to grow a table that a handler's recording may
- * grow (the sites, the _DYN names' hash): the old one is unmapped. */
-static inline void *scopeprof__map_grow(void *old, size_t old_n, size_t n) {
-    void *p = scopeprof__map(n);
-    if (!p) return NULL;
-    if (old) {
-        memcpy(p, old, old_n);
-        munmap(old, old_n);
-    }
-    return p;
 }
 
 /* ---- Overhead calibration (docs/DESIGN.md, "Overhead compensation") --------
@@ -2281,6 +2308,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         g->layout = SCOPEPROF__LAYOUT;
         g->pid = (int)getpid();
         pthread_mutex_init(&g->lock, NULL);
+        pthread_mutex_init(&g->reg, NULL);
         pthread_mutex_init(&g->mlock, NULL);
         scopeprof__writer_init_locks(g);
         g->writer_main = scopeprof__writer_main;
@@ -2336,17 +2364,26 @@ __attribute__((weak, visibility("hidden"), destructor)) void scopeprof__module_f
         scopeprof__finalize(g);
 }
 
+/* Site `id` (1..nsites as read with acquire; see g->site_blk). */
+static inline const scopeprof__siterec *scopeprof__site_at(const scopeprof__state *g, uint32_t id) {
+    return &g->site_blk[(id - 1) / SCOPEPROF__SITE_BLOCK][(id - 1) % SCOPEPROF__SITE_BLOCK];
+}
+/* Site `id`, or NULL for 0 and ids not (yet) registered. No lock. */
+static inline const scopeprof__siterec *scopeprof__site_find(const scopeprof__state *g, uint32_t id) {
+    return id && id <= __atomic_load_n(&g->nsites, __ATOMIC_ACQUIRE) ? scopeprof__site_at(g, id) : NULL;
+}
+
+/* Registration lock held. The record is complete before nsites counts it. */
 SCOPEPROF__API uint32_t scopeprof__site_add(scopeprof__state *g, const char *name,
                                             const scopeprof_site *s) {
-    if (g->nsites == g->site_cap) {
-        uint32_t cap = g->site_cap ? g->site_cap * 2 : 256;
-        scopeprof__siterec *v = (scopeprof__siterec *)scopeprof__map_grow(
-            g->sites, g->site_cap * sizeof *v, cap * sizeof *v);
+    uint32_t n = g->nsites, b = n / SCOPEPROF__SITE_BLOCK;
+    if (b >= SCOPEPROF__SITE_BLOCKS) return 0;
+    if (!g->site_blk[b]) {
+        void *v = scopeprof__map(SCOPEPROF__SITE_BLOCK * sizeof(scopeprof__siterec));
         if (!v) return 0;
-        g->sites = v;
-        g->site_cap = cap;
+        g->site_blk[b] = (scopeprof__siterec *)v;
     }
-    scopeprof__siterec *r = &g->sites[g->nsites];
+    scopeprof__siterec *r = &g->site_blk[b][n % SCOPEPROF__SITE_BLOCK];
     /* Strings are copied so that a site stays valid after dlclose. */
     r->name = scopeprof__arena_strdup(g, name ? name : "");
     r->file = scopeprof__arena_strdup(g, s->file ? s->file : "");
@@ -2354,24 +2391,25 @@ SCOPEPROF__API uint32_t scopeprof__site_add(scopeprof__state *g, const char *nam
     r->line = s->line;
     r->origin = s;
     if (!r->name || !r->file || !r->func) return 0; /* what was copied stays in the arena */
-    return ++g->nsites;
+    __atomic_store_n(&g->nsites, n + 1, __ATOMIC_RELEASE);
+    return n + 1;
 }
 
 /* Site ids start at 1; 0 is returned only when out of memory, and then the
  * scope is recorded against site 0, which readers show as "<unknown>". */
 SCOPEPROF__API uint32_t scopeprof__site_register(scopeprof_site *s) {
     scopeprof__state *g = scopeprof__state_get();
-    if (scopeprof__lock_mine(g, 0)) { /* site 0 this time; registered on a later use */
+    if (scopeprof__in_reg) { /* site 0 this time; registered on a later use */
         scopeprof__reentered(g);
         return 0;
     }
-    scopeprof__lock(g);
+    scopeprof__reg_lock(g);
     uint32_t id = s->id;
     if (id == 0) {
         id = scopeprof__site_add(g, s->name, s);
         __atomic_store_n(&s->id, id, __ATOMIC_RELEASE);
     }
-    scopeprof__unlock(g);
+    scopeprof__reg_unlock(g);
     return id;
 }
 
@@ -2380,11 +2418,11 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
     if (!name) name = "(null)";
     uint64_t h = scopeprof__hash(name) ^ ((uint64_t)(uintptr_t)callsite * 0x9E3779B97F4A7C15ull);
     uint32_t id = 0;
-    if (scopeprof__lock_mine(g, 0)) {
+    if (scopeprof__in_reg) {
         scopeprof__reentered(g);
         return 0;
     }
-    scopeprof__lock(g);
+    scopeprof__reg_lock(g);
     if (g->nsites * 2 >= g->dyn_cap) {
         uint32_t cap = g->dyn_cap ? g->dyn_cap * 2 : 1024;
         while (cap <= g->nsites * 2) cap *= 2;
@@ -2393,7 +2431,7 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
             for (uint32_t i = 0; i < g->dyn_cap; i++) {
                 uint32_t sid = g->dyn_hash[i];
                 if (!sid) continue;
-                const scopeprof__siterec *r = &g->sites[sid - 1];
+                const scopeprof__siterec *r = scopeprof__site_at(g, sid);
                 uint64_t hh = scopeprof__hash(r->name) ^
                               ((uint64_t)(uintptr_t)r->origin * 0x9E3779B97F4A7C15ull);
                 uint32_t j = (uint32_t)hh & (cap - 1);
@@ -2408,7 +2446,7 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
     if (g->dyn_cap) {
         uint32_t j = (uint32_t)h & (g->dyn_cap - 1);
         for (; g->dyn_hash[j]; j = (j + 1) & (g->dyn_cap - 1)) {
-            const scopeprof__siterec *r = &g->sites[g->dyn_hash[j] - 1];
+            const scopeprof__siterec *r = scopeprof__site_at(g, g->dyn_hash[j]);
             if (r->origin == callsite && strcmp(r->name, name) == 0) {
                 id = g->dyn_hash[j];
                 break;
@@ -2419,7 +2457,7 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
             if (id) g->dyn_hash[j] = id;
         }
     }
-    scopeprof__unlock(g);
+    scopeprof__reg_unlock(g);
     return id;
 }
 
@@ -2466,7 +2504,7 @@ static inline void scopeprof__self_name(char name[64]) {
  * state keeps its summary slot, so the summary's per-thread memory is bounded
  * by the most thread states that ever existed at once (threads alive, plus
  * threads gone whose events are not written yet), not by the threads ever
- * started. Lock held. */
+ * started. Registration lock held. */
 SCOPEPROF__INTERNAL scopeprof__thread *scopeprof__thread_new(scopeprof__state *g) {
     scopeprof__thread *t = g->thread_free;
     uint32_t slot;
@@ -2485,10 +2523,17 @@ SCOPEPROF__INTERNAL scopeprof__thread *scopeprof__thread_new(scopeprof__state *g
     return t;
 }
 
-/* A state no thread uses any more goes back for reuse. Lock held. */
+/* A state no thread uses any more goes back for reuse. Registration lock
+ * held. */
 static inline void scopeprof__thread_release(scopeprof__state *g, scopeprof__thread *t) {
     t->next = g->thread_free;
     g->thread_free = t;
+}
+
+/* The thread list's head, for a walk under the registry lock: a thread's
+ * first scope pushes its state there under `reg` alone. */
+static inline scopeprof__thread *scopeprof__threads_head(scopeprof__state *g) {
+    return __atomic_load_n(&g->threads, __ATOMIC_ACQUIRE);
 }
 
 /* First scope of a thread in this module: adopt the thread's state if another
@@ -2506,20 +2551,26 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     /* No chunk yet (cur == lim): the first event takes one in chunk_next,
      * which keeps to the budget as for any other chunk (20000 short threads
      * each taking a fresh one grew memory past it). */
-    scopeprof__lock(g);
+    if (scopeprof__in_reg) { /* a fault's handler inside registration */
+        scopeprof__reentered(g);
+        return &g->off_thread;
+    }
+    char name[64] = "";
+    scopeprof__self_name(name);
+    scopeprof__reg_lock(g);
     t = scopeprof__thread_new(g);
     if (!t) {
-        scopeprof__unlock(g);
+        scopeprof__reg_unlock(g);
         scopeprof__oom(g);
         return scopeprof__tls = &g->off_thread;
     }
     t->tid = scopeprof__gettid();
     t->alive = 1;
-    scopeprof__self_name(t->name);
+    memcpy(t->name, name, sizeof name);
     t->index = g->nthreads++;
     t->next = g->threads;
-    g->threads = t;
-    scopeprof__unlock(g);
+    __atomic_store_n(&g->threads, t, __ATOMIC_RELEASE); /* walked without `reg` */
+    scopeprof__reg_unlock(g);
     pthread_setspecific(g->key, t);
     return scopeprof__tls = t;
 }
@@ -2789,7 +2840,7 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
     scopeprof__mem_snapshot(g, &mem, 1);
     if (g->fd >= 0) {
         scopeprof__write_sites(g);
-        for (scopeprof__thread *t = g->threads; t; t = t->next) scopeprof__write_thread(g, t);
+        for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t);
         scopeprof__write_memory(g, &mem);
         scopeprof__write_steps(g);
         unsigned char b[16];
@@ -3037,7 +3088,7 @@ SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof__state *g, scope
     scopeprof__lock(g);
     for (uint32_t i = t->nranges; i-- > 0;) {
         const scopeprof__range *r = &t->ranges[i];
-        const scopeprof__siterec *sr = r->site && r->site <= g->nsites ? &g->sites[r->site - 1] : NULL;
+        const scopeprof__siterec *sr = scopeprof__site_find(g, r->site);
         scopeprof__warn("scopeprof: PROFILE_BEGIN(\"%s\") at %s:%u was still open when %s; "
                         "closed there", sr ? sr->name : "?", sr ? sr->file : "?",
                         sr ? sr->line : 0, when);
@@ -3264,7 +3315,7 @@ SCOPEPROF__INTERNAL void scopeprof__sites_pass(scopeprof__state *g, uint32_t upt
     *crc = scopeprof_crc32(0, b, 4);
     if (write) scopeprof__write_all(g, b, 4);
     for (uint32_t i = g->sites_written; i < upto; i++) {
-        const scopeprof__siterec *s = &g->sites[i];
+        const scopeprof__siterec *s = scopeprof__site_at(g, i + 1);
         const char *str[3] = {s->name, s->file, s->func};
         uint32_t l[3] = {(uint32_t)strlen(s->name), (uint32_t)strlen(s->file),
                          (uint32_t)strlen(s->func)};
@@ -3282,7 +3333,7 @@ SCOPEPROF__INTERNAL void scopeprof__sites_pass(scopeprof__state *g, uint32_t upt
 }
 
 SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g) {
-    uint32_t upto = g->nsites, len, crc;
+    uint32_t upto = __atomic_load_n(&g->nsites, __ATOMIC_ACQUIRE), len, crc;
     if (g->sites_written == upto || g->fd < 0) return;
     unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE];
     scopeprof__sites_pass(g, upto, 0, &len, &crc);
@@ -3333,7 +3384,8 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__row_of(scopeprof__state *g, uint32_t sit
         g->site_row_cap = cap;
     }
     if (g->site_row[site] == UINT32_MAX) {
-        const char *name = site && site <= g->nsites ? g->sites[site - 1].name : "<unknown>";
+        const scopeprof__siterec *sr = scopeprof__site_find(g, site);
+        const char *name = sr ? sr->name : "<unknown>";
         g->site_row[site] = scopeprof_agg_row(&g->agg, name, name, NULL);
     }
     return g->site_row[site];
@@ -3535,9 +3587,12 @@ static inline int scopeprof__thread_gone(const scopeprof__state *g, const scopep
 #endif
 }
 
+/* Registry lock held. A thread may push its state at the head meanwhile
+ * (under `reg` only): the unlink, under `reg`, looks again for what points
+ * to the state when that was the head. */
 SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
     int saved_errno = errno; /* the program's: a slow path must not change it */
-    for (scopeprof__thread **pp = &g->threads, *t; (t = *pp) != NULL;) {
+    for (scopeprof__thread **pp = &g->threads, *t; (t = __atomic_load_n(pp, __ATOMIC_ACQUIRE)) != NULL;) {
         int busy = t->alive;
         if (!busy) { /* a revived thread may take a chunk meanwhile (chunk_next) */
             pthread_mutex_lock(&g->qlock);
@@ -3548,12 +3603,15 @@ SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
             pp = &t->next;
             continue;
         }
-        *pp = t->next;
         if (t->slot < g->agg.nthreads) { /* the summary's per-depth sums: all closed */
-            free(g->agg.threads[t->slot].pend);
+            free(g->agg.threads[t->slot].pend); /* not under `reg`: no malloc there */
             memset(&g->agg.threads[t->slot], 0, sizeof g->agg.threads[t->slot]);
         }
+        scopeprof__reg_lock(g);
+        while (*pp != t) pp = &(*pp)->next; /* states pushed before it since */
+        *pp = t->next;
         scopeprof__thread_release(g, t); /* with its slot, for the next thread */
+        scopeprof__reg_unlock(g);
     }
     errno = saved_errno;
 }
@@ -3636,7 +3694,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wa
  * chunk lock only): those are taken out of the queue and written first, so
  * each thread's events stay in order. Registry lock held. */
 SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g) {
-    for (scopeprof__thread *t = g->threads; t; t = t->next) {
+    for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) {
         scopeprof__chunk *mine = NULL, **tail = &mine;
         int l = scopeprof__qlock(g);
         scopeprof__chunk *c = t->chunk;
@@ -3704,7 +3762,8 @@ SCOPEPROF__API void scopeprof__flush(void) {
  * forked child has none (its recording threads write, as without a writer);
  * at exit the final write drains the queue and the writer stops when it next
  * looks. With SCOPEPROF_OUTPUT=none it runs all the same: it feeds the exit
- * summary and recycles the memory. Lock order: lock, then qlock, then mlock. */
+ * summary and recycles the memory. Lock order: lock, then reg, then qlock,
+ * then mlock. */
 SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g) {
     pthread_mutex_init(&g->qlock, NULL);
     pthread_condattr_t a;
@@ -3850,14 +3909,15 @@ SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g) {
  * and other threads are dropped (they are the parent's to write), the sites
  * are kept (call sites cache their ids), and the output gets the child's pid. */
 /* Every lock of the registry is held across the fork, in the one order the
- * code nests them: g->lock, then g->qlock (the chunk lists), then g->mlock
- * (the memory map). A lock left held by another thread would stay held
+ * code nests them: g->lock, then g->reg (registration), then g->qlock (the
+ * chunk lists), then g->mlock (the memory map). A lock left held by another thread would stay held
  * forever in the child (the first PROFILE_ALLOC there hung when the fork
  * came while a thread held mlock). */
 SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g) return;
     scopeprof__lock(g);
+    pthread_mutex_lock(&g->reg);
     pthread_mutex_lock(&g->qlock);
     pthread_mutex_lock(&g->mlock);
 }
@@ -3867,6 +3927,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void) {
     if (!g) return;
     pthread_mutex_unlock(&g->mlock);
     pthread_mutex_unlock(&g->qlock);
+    pthread_mutex_unlock(&g->reg);
     scopeprof__unlock(g);
 }
 
@@ -3889,6 +3950,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g) return;
     pthread_mutex_init(&g->lock, NULL);
+    pthread_mutex_init(&g->reg, NULL);
     scopeprof__in_lock = 0;
     /* No writer in the child: its threads write their chunks themselves. */
     scopeprof__writer_init_locks(g);
@@ -4004,7 +4066,7 @@ SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scop
     }
     if (s->unknown_frees) {
         uint32_t id = g->unknown_free_site;
-        const scopeprof__siterec *r = id && id <= g->nsites ? &g->sites[id - 1] : NULL;
+        const scopeprof__siterec *r = scopeprof__site_find(g, id);
         fprintf(out, "scopeprof: %" PRIu64 " free(s) of pointers not recorded by PROFILE_ALLOC "
                 "(first at %s:%u)\n", s->unknown_frees, r ? r->file : "?", r ? r->line : 0);
     }
@@ -4064,7 +4126,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
     if (g->fd == -1 && g->events_written) scopeprof__open_output(g);
     if (g->fd >= 0) {
         scopeprof__write_sites(g);
-        for (scopeprof__thread *t = g->threads; t; t = t->next) scopeprof__write_thread(g, t);
+        for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t);
         scopeprof__memsnap mem;
         scopeprof__mem_snapshot(g, &mem, 0);
         scopeprof__write_memory(g, &mem);
@@ -4942,10 +5004,10 @@ SCOPEPROF__INTERNAL void scopeprof__gpu_resolve_all(void) {
     if (!g || g->pid != (int)getpid()) return;
     scopeprof__lock(g);
     uint32_t n = 0;
-    for (scopeprof__thread *t = g->threads; t; t = t->next) n += t->gpu != NULL;
+    for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) n += t->gpu != NULL;
     scopeprof__gthread **v = (scopeprof__gthread **)malloc((n ? n : 1) * sizeof *v);
     n = 0;
-    for (scopeprof__thread *t = g->threads; t && v; t = t->next)
+    for (scopeprof__thread *t = scopeprof__threads_head(g); t && v; t = t->next)
         if (t->gpu) v[n++] = (scopeprof__gthread *)t->gpu;
     scopeprof__unlock(g);
     if (!v) return;

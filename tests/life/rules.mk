@@ -5,6 +5,8 @@
 #   prog_life_off              the same program without PROFILE_ENABLE, to
 #                              compare exit statuses and output with
 #   prog_wrap[...]             the SCOPEPROF_WRAP_MALLOC program
+#   prog_hlock[...]            a handler's scope inside malloc while the writer
+#                              waits in malloc (every allocation behind one mutex)
 #   liblife_dl[...].so         a plugin that records, for the dlclose tests
 #   test_life[_asan|_tsan]     cmocka runner: runs the programs of its own
 #                              variant as children and checks what they left
@@ -38,6 +40,12 @@ $(LIFE)/liblife_dl$(life_sfx_$(1)).so: tests/life/liblife_dl.c $(HEADER)
 	@mkdir -p $$(@D)
 	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE -fPIC -shared $$< -o $$@ $$(LDLIBS)
 
+# Every allocation through one mutex (tests/life/prog_hlock.c).
+$(LIFE)/prog_hlock$(life_sfx_$(1)): tests/life/prog_hlock.c $(HEADER)
+	@mkdir -p $$(@D)
+	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE $$< -o $$@ $$(LDLIBS) \
+	  -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+
 $(LIFE)/prog_writer$(life_sfx_$(1)): tests/life/prog_writer.c $(HEADER)
 	@mkdir -p $$(@D)
 	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE $$< -o $$@ $$(LDLIBS)
@@ -49,7 +57,7 @@ $(LIFE)/test_writer$(life_sfx_$(1)): tests/life/test_writer.c $(LIFE_H) $(LIFE)/
 TEST_BINS += $(LIFE)/test_writer$(life_sfx_$(1))
 TEST_CMDS += $(LIFE)/test_writer$(life_sfx_$(1))
 
-$(LIFE)/test_life$(life_sfx_$(1)): tests/life/test_life.c $(LIFE_H) $(LIFE)/prog_life$(life_sfx_$(1)) $(LIFE)/prog_wrap$(life_sfx_$(1)) $(LIFE)/liblife_dl$(life_sfx_$(1)).so $(LIFE)/prog_life_off
+$(LIFE)/test_life$(life_sfx_$(1)): tests/life/test_life.c $(LIFE_H) $(LIFE)/prog_life$(life_sfx_$(1)) $(LIFE)/prog_wrap$(life_sfx_$(1)) $(LIFE)/prog_hlock$(life_sfx_$(1)) $(LIFE)/liblife_dl$(life_sfx_$(1)).so $(LIFE)/prog_life_off
 	$$(CC) $$(ALL_CFLAGS) $(life_runner_$(1)) -DVARIANT='"$(life_sfx_$(1))"' -Itests/common $$< -o $$@ -lcmocka
 
 TEST_BINS += $(LIFE)/test_life$(life_sfx_$(1))

@@ -942,13 +942,10 @@ static void test_scope_in_handler_inside_malloc(void **state) {
      * next interceptor): fewer there, to stay well within the timeout. */
     const char *n = sanitized ? "200" : "400";
     child r;
-    /* Without the background writer. With it, this hangs (ASan: 1 run in
-     * about 4 here; issue 17 stays open for it): a handler that interrupts
-     * malloc and needs the registry's lock (a new site, a thread's first
-     * scope) waits for the writer, which holds that lock while it
-     * aggregates and waits in malloc for the lock the interrupted thread
-     * holds. docs/DESIGN.md says so. */
-    child_run_args(&r, "prog_life", ARGS("handler_malloc", n), ENV("SCOPEPROF_SUMMARY=0", "SCOPEPROF_WRITER=0"));
+    /* With the background writer writing every millisecond: the handler's
+     * new sites meet it holding the registry lock (see test_handler_scope_
+     * while_writer_in_malloc for that case made certain). */
+    child_run_args(&r, "prog_life", ARGS("handler_malloc", n), ENV("SCOPEPROF_SUMMARY=0", "SCOPEPROF_FLUSH_MS=1"));
     expect_exit(&r, 0);
     unsigned long long loops = 0;
     int handled = 0, sent = 0;
@@ -963,6 +960,37 @@ static void test_scope_in_handler_inside_malloc(void **state) {
     assert_int_equal(tr_count(&t, "sig_outer"), (uint64_t)handled);
     assert_int_equal(tr_count(&t, "sig_inner"), 30ull * (unsigned)handled);
     assert_int_equal(tr_count_prefix(&t, "sig_dyn_"), (uint64_t)handled);
+    expect_no_duplicates(&t);
+    tr_free(&t);
+    child_free(&r);
+}
+
+/* A handler's scope that needs a new site, in a thread it interrupted
+ * inside malloc, while the background writer holds the registry lock and
+ * waits in malloc for the lock that thread holds (prog_hlock.c: every
+ * allocation behind one mutex, so the moment is made certain rather than
+ * waited for). Before, registration took the registry lock and this
+ * deadlocked on the first such round (killed by its alarm); the same
+ * happened by chance with real allocators (ASan's: 1 run in about 4 of
+ * handler_malloc). Now sites are registered under a lock of their own that
+ * no holder keeps across malloc. */
+static void test_handler_scope_while_writer_in_malloc(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_hlock", ARGS("20"), ENV("SCOPEPROF_SUMMARY=0", "SCOPEPROF_FLUSH_MS=1"));
+    expect_exit(&r, 0);
+    int rounds = 0, caught = 0, handled = 0;
+    if (sscanf(r.out, "rounds %d caught %d handled %d", &rounds, &caught, &handled) != 3)
+        fail_msg("stdout: '%s'", r.out);
+    assert_int_equal(handled, rounds);
+    /* The deadlock's condition was met (the writer gets 0.5 s a round to
+     * reach it; it needs about 1 ms), so the test tested it. */
+    if (caught < rounds / 2) fail_msg("the writer blocked in malloc holding the registry lock in %d of %d rounds", caught, rounds);
+    assert_int_equal(child_lines_with(r.err, "scopeprof:"), 0);
+    tr_trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count_prefix(&t, "round_fresh_"), (uint64_t)rounds);
+    assert_int_equal(tr_count_prefix(&t, "sig_fresh_"), (uint64_t)handled);
     expect_no_duplicates(&t);
     tr_free(&t);
     child_free(&r);
@@ -1357,6 +1385,7 @@ int main(void) {
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_scope_in_signal_handler),
         cmocka_unit_test(test_scope_in_handler_inside_malloc),
+        cmocka_unit_test(test_handler_scope_while_writer_in_malloc),
     };
     return cmocka_run_group_tests_name("life" VARIANT, tests, NULL, NULL);
 }
