@@ -1657,6 +1657,7 @@ typedef struct scopeprof__state {
     size_t peak_bytes;     /* most chunk memory held at once */
     uint64_t self_writes;  /* chunks recording threads wrote because the writer was behind */
     int writer;            /* SCOPEPROF__WRITER_*: none yet, running, never in this process */
+    int writer_up;         /* the writer thread runs its own code (scopeprof__writer_start) */
     int writer_paused;     /* a cycle callback runs with `lock` released */
     int flush_ms;          /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
     void *(*writer_main)(void *); /* of the module that made the state (pinned) */
@@ -3853,6 +3854,7 @@ SCOPEPROF__INTERNAL int scopeprof__writer_alone(void) {
 
 SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
     scopeprof__state *g = (scopeprof__state *)arg;
+    __atomic_store_n(&g->writer_up, 1, __ATOMIC_RELEASE);
     prctl(PR_SET_NAME, "scopeprof-write", 0, 0, 0);
     uint64_t period = (uint64_t)g->flush_ms * 1000000u, last = scopeprof__mono_ns();
     scopeprof__writer_refill(g);
@@ -3899,6 +3901,14 @@ SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g) {
         pthread_attr_destroy(&a);
         __atomic_store_n(&g->writer, ok ? SCOPEPROF__WRITER_RUNNING : SCOPEPROF__WRITER_NEVER,
                          __ATOMIC_RELEASE);
+        /* Wait (up to a second) until the writer runs its own code: the
+         * thread's start-up before it, in the C library and in sanitizers'
+         * runtimes, allocates. A fork that caught it there left the
+         * allocator's lock held in the child under ASan, whose leak check
+         * at exit then hung (tests/life, fork: 1 run in about 20). */
+        for (uint64_t t0 = scopeprof__mono_ns(); ok && !__atomic_load_n(&g->writer_up, __ATOMIC_ACQUIRE) &&
+                                                  scopeprof__mono_ns() - t0 < 1000000000u;)
+            sched_yield();
     }
     pthread_mutex_unlock(&g->qlock);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
