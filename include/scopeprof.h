@@ -2137,10 +2137,11 @@ static inline void *scopeprof__map(size_t n) {
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* Bump allocation from mapped blocks, lock held. What is allocated here is
- * never given back: site records live as long as the process, thread states
- * and buffers are recycled by the registry (scopeprof__thread_new, the chunk
- * free list). A block's unused tail is address space only (never touched). */
+/* Bump allocation from mapped blocks, registration lock held. What is
+ * allocated here is never given back: site strings live as long as the
+ * process, thread states are recycled by the registry
+ * (scopeprof__thread_new). A block's unused tail is address space only
+ * (never touched). */
 #define SCOPEPROF__ARENA_BLOCK ((size_t)1 << 20)
 /* LeakSanitizer scans the heap and globals, not our mappings: thread states
  * there hold the only pointers to some malloc'd blocks (a thread's range
