@@ -1730,39 +1730,28 @@ static inline void scopeprof__sigs_release(uint64_t was) {
         if (was >> (sig - 1) & 1) sigaddset(&set, sig);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
-static inline void scopeprof__lock(scopeprof__state *g) {
+/* Take mutex m with this thread's signals held, marking *in meanwhile and
+ * keeping in *unblock the signals to give back (the registry's lock and the
+ * registration lock each have their own pair). */
+static inline void scopeprof__hold(pthread_mutex_t *m, int *in, uint64_t *unblock) {
     uint64_t was = scopeprof__sigs_hold();
-    scopeprof__in_lock = 1;
-    pthread_mutex_lock(&g->lock);
-    scopeprof__lock_unblock = was;
+    *in = 1;
+    pthread_mutex_lock(m);
+    *unblock = was;
+}
+static inline void scopeprof__release(pthread_mutex_t *m, int *in, const uint64_t *unblock) {
+    uint64_t was = *unblock;
+    pthread_mutex_unlock(m);
+    *in = 0;
+    scopeprof__sigs_release(was);
+}
+static inline void scopeprof__lock(scopeprof__state *g) {
+    scopeprof__hold(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock);
 }
 static inline void scopeprof__unlock(scopeprof__state *g) {
     if (__builtin_expect(__atomic_load_n(&g->sig_pending, __ATOMIC_ACQUIRE) != 0, 0))
         scopeprof__signal_finish(g);
-    uint64_t was = scopeprof__lock_unblock;
-    pthread_mutex_unlock(&g->lock);
-    scopeprof__in_lock = 0;
-    scopeprof__sigs_release(was);
-}
-
-/* The registration lock (g->reg), with signals held as for `lock`: a
- * handler that records never finds its own thread holding it. Its critical
- * sections are a few stores and, at most, an mmap: no malloc, no other
- * lock, no write. scopeprof__in_reg is set meanwhile, for a fault's handler
- * on the same thread (faults stay deliverable). */
-__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__in_reg;
-__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t scopeprof__reg_unblock;
-static inline void scopeprof__reg_lock(scopeprof__state *g) {
-    uint64_t was = scopeprof__sigs_hold();
-    scopeprof__in_reg = 1;
-    pthread_mutex_lock(&g->reg);
-    scopeprof__reg_unblock = was;
-}
-static inline void scopeprof__reg_unlock(scopeprof__state *g) {
-    uint64_t was = scopeprof__reg_unblock;
-    pthread_mutex_unlock(&g->reg);
-    scopeprof__in_reg = 0;
-    scopeprof__sigs_release(was);
+    scopeprof__release(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock);
 }
 
 /* Pieces of a message to stderr with write(2) alone (signal handlers). */
@@ -1802,6 +1791,31 @@ static inline void scopeprof__reentered(scopeprof__state *g) {
     if (!__atomic_exchange_n(&g->warned_reentry, 1, __ATOMIC_RELAXED))
         scopeprof__sig_say("scopeprof: recording in a signal handler that interrupted the "
                            "profiler on the same thread; those events are dropped\n", NULL, NULL);
+}
+
+/* The registration lock (g->reg), with signals held as for `lock`: a
+ * handler that records never finds its own thread holding it. Its critical
+ * sections are a few stores and, at most, an mmap: no malloc, no other
+ * lock, no write. scopeprof__in_reg is set meanwhile, for a fault's handler
+ * on the same thread (faults stay deliverable). */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__in_reg;
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t scopeprof__reg_unblock;
+static inline void scopeprof__reg_lock(scopeprof__state *g) {
+    scopeprof__hold(&g->reg, &scopeprof__in_reg, &scopeprof__reg_unblock);
+}
+static inline void scopeprof__reg_unlock(scopeprof__state *g) {
+    scopeprof__release(&g->reg, &scopeprof__in_reg, &scopeprof__reg_unblock);
+}
+/* Registration's entry (a new site, a thread's first scope): the lock, or 0
+ * when a fault's handler interrupted this thread inside registration (what
+ * needed it is dropped, and said once). */
+static inline int scopeprof__reg_enter(scopeprof__state *g) {
+    if (scopeprof__in_reg) {
+        scopeprof__reentered(g);
+        return 0;
+    }
+    scopeprof__reg_lock(g);
+    return 1;
 }
 
 static inline uint64_t scopeprof__mono_ns(void) {
@@ -1971,20 +1985,23 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
 extern char **environ;
 #pragma GCC diagnostic pop
 SCOPEPROF__INTERNAL void scopeprof__env_unknown(void) {
+    /* The user's variables, then the one modules use among themselves. */
     static const char *const known[] = {"OUTPUT", "SUMMARY", "SORT", "ROW_LIMIT", "BUFFER_MB",
                                         "SCHEDULE", "WRITER", "FLUSH_MS", "SIGNALS", "COMPENSATE",
                                         "INTERNAL_STATE"};
+    enum { N = sizeof known / sizeof *known, USER = N - 1 };
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, "SCOPEPROF_", 10) != 0) continue;
         const char *name = *e + 10;
         size_t len = strcspn(name, "="), i = 0;
-        while (i < sizeof known / sizeof *known && !(strlen(known[i]) == len && memcmp(known[i], name, len) == 0))
-            i++;
-        if (i == sizeof known / sizeof *known)
-            scopeprof__warn("scopeprof: ignoring unknown variable SCOPEPROF_%.*s: the header reads "
-                            "SCOPEPROF_OUTPUT, SUMMARY, SORT, ROW_LIMIT, BUFFER_MB, SCHEDULE, "
-                            "WRITER, FLUSH_MS, SIGNALS and COMPENSATE",
-                            (int)(len < 64 ? len : 64), name);
+        while (i < N && !(strlen(known[i]) == len && memcmp(known[i], name, len) == 0)) i++;
+        if (i < N) continue;
+        char list[256] = "SCOPEPROF_";
+        for (int k = 0; k < USER; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", known[k],
+                     k + 2 < USER ? ", " : k + 2 == USER ? " and " : "");
+        scopeprof__warn("scopeprof: ignoring unknown variable SCOPEPROF_%.*s: the header reads %s",
+                        (int)(len < 64 ? len : 64), name, list);
     }
 }
 
@@ -2401,11 +2418,7 @@ SCOPEPROF__API uint32_t scopeprof__site_add(scopeprof__state *g, const char *nam
  * scope is recorded against site 0, which readers show as "<unknown>". */
 SCOPEPROF__API uint32_t scopeprof__site_register(scopeprof_site *s) {
     scopeprof__state *g = scopeprof__state_get();
-    if (scopeprof__in_reg) { /* site 0 this time; registered on a later use */
-        scopeprof__reentered(g);
-        return 0;
-    }
-    scopeprof__reg_lock(g);
+    if (!scopeprof__reg_enter(g)) return 0; /* site 0 this time; registered on a later use */
     uint32_t id = s->id;
     if (id == 0) {
         id = scopeprof__site_add(g, s->name, s);
@@ -2420,11 +2433,7 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
     if (!name) name = "(null)";
     uint64_t h = scopeprof__hash(name) ^ ((uint64_t)(uintptr_t)callsite * 0x9E3779B97F4A7C15ull);
     uint32_t id = 0;
-    if (scopeprof__in_reg) {
-        scopeprof__reentered(g);
-        return 0;
-    }
-    scopeprof__reg_lock(g);
+    if (!scopeprof__reg_enter(g)) return 0;
     if (g->nsites * 2 >= g->dyn_cap) {
         uint32_t cap = g->dyn_cap ? g->dyn_cap * 2 : 1024;
         while (cap <= g->nsites * 2) cap *= 2;
@@ -2553,13 +2562,9 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     /* No chunk yet (cur == lim): the first event takes one in chunk_next,
      * which keeps to the budget as for any other chunk (20000 short threads
      * each taking a fresh one grew memory past it). */
-    if (scopeprof__in_reg) { /* a fault's handler inside registration */
-        scopeprof__reentered(g);
-        return &g->off_thread;
-    }
     char name[64] = "";
     scopeprof__self_name(name);
-    scopeprof__reg_lock(g);
+    if (!scopeprof__reg_enter(g)) return &g->off_thread;
     t = scopeprof__thread_new(g);
     if (!t) {
         scopeprof__reg_unlock(g);
@@ -3921,9 +3926,9 @@ SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g) {
  * are kept (call sites cache their ids), and the output gets the child's pid. */
 /* Every lock of the registry is held across the fork, in the one order the
  * code nests them: g->lock, then g->reg (registration), then g->qlock (the
- * chunk lists), then g->mlock (the memory map). A lock left held by another thread would stay held
- * forever in the child (the first PROFILE_ALLOC there hung when the fork
- * came while a thread held mlock). */
+ * chunk lists), then g->mlock (the memory map). A lock left held by another
+ * thread would stay held forever in the child (the first PROFILE_ALLOC
+ * there hung when the fork came while a thread held mlock). */
 SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g) return;
