@@ -25,6 +25,7 @@ all:
 $(BUILD):
 	@mkdir -p $(BUILD)
 
+include include/rules.mk
 include reporter/rules.mk
 include samples/rules.mk
 include tests/rules.mk

@@ -32,6 +32,7 @@
  * same loop, from bench/lttng_tp.c; the session is made outside. */
 void lttng_scope_loop(uint64_t n);
 #else
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 #endif
 
@@ -183,8 +184,8 @@ int main(int argc, char **argv) {
     const char *label = w && strcmp(w, "0") == 0 ? "writer0" : "default";
     /* Chunk hand-offs in which the recording thread wrote itself (writer
      * behind, or no writer), and the most chunk memory held at once. */
-    uint64_t selfw = scopeprof__g ? scopeprof__g->self_writes : 0;
-    double peak = scopeprof__g ? (double)scopeprof__g->peak_bytes / 1048576.0 : 0;
+    uint64_t selfw = scopeprof__g ? scopeprof__g->buf.self_writes : 0;
+    double peak = scopeprof__g ? (double)scopeprof__g->buf.peak_bytes / 1048576.0 : 0;
 #endif
     double fns = (double)fl.ns / (double)n, sns = (double)sc.ns / (double)n;
     printf("%-8s %-7s %5.1fM x%d  floor %6.2f ns  scope %6.2f ns  x%5.2f  worst batch: floor %.1f / %.1f us, "

@@ -21,7 +21,7 @@ BENCH_DEPS := bench/bench.h $(HEADER)
 # last two must give the same machine code (bench/disasm_check.sh).
 $(BENCH_DIR)/loops_enabled.o: bench/loops.c $(BENCH_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE -DLOOP_VARIANT=enabled -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -DLOOP_VARIANT=enabled -c $< -o $@
 $(BENCH_DIR)/loops_disabled.o: bench/loops.c $(BENCH_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DLOOP_VARIANT=disabled -c $< -o $@
@@ -41,7 +41,7 @@ $(BENCH_DIR)/scope_cost: $(BENCH_DIR)/scope_cost.o $(BENCH_DIR)/loops_enabled.o 
 # profiles code in its libraries gets it; the driver finds it by $$ORIGIN.
 $(BENCH_DIR)/libscope_loops.so: bench/loops.c $(BENCH_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fPIC -shared -DPROFILE_ENABLE -DLOOP_VARIANT=enabled $< -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -fPIC -shared -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -DLOOP_VARIANT=enabled $< -o $@ $(LDLIBS)
 $(BENCH_DIR)/scope_cost_pic: $(BENCH_DIR)/scope_cost.o $(BENCH_DIR)/loops_disabled.o \
                              $(BENCH_DIR)/loops_nomacro.o $(BENCH_DIR)/libscope_loops.so
 	$(CC) $(ALL_CFLAGS) $(filter %.o,$^) -L$(BENCH_DIR) -lscope_loops -Wl,-rpath,'$$ORIGIN' \
@@ -90,7 +90,7 @@ $(BENCH_DIR)/scope_cost_gpu.o: bench/scope_cost.c $(BENCH_DEPS)
 	$(CC) $(ALL_CFLAGS) -DBENCH_GPU -c $< -o $@
 $(BENCH_DIR)/gpu_loop.o: bench/gpu_loop.c tests/gpu/hip_double.h $(BENCH_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $(BENCH_HIP) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION $(BENCH_HIP) -c $< -o $@
 $(BENCH_DIR)/hip_double.o: tests/gpu/hip_double.c tests/gpu/hip_double.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(BENCH_HIP) -c $< -o $@
@@ -207,7 +207,7 @@ $(BENCH_DIR)/comp_work_plain.o: bench/comp_work.c bench/comp_work.h $(BENCH_DEPS
 	$(CC) $(ALL_CFLAGS) -Ibench -DCOMP_VARIANT=plain -c $< -o $@
 $(BENCH_DIR)/comp_work_prof.o: bench/comp_work.c bench/comp_work.h $(BENCH_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Ibench -DCOMP_VARIANT=prof -DPROFILE_ENABLE -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -Ibench -DCOMP_VARIANT=prof -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -c $< -o $@
 $(BENCH_DIR)/compensation: bench/compensation.c $(BENCH_DIR)/comp_work_plain.o $(BENCH_DIR)/comp_work_prof.o
 	$(CC) $(ALL_CFLAGS) -Ibench $^ -o $@ $(LDLIBS)
 # 7. Compensation on a real code base: LZ4's HC compressor, five functions

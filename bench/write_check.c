@@ -11,6 +11,7 @@
  * thread's id and name too. Usage: write_check OUT.sprof > summary.txt
  */
 #define _GNU_SOURCE
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <fcntl.h>

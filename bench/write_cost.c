@@ -13,6 +13,7 @@
  * docs/PERFORMANCE.md). Without valgrind, it prints the loop's wall time.
  */
 #include "bench.h"
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <stdio.h>

@@ -1,13 +1,15 @@
+/* ==== part: include/parts/api.h ==== */
 /* scopeprof.h -- a drop-in instrumentation profiler for C (and HIP/CUDA) code.
  *
- *   #include "scopeprof.h"
+ *   #define SCOPEPROF_IMPLEMENTATION   // in exactly ONE .c file of each program
+ *   #include "scopeprof.h"             // (or shared library): see below
  *   void step(void) {
  *       PROFILE_FUNCTION();                        // named after __func__
  *       { PROFILE_SCOPE("forward"); forward(); }   // ends where the block ends
  *       PROFILE_BEGIN("backward"); backward(); PROFILE_END();
  *   }
  *
- *   cc -DPROFILE_ENABLE -Iinclude app.c -o app -lpthread && ./app
+ *   cc -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -Iinclude app.c -o app -lpthread && ./app
  *
  * At exit a table in the layout of PyTorch's key_averages().table() is printed
  * to stderr and a trace file (<program>.<pid>.sprof) is written; the `scopeprof`
@@ -16,13 +18,18 @@
  * Without PROFILE_ENABLE (or with PROFILE_ENABLE=0) every macro expands to
  * nothing that generates code: no symbol of this library appears in the object.
  *
- * No "#define IMPLEMENTATION" is needed. The implementation below is compiled in
- * every translation unit as hidden weak functions (each executable or shared
- * library uses one copy; build with -ffunction-sections -fdata-sections and link
- * with -Wl,--gc-sections to drop the bytes of the others), and all modules of a
- * process find one shared registry at run time, so a program of many files and
- * libraries writes one profile. See docs/DESIGN.md for how, and docs/FORMAT.md
- * for the trace file. Compilers and language modes: README "Supported".
+ * ONE IMPLEMENTATION PER MODULE (as stb and sokol headers). Every file that
+ * includes this header gets the macros, the inline hot path and declarations
+ * only, made of compiler types and builtins: no C library header, no feature
+ * macro, so it can stand before or after any other include, in any language
+ * mode. One file of each executable and each shared library defines
+ * SCOPEPROF_IMPLEMENTATION before including it, and compiles the rest (put it
+ * in a file of its own, or include the header first there: the implementation
+ * needs POSIX). Forgetting it fails to link, naming a symbol that contains
+ * SCOPEPROF_IMPLEMENTATION. The modules of a process share one registry at run
+ * time, so a program of many files and libraries writes one profile
+ * (docs/DESIGN.md). Defining it in more than one file of a module costs only
+ * compile time. The trace file: docs/FORMAT.md. Modes: README "Supported".
  *
  * ---------------------------------------------------------------------------
  * PUBLIC API
@@ -54,18 +61,46 @@
  *   PROFILE_SET_RANK(rank)     this process's rank (else from OMPI_COMM_WORLD_RANK,
  *                              PMI_RANK, SLURM_PROCID or RANK).
  *
- * ENVIRONMENT (read once, at the first recorded scope)
+ * WHAT EACH MACRO COSTS, AND MAY DO ON THE CALLING THREAD
+ *
+ *   PROFILE_SCOPE, _FUNCTION   two clock reads and a 16-byte store (inline, no
+ *                              lock, no call). Rarely, out of line: a site's first
+ *                              use (registration lock, an mmap); a thread's first
+ *                              scope (registration lock, an mmap); the process's
+ *                              first scope (the registry: calloc, the
+ *                              environment, ~0.1 ms of calibration, the writer
+ *                              thread started); every 4096 events a buffer swap
+ *                              (chunk lock, maybe an mmap); when the writer is a
+ *                              quarter of the budget behind, a chunk written to
+ *                              the trace file (registry lock, write(2)).
+ *   PROFILE_SCOPE_DYN          as PROFILE_SCOPE, plus a hash lookup under the
+ *                              registration lock at every use.
+ *   PROFILE_BEGIN / _END       an out-of-line call; BEGIN may realloc its stack.
+ *   PROFILE_GPU_SCOPE          two event records on the stream, a query; a
+ *                              per-thread lock; the first one loads the runtime.
+ *   PROFILE_ALLOC / _FREE      the memory lock; a hash insert (calloc to grow).
+ *   PROFILE_THREAD_NAME, _SCHEDULE, _ON_CYCLE, _SET_RANK   the registry lock.
+ *   PROFILE_STEP               the registry lock; at the end of a schedule's
+ *                              cycle: the cycle's file written and closed, its
+ *                              table printed, the PROFILE_ON_CYCLE callback.
+ *   PROFILE_FLUSH              the registry lock; everything written (write(2)).
+ *
+ * ENVIRONMENT (read once, at the first recorded scope; one table in the
+ * implementation, "Environment", drives parsing, defaults and this list)
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
  *                         working directory; "" or "none" writes no file.
  *                         A path already in use by another live process (an
  *                         exec'd program inherits it) becomes NAME.<pid>.sprof.
- *   SCOPEPROF_SUMMARY     0 silences the exit table (default 1).
+ *   SCOPEPROF_SUMMARY     0 silences the exit table (default 1); all prints it
+ *                         on every rank, not only rank 0.
  *   SCOPEPROF_SORT        sort key of the exit table (default cpu_time_total).
  *   SCOPEPROF_ROW_LIMIT   rows of the exit table; 0 or -1 = all (default 20).
  *   SCOPEPROF_BUFFER_MB   memory budget for event buffers, in MiB (default 64);
  *                         past it, full buffers are streamed to the trace file.
- *   SCOPEPROF_SCHEDULE    "skip_first=0,wait=1,warmup=1,active=3,repeat=2".
+ *   SCOPEPROF_SCHEDULE    "skip_first=0,wait=1,warmup=1,active=3,repeat=2"
+ *                         (default none: everything is recorded).
+ *   SCOPEPROF_COMPENSATE  0: no overhead compensation (default 1).
  *   SCOPEPROF_WRITER      0: no background writer thread ("scopeprof-write",
  *                         default 1): recording threads write full buffers.
  *   SCOPEPROF_FLUSH_MS    the writer writes what was recorded at least this
@@ -73,22 +108,26 @@
  *   SCOPEPROF_SIGNALS     0: no handlers (default 1: on SIGINT, SIGTERM, SIGHUP,
  *                         SIGPIPE, SIGQUIT and crashes the trace is written,
  *                         then the signal acts).
- *   SCOPEPROF_SUMMARY=all prints the exit table on every rank, not only rank 0.
  *   A value that does not parse is reported by name on stderr and ignored, and
  *   so is a SCOPEPROF_ variable that is none of these (a misspelt name).
  *
  * CONFIGURATION MACROS (define before including)
  *
  *   PROFILE_ENABLE            turn profiling on (unset or 0: compiled out).
- *   PROFILE_HIP, PROFILE_CUDA GPU backend for PROFILE_GPU_SCOPE.
+ *   SCOPEPROF_IMPLEMENTATION  compile the implementation here (one file per
+ *                             executable or shared library; see above).
+ *   PROFILE_HIP, PROFILE_CUDA GPU backend for PROFILE_GPU_SCOPE (define it in
+ *                             the implementation's file too).
  *   SCOPEPROF_EVENTS_PER_CHUNK  16-byte event slots per buffer chunk (default
- *                             4096, at least 2).
- *   SCOPEPROF_AGGREGATION     compile only the aggregation and table code
- *                             (used by the reporter; no recording, no hooks).
+ *                             4096, at least 2; the same in every file).
+ *   SCOPEPROF_AGGREGATION     declare the aggregation, table and trace-format
+ *                             API (the reporter's); with SCOPEPROF_IMPLEMENTATION
+ *                             and without PROFILE_ENABLE, compile only those.
  * ---------------------------------------------------------------------------
+ *
+ * This file is made by `make header` from the parts under include/parts/, in
+ * the order of an event's path; each part begins with a line naming it.
  */
-#ifndef SCOPEPROF_H
-#define SCOPEPROF_H
 
 #if defined(PROFILE_ENABLE) && (PROFILE_ENABLE + 0 != 0 || (1 - PROFILE_ENABLE - 1) == 2)
 /* PROFILE_ENABLE non-zero, or defined empty (then the second test reads
@@ -98,40 +137,52 @@
 #define SCOPEPROF__ON 0
 #endif
 
-/* Language modes (README "Supported"). The recorder is C99 and POSIX.1-2008:
- * in a strict ISO mode (-std=c99/c11/c17 define __STRICT_ANSI__) glibc hides
- * POSIX (clock_gettime, O_CLOEXEC, struct sigaction, ...). Included before any
- * system header, the header asks for POSIX.1-2008 itself; after one, that
- * choice is already made (glibc's <features.h> is read once), and the check
- * after the includes below names the fix. The disabled build needs nothing. */
-#if SCOPEPROF__ON && !defined(__cplusplus)
-#if !defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L
-#error "scopeprof.h: PROFILE_ENABLE needs C99 or later (-std=c99, gnu99 or newer); the disabled build also compiles as C89"
-#undef SCOPEPROF__ON
-#define SCOPEPROF__ON 0 /* one error, not a page: the rest compiles as disabled */
-#elif defined(__STRICT_ANSI__) && !defined(_FEATURES_H) && !defined(_POSIX_C_SOURCE) && \
+/* Whether this inclusion compiles the implementation: once per translation
+ * unit, in the file that asks (undefined again by the last part). */
+#if defined(SCOPEPROF_IMPLEMENTATION) && (SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)) && \
+    !defined(SCOPEPROF__IMPL_DONE)
+#define SCOPEPROF__IMPL_DONE
+#define SCOPEPROF__IMPL 1
+/* The implementation is C99 and POSIX.1-2008: in a strict ISO mode
+ * (-std=c99/c11/c17 define __STRICT_ANSI__) glibc hides POSIX (clock_gettime,
+ * O_CLOEXEC, struct sigaction, ...). Before any system header, the header
+ * asks for POSIX.1-2008 itself; after one, that choice is already made
+ * (glibc's <features.h> is read once), and state.h's check names the fix. */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L && \
+    defined(__STRICT_ANSI__) && !defined(_FEATURES_H) && !defined(_POSIX_C_SOURCE) && \
     !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && \
     !defined(_BSD_SOURCE) && !defined(_POSIX_SOURCE)
 #define _POSIX_C_SOURCE 200809L
 #endif
 #endif
-#if SCOPEPROF__ON
-#include <fcntl.h>
-#include <signal.h>
-#include <time.h>
-#if !defined(CLOCK_MONOTONIC) || !defined(O_CLOEXEC) || !defined(SA_RESETHAND)
-#error "scopeprof.h: POSIX.1-2008 is hidden (strict -std=c99/c11/c17 and a system header included before scopeprof.h): include scopeprof.h first, or compile with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
-#undef SCOPEPROF__ON
-#define SCOPEPROF__ON 0
+
+/* Two style rules the header's own code does not follow, silenced for the
+ * header's lines only (pushed here, popped by the last part, so the including
+ * file keeps every warning it asked for): -Wdeclaration-after-statement (the
+ * implementation is C99: declarations where values are known) and
+ * -Wmissing-prototypes / -Wmissing-declarations (its internal functions are
+ * defined once, here, and have no other declaration to agree with). Every
+ * other warning of the strict sets in README "Supported" is fixed in the code. */
+#pragma GCC diagnostic push
+#ifndef __cplusplus
+#pragma GCC diagnostic ignored "-Wdeclaration-after-statement"
 #endif
+#if !defined(__cplusplus) || defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
 #endif
+#pragma GCC diagnostic ignored "-Wmissing-declarations" /* g++'s name for it */
+
+#ifndef SCOPEPROF_H
+#define SCOPEPROF_H
 
 #define SCOPEPROF_VERSION_STRING "0.1.0"
 
-/* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
- * old readers can skip (new chunk types), MAJOR for anything else. */
-#define SCOPEPROF_FORMAT_MAJOR 3
-#define SCOPEPROF_FORMAT_MINOR 1 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk */
+#if SCOPEPROF__ON && !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
+#error "scopeprof.h: PROFILE_ENABLE needs C99 or later (-std=c99, gnu99 or newer); the disabled build also compiles as C89"
+#undef SCOPEPROF__ON
+#define SCOPEPROF__ON 0 /* one error, not a page: the rest compiles as disabled */
+#undef SCOPEPROF__IMPL
+#endif
 
 /* A declaration that generates no code, data or symbol: an enum constant
  * with a name of its own (__COUNTER__), its value reading the macro argument
@@ -170,23 +221,425 @@
 #define PROFILE_SET_RANK(rank) ((void)sizeof(rank))
 #endif
 
-/* Two style rules the header's own code does not follow, silenced for the
- * header's lines only (pushed here, popped at its end, so the including
- * file keeps every warning it asked for): -Wdeclaration-after-statement (the
- * implementation is C99: declarations where values are known) and
- * -Wmissing-prototypes / -Wmissing-declarations (its internal functions are
- * defined once, here, and have no other declaration to agree with). Every other warning of the
- * strict sets in README "Supported" is fixed in the code. */
-#pragma GCC diagnostic push
-#ifndef __cplusplus
-#pragma GCC diagnostic ignored "-Wdeclaration-after-statement"
-#endif
-#if !defined(__cplusplus) || defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"
-#endif
-#pragma GCC diagnostic ignored "-Wmissing-declarations" /* g++'s name for it */
-
 #if SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Compiler-provided types: <stdint.h> would bring in the C library's
+ * <features.h> and fix the program's feature set (see above). These are the
+ * types uint32_t, uint64_t, uintptr_t and size_t name. */
+typedef __UINT32_TYPE__ scopeprof__u32;
+typedef __UINT64_TYPE__ scopeprof__u64;
+typedef __UINTPTR_TYPE__ scopeprof__uptr;
+typedef __SIZE_TYPE__ scopeprof__size;
+
+/* Where a scope was written. One static instance per call site; `id` is 0
+ * until the site is registered (once, on its first use). */
+typedef struct scopeprof_site {
+    const char *name;
+    const char *file;
+    const char *func;
+    scopeprof__u32 line;
+    scopeprof__u32 id;
+} scopeprof_site;
+
+/* Event records as the per-thread buffers hold them (and, since format 2,
+ * EVENTS chunks: docs/FORMAT.md). Most events take 16 bytes:
+ *     u64 start, u32 duration (< 0xFFFFFFFF), u32 key
+ *     key = site (bits 0-18) | depth (bits 19-30) | GPU flag (bit 31)
+ * An event that does not fit (a long duration, site id >= 2^19, depth >=
+ * 2^12, a MEM record) takes 32 bytes: its duration field is the mark
+ * 0xFFFFFFFF and the fields follow in full:
+ *     u64 start, u32 mark, u32 depth_and_flags, u64 end, u32 site, u32 0
+ * The buffers hold times in clock ticks, the file nanoseconds. Flags in an
+ * event's depth field:
+ * GPU: the CPU side of a GPU scope; its GPU interval is the next GPU record
+ *      of the same thread (if that record's launch_ns equals the event's start).
+ * MEM: not a scope but an allocation or free: `end` holds the signed byte
+ *      count, bits 24-29 the device (0: CPU, n: GPU n-1), bits 0-23 the
+ *      number of scopes open on the thread. */
+#define SCOPEPROF_DEPTH_GPU 0x80000000u
+#define SCOPEPROF_DEPTH_MEM 0x40000000u
+#define SCOPEPROF_DEPTH_MASK 0x3FFFFFFFu
+#define SCOPEPROF_REC_LONG_MARK 0xFFFFFFFFu
+#define SCOPEPROF_REC_SITE_BITS 19
+#define SCOPEPROF_REC_DEPTH_BITS 12
+/* The key of a 16-byte record, for a site and depth that fit (the GPU flag
+ * is the top bit of both `depth` and the key). */
+static inline scopeprof__u32 scopeprof__key_pack(scopeprof__u32 site, scopeprof__u32 depth) {
+    return site | depth << SCOPEPROF_REC_SITE_BITS | (depth & SCOPEPROF_DEPTH_GPU);
+}
+#ifdef __cplusplus
+}
+#endif
+#endif /* SCOPEPROF__ON || SCOPEPROF_AGGREGATION */
+
+#if SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SCOPEPROF__CAT2(a, b) a##b
+#define SCOPEPROF__CAT(a, b) SCOPEPROF__CAT2(a, b)
+/* Each macro use gets one __COUNTER__ value for its variables, so two scopes
+ * on one line (or in one macro) do not collide. */
+#define SCOPEPROF__V(p, id) SCOPEPROF__CAT(p, id)
+
+/* The per-thread recording state. The hot path touches `cur`, `lim` and
+ * `depth` only; everything else is for the slow path and the flusher. */
+typedef struct scopeprof__chunk scopeprof__chunk;
+/* 16 bytes of a thread's buffer: a short event record, or half of a long
+ * one (see "Event records"), with times in ticks. */
+typedef struct scopeprof__slot {
+    scopeprof__u64 start;
+    scopeprof__u32 dur, key;
+} scopeprof__slot;
+typedef struct scopeprof__range {
+    scopeprof__u64 start;
+    scopeprof__u32 site, depth;
+} scopeprof__range;
+typedef struct scopeprof__thread {
+    scopeprof__slot *cur, *lim; /* write cursor in the current chunk */
+    scopeprof__u32 depth;             /* scopes open now */
+    scopeprof__u32 index;             /* 0, 1, 2... in order of first event */
+    scopeprof__chunk *chunk;
+    struct scopeprof__thread *next;
+    scopeprof__u64 tid;
+    char name[64];
+    int alive;
+    scopeprof__range *ranges; /* open PROFILE_BEGIN ranges */
+    scopeprof__u32 nranges, rcap;
+    int warned_end; /* an unmatched PROFILE_END was reported */
+    int explicit_name; /* set by PROFILE_THREAD_NAME: never re-read */
+    void *gpu;      /* the GPU backend's per-thread state, if any */
+    scopeprof__u32 nqueued; /* its chunks waiting in the write queue */
+    /* The exit summary's per-thread slot: kept by this state when it is
+     * reused for a later thread (scopeprof__thread_new), so the summary
+     * holds one slot per state, not one per thread ever started. */
+    scopeprof__u32 slot;
+} scopeprof__thread;
+
+typedef struct scopeprof_scope { /* what a PROFILE_SCOPE variable holds */
+    scopeprof__u64 start;
+    scopeprof__u32 site, depth;
+    scopeprof__thread *t; /* saves reading the TLS pointer again at the end */
+} scopeprof_scope;
+
+/* The module's (hidden) thread pointer, set on the first scope of a thread,
+ * and its clock choice: 1 when ticks are TSC cycles, else ticks are
+ * CLOCK_MONOTONIC nanoseconds read out of line. Defined by the implementation
+ * (registry.h); the assembler names say what a link error means.
+ * initial-exec: one instruction to reach it, also in a shared library
+ * (instead of a __tls_get_addr call); it takes 8 bytes of the static TLS
+ * space glibc keeps for libraries loaded with dlopen. */
+extern __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls
+    __asm__("scopeprof__tls__define_SCOPEPROF_IMPLEMENTATION_in_one_file");
+extern __attribute__((visibility("hidden"))) int scopeprof__use_tsc
+    __asm__("scopeprof__use_tsc__define_SCOPEPROF_IMPLEMENTATION_in_one_file");
+
+/* The out-of-line half of the API, defined by the implementation; hidden:
+ * each module calls its own copy directly (no PLT). */
+#define SCOPEPROF__HIDDEN __attribute__((visibility("hidden")))
+SCOPEPROF__HIDDEN scopeprof__thread *scopeprof__thread_attach(void);
+SCOPEPROF__HIDDEN scopeprof__u32 scopeprof__site_register(scopeprof_site *s);
+SCOPEPROF__HIDDEN scopeprof__u32 scopeprof__site_dyn(const scopeprof_site *callsite, const char *name);
+SCOPEPROF__HIDDEN scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t);
+SCOPEPROF__HIDDEN void scopeprof__emit_long(scopeprof__thread *t, scopeprof__u64 start, scopeprof__u64 end, scopeprof__u32 site,
+                          scopeprof__u32 depth);
+SCOPEPROF__HIDDEN void scopeprof__range_begin(scopeprof_site *s);
+SCOPEPROF__HIDDEN void scopeprof__range_end(scopeprof_site *s);
+SCOPEPROF__HIDDEN void scopeprof__thread_name(const char *name);
+SCOPEPROF__HIDDEN void scopeprof__flush(void);
+/* Called when a scheduled cycle's trace is written: its path and number. */
+typedef void (*scopeprof_cycle_fn)(const char *path, int cycle, void *user);
+SCOPEPROF__HIDDEN void scopeprof__step(void);
+SCOPEPROF__HIDDEN void scopeprof__schedule(int skip_first, int wait, int warmup, int active, int repeat);
+SCOPEPROF__HIDDEN void scopeprof__on_cycle(scopeprof_cycle_fn fn, void *user);
+SCOPEPROF__HIDDEN void scopeprof__set_rank(int rank);
+/* Only the address of ptr is used (never what it points to). */
+SCOPEPROF__HIDDEN void scopeprof__mem_alloc(scopeprof_site *s, scopeprof__uptr ptr, scopeprof__u64 bytes, int device);
+SCOPEPROF__HIDDEN void scopeprof__mem_free(scopeprof_site *s, scopeprof__uptr ptr, int device);
+
+/* The clock of the hot path: the TSC where it is invariant, else the
+ * implementation's clock_gettime (out of line: <time.h> is not ours to
+ * include here). */
+SCOPEPROF__HIDDEN scopeprof__u64 scopeprof__ticks_slow(void);
+static inline scopeprof__u64 scopeprof__ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_expect(scopeprof__use_tsc == 1, 1)) return __builtin_ia32_rdtsc();
+#endif
+    return scopeprof__ticks_slow();
+}
+
+static inline scopeprof_scope scopeprof__scope_open(scopeprof__u32 site) {
+    scopeprof__thread *t = scopeprof__tls;
+    if (__builtin_expect(!t, 0)) t = scopeprof__thread_attach();
+    scopeprof_scope sc;
+    sc.t = t;
+    sc.site = site;
+    sc.depth = t->depth++;
+    sc.start = scopeprof__ticks();
+    return sc;
+}
+
+static inline scopeprof_scope scopeprof__scope_begin(scopeprof_site *s) {
+    scopeprof__u32 id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(id == 0, 0)) id = scopeprof__site_register(s);
+    return scopeprof__scope_open(id);
+}
+
+/* Append one event to the thread's buffer: 16 bytes when its duration is
+ * under 2^27 ticks (tens of milliseconds: still short once converted to
+ * nanoseconds by any clock faster than 32 MHz) and its site and depth fit
+ * their bits; else the 32-byte form, out of line. The cursor is published
+ * with a release store (a plain store on x86) so the exit flusher can read
+ * other threads' buffers; there is no lock and no read-modify-write. */
+static inline void scopeprof__emit(scopeprof__thread *t, scopeprof__u64 start, scopeprof__u64 end,
+                                   scopeprof__u32 site, scopeprof__u32 depth) {
+    scopeprof__u64 d = end - start;
+    if (__builtin_expect(((d >> 27) | (site >> SCOPEPROF_REC_SITE_BITS) |
+                          (depth & ~SCOPEPROF_DEPTH_GPU) >> SCOPEPROF_REC_DEPTH_BITS) == 0, 1)) {
+        scopeprof__slot *e = t->cur;
+        if (__builtin_expect(e == t->lim, 0)) e = scopeprof__chunk_next(t);
+        e->start = start;
+        e->dur = (scopeprof__u32)d;
+        e->key = scopeprof__key_pack(site, depth);
+        __atomic_store_n(&t->cur, e + 1, __ATOMIC_RELEASE);
+    } else {
+        scopeprof__emit_long(t, start, end, site, depth);
+    }
+}
+
+static inline void scopeprof__scope_end(scopeprof_scope *sc) {
+    scopeprof__u64 end = scopeprof__ticks();
+    scopeprof__thread *t = sc->t;
+    t->depth = sc->depth;
+    scopeprof__emit(t, sc->start, end, sc->site, sc->depth);
+}
+
+#define SCOPEPROF__SITE(var, nm)                                                    \
+    static scopeprof_site var = {(nm), __FILE__, __func__, (scopeprof__u32)__LINE__, 0}
+
+#define PROFILE_SCOPE(nm) SCOPEPROF__SCOPE(nm, __COUNTER__)
+#define SCOPEPROF__SCOPE(nm, id)                                                    \
+    SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), nm);                        \
+    scopeprof_scope SCOPEPROF__V(scopeprof__scope_, id)                             \
+        __attribute__((cleanup(scopeprof__scope_end), unused)) =                    \
+            scopeprof__scope_begin(&SCOPEPROF__V(scopeprof__site_, id))
+
+#define PROFILE_SCOPE_DYN(str) SCOPEPROF__SCOPE_DYN(str, __COUNTER__)
+#define SCOPEPROF__SCOPE_DYN(str, id)                                               \
+    SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), "");                        \
+    scopeprof_scope SCOPEPROF__V(scopeprof__scope_, id)                             \
+        __attribute__((cleanup(scopeprof__scope_end), unused)) =                    \
+            scopeprof__scope_open(                                                  \
+                scopeprof__site_dyn(&SCOPEPROF__V(scopeprof__site_, id), (str)))
+
+#define PROFILE_FUNCTION() PROFILE_SCOPE(__func__)
+
+#define PROFILE_BEGIN(nm)                                                           \
+    do {                                                                            \
+        SCOPEPROF__SITE(scopeprof__site_b, nm);                                     \
+        scopeprof__range_begin(&scopeprof__site_b);                                 \
+    } while (0)
+
+#define PROFILE_END()                                                               \
+    do {                                                                            \
+        SCOPEPROF__SITE(scopeprof__site_e, "PROFILE_END");                          \
+        scopeprof__range_end(&scopeprof__site_e);                                   \
+    } while (0)
+
+#define PROFILE_THREAD_NAME(nm) scopeprof__thread_name(nm)
+#define PROFILE_FLUSH() scopeprof__flush()
+
+#define PROFILE_STEP() scopeprof__step()
+#define PROFILE_SCHEDULE(skip_first, wait, warmup, active, repeat)                  \
+    scopeprof__schedule((skip_first), (wait), (warmup), (active), (repeat))
+#define PROFILE_ON_CYCLE(fn, user) scopeprof__on_cycle((fn), (user))
+#define PROFILE_SET_RANK(rank) scopeprof__set_rank(rank)
+
+#define SCOPEPROF__MEM(nm, call)                                                    \
+    do {                                                                            \
+        SCOPEPROF__SITE(scopeprof__site_m, nm);                                     \
+        call;                                                                       \
+    } while (0)
+#define PROFILE_ALLOC(ptr, bytes)                                                   \
+    SCOPEPROF__MEM("alloc", scopeprof__mem_alloc(&scopeprof__site_m, (scopeprof__uptr)(const void *)(ptr), \
+                                                 (scopeprof__u64)(bytes), 0))
+#define PROFILE_FREE(ptr)                                                           \
+    SCOPEPROF__MEM("free", scopeprof__mem_free(&scopeprof__site_m, (scopeprof__uptr)(const void *)(ptr), 0))
+#define PROFILE_GPU_ALLOC(ptr, bytes, device)                                       \
+    SCOPEPROF__MEM("gpu_alloc", scopeprof__mem_alloc(&scopeprof__site_m, (scopeprof__uptr)(const void *)(ptr), \
+                                                     (scopeprof__u64)(bytes), (device) + 1))
+#define PROFILE_GPU_FREE(ptr, device)                                               \
+    SCOPEPROF__MEM("gpu_free",                                                      \
+                   scopeprof__mem_free(&scopeprof__site_m, (scopeprof__uptr)(const void *)(ptr), (device) + 1))
+
+#if !defined(PROFILE_HIP) && !defined(PROFILE_CUDA)
+/* No GPU backend: the CPU side of the scope only. */
+#define PROFILE_GPU_SCOPE(nm, stream)                                               \
+    PROFILE_SCOPE(nm);                                                              \
+    SCOPEPROF__NOOP_DECL(stream)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SCOPEPROF__ON */
+
+#endif /* SCOPEPROF_H */
+/* ==== part: include/parts/gpu_api.h ==== */
+/* ======================================================================== */
+/* GPU scopes (PROFILE_HIP or PROFILE_CUDA): events on streams              */
+/* ======================================================================== */
+/* A GPU scope records an event on its stream when it opens and when it
+ * closes, taking events from a pool per (thread, device), and records its CPU
+ * side as a normal scope flagged SCOPEPROF_DEPTH_GPU. The GPU interval is
+ * resolved later: polled (non-blocking, per stream) as scopes close, waited
+ * for when the thread's events are written (budget reached, PROFILE_FLUSH),
+ * and at the latest in an atexit handler registered at the first GPU scope,
+ * which runs before the runtime's own teardown (nvcc's static CUDA runtime
+ * answers every call from an ELF destructor with cudaErrorCudartUnloading).
+ *
+ * The device of a scope is its stream's (*StreamGetDevice where the runtime
+ * has it, else the current device); events are created on that device, as
+ * the runtime rejects an event recorded on another device's stream.
+ *
+ * A stream being captured into a graph (*StreamIsCapturing) gets no event:
+ * the scope records its CPU side, and its GPU record says "captured". Calls
+ * that a global-mode capture forbids (query, synchronize) are made in the
+ * relaxed capture mode of the calling thread, so they never break a capture
+ * the program has running on another stream or thread.
+ *
+ * GPU times land on the CPU timeline through an anchor per device: an event
+ * recorded on a private non-blocking idle stream and waited for (never under
+ * a lock), whose completion is placed at the tick read right after the wait
+ * (retried when the wait was much longer than an idle device needs). That is
+ * the latest it can have happened, so a GPU interval never lands before the
+ * CPU scope that launched it (the midpoint is closer on average, but a thread
+ * preempted between its clock read and the record put work before its launch
+ * on the timeline, and flow arrows pointed backwards). A GPU time is the
+ * anchor's tick, converted to ns as the CPU scopes' ticks are (so an error in
+ * the conversion moves both alike), plus the elapsed time from the anchor
+ * event. Scopes nested on one stream are all timed from the outermost one's
+ * start event (and its anchor), so float rounding keeps a nested interval
+ * inside its parent. Anchors are renewed every second (in a scope's open, on
+ * the private stream only) to bound drift and the float precision.
+ *
+ * The runtime is found without changing how the program links: under nvcc
+ * (whose runtime may be static) by direct calls; otherwise with dlsym, first
+ * among what the program already loaded, then by dlopen of the runtime
+ * library. No runtime, no device, or any error: one line on stderr, and GPU
+ * scopes record their CPU side only. */
+#if SCOPEPROF__ON && (defined(PROFILE_HIP) || defined(PROFILE_CUDA)) && !defined(SCOPEPROF__GPU_DONE)
+#define SCOPEPROF__GPU_DONE
+#if defined(PROFILE_HIP)
+#if !defined(__HIP_PLATFORM_AMD__) && !defined(__HIP_PLATFORM_NVIDIA__)
+#define __HIP_PLATFORM_AMD__ 1
+#endif
+#include <hip/hip_runtime_api.h>
+#define SCOPEPROF__G(x) hip##x
+#define SCOPEPROF__G_NAME "HIP"
+#define SCOPEPROF__G_LIBS                                                           \
+    {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", NULL}
+typedef hipError_t scopeprof__gerr;
+typedef hipEvent_t scopeprof__gevent;
+typedef hipStream_t scopeprof__gstream;
+typedef hipDeviceProp_t scopeprof__gprop;
+typedef hipStreamCaptureStatus scopeprof__gcapstatus;
+typedef hipStreamCaptureMode scopeprof__gcapmode;
+#define SCOPEPROF__G_OK hipSuccess
+#define SCOPEPROF__G_NOT_READY hipErrorNotReady
+#define SCOPEPROF__G_NON_BLOCKING hipStreamNonBlocking
+#define SCOPEPROF__G_CAP_NONE hipStreamCaptureStatusNone
+#define SCOPEPROF__G_CAP_RELAXED hipStreamCaptureModeRelaxed
+#define SCOPEPROF__G_CAP_ERR(e)                                                     \
+    ((e) == hipErrorStreamCaptureImplicit || (e) == hipErrorStreamCaptureUnsupported || \
+     (e) == hipErrorStreamCaptureInvalidated)
+#else
+#include <cuda_runtime_api.h>
+#define SCOPEPROF__G(x) cuda##x
+#define SCOPEPROF__G_NAME "CUDA"
+#define SCOPEPROF__G_LIBS {"libcudart.so", "libcudart.so.13", "libcudart.so.12", NULL}
+typedef cudaError_t scopeprof__gerr;
+typedef cudaEvent_t scopeprof__gevent;
+typedef cudaStream_t scopeprof__gstream;
+typedef struct cudaDeviceProp scopeprof__gprop;
+typedef enum cudaStreamCaptureStatus scopeprof__gcapstatus;
+typedef enum cudaStreamCaptureMode scopeprof__gcapmode;
+#define SCOPEPROF__G_OK cudaSuccess
+#define SCOPEPROF__G_NOT_READY cudaErrorNotReady
+#define SCOPEPROF__G_NON_BLOCKING cudaStreamNonBlocking
+#define SCOPEPROF__G_CAP_NONE cudaStreamCaptureStatusNone
+#define SCOPEPROF__G_CAP_RELAXED cudaStreamCaptureModeRelaxed
+#define SCOPEPROF__G_CAP_ERR(e)                                                     \
+    ((e) == cudaErrorStreamCaptureImplicit || (e) == cudaErrorStreamCaptureUnsupported || \
+     (e) == cudaErrorStreamCaptureInvalidated)
+#if defined(__CUDACC__)
+/* nvcc links its runtime itself, statically by default: a static runtime
+ * exports nothing that dlsym could find, and a second copy loaded with dlopen
+ * would not know the program's streams. So call it directly. */
+#define SCOPEPROF__G_DIRECT 1
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct scopeprof__ganchor scopeprof__ganchor; /* gpu.h */
+typedef struct scopeprof_gpu_scope { /* what a PROFILE_GPU_SCOPE variable holds */
+    scopeprof_scope cpu;
+    scopeprof__gstream stream;
+    scopeprof__gevent start, base;
+    scopeprof__ganchor *anchor;
+    int device, ok, captured;
+    scopeprof__u32 slot; /* in the thread's open list */
+} scopeprof_gpu_scope;
+
+/* The GPU halves of a scope's open and close (gpu.h): 1 if it is timed or
+ * captured; 1 if queued. */
+SCOPEPROF__HIDDEN int scopeprof__gpu_open(scopeprof_gpu_scope *gs);
+SCOPEPROF__HIDDEN int scopeprof__gpu_close(scopeprof_gpu_scope *gs);
+
+static inline scopeprof_gpu_scope scopeprof__gpu_begin(scopeprof_site *s, scopeprof__gstream stream) {
+    scopeprof_gpu_scope gs;
+    gs.cpu = scopeprof__scope_begin(s);
+    gs.stream = stream;
+    gs.anchor = 0;
+    gs.device = 0;
+    gs.captured = 0;
+    gs.slot = 0;
+    gs.ok = scopeprof__gpu_open(&gs);
+    return gs;
+}
+
+static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
+    scopeprof__u32 flag = gs->ok && scopeprof__gpu_close(gs) ? SCOPEPROF_DEPTH_GPU : 0;
+    scopeprof__u64 end = scopeprof__ticks();
+    scopeprof__thread *t = gs->cpu.t;
+    t->depth = gs->cpu.depth;
+    scopeprof__emit(t, gs->cpu.start, end, gs->cpu.site, gs->cpu.depth | flag);
+}
+
+#define PROFILE_GPU_SCOPE(nm, stream) SCOPEPROF__GPU_SCOPE(nm, stream, __COUNTER__)
+#define SCOPEPROF__GPU_SCOPE(nm, stream, id)                                        \
+    SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), nm);                        \
+    scopeprof_gpu_scope SCOPEPROF__V(scopeprof__gscope_, id)                        \
+        __attribute__((cleanup(scopeprof__gpu_end), unused)) =                      \
+            scopeprof__gpu_begin(&SCOPEPROF__V(scopeprof__site_, id), (stream))
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPU scopes */
+/* ==== part: include/parts/format.h ==== */
+/* The trace-file format and the aggregation API: what the reporter and the
+ * implementation use (SCOPEPROF_AGGREGATION, or the implementation's file).
+ * docs/FORMAT.md is the contract for the file. */
+#if (defined(SCOPEPROF_AGGREGATION) || defined(SCOPEPROF__IMPL)) && !defined(SCOPEPROF__FORMAT_H)
+#define SCOPEPROF__FORMAT_H
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -195,15 +648,10 @@
 extern "C" {
 #endif
 
-/* Where a scope was written. One static instance per call site; `id` is 0
- * until the site is registered (once, on its first use). */
-typedef struct scopeprof_site {
-    const char *name;
-    const char *file;
-    const char *func;
-    uint32_t line;
-    uint32_t id;
-} scopeprof_site;
+/* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
+ * old readers can skip (new chunk types), MAJOR for anything else. */
+#define SCOPEPROF_FORMAT_MAJOR 3
+#define SCOPEPROF_FORMAT_MINOR 1 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -383,35 +831,11 @@ enum {
     SCOPEPROF_CHUNK_MEMORY = 8, /* peak and final memory per device */
     SCOPEPROF_CHUNK_OVERHEAD = 9 /* what recording a scope costs (since 3.1) */
 };
-/* Flags in an event's depth field (docs/FORMAT.md):
- * GPU: the CPU side of a GPU scope; its GPU interval is the next GPU record
- *      of the same thread (if that record's launch_ns equals the event's start).
- * MEM: not a scope but an allocation or free: `end` holds the signed byte
- *      count, bits 24-29 the device (0: CPU, n: GPU n-1), bits 0-23 the
- *      number of scopes open on the thread. */
-#define SCOPEPROF_DEPTH_GPU 0x80000000u
-#define SCOPEPROF_DEPTH_MEM 0x40000000u
-#define SCOPEPROF_DEPTH_MASK 0x3FFFFFFFu
+/* A MEM record's depth field (see "Event records" in api.h). */
 #define SCOPEPROF_MEM_DEVICE(depth) (((depth) >> 24) & 63u)
 #define SCOPEPROF_MEM_DEPTH(depth) ((depth) & 0xFFFFFFu)
 
-/* Event records: how EVENTS chunks (format 2) and the per-thread buffers
- * store a scopeprof_event. Most events take 16 bytes:
- *     u64 start, u32 duration (< 0xFFFFFFFF), u32 key
- *     key = site (bits 0-18) | depth (bits 19-30) | GPU flag (bit 31)
- * An event that does not fit (a long duration, site id >= 2^19, depth >=
- * 2^12, a MEM record) takes 32 bytes: its duration field is the mark
- * 0xFFFFFFFF and the fields follow in full:
- *     u64 start, u32 mark, u32 depth_and_flags, u64 end, u32 site, u32 0
- * The buffers hold times in clock ticks, the file nanoseconds. */
-#define SCOPEPROF_REC_LONG_MARK 0xFFFFFFFFu
-#define SCOPEPROF_REC_SITE_BITS 19
-#define SCOPEPROF_REC_DEPTH_BITS 12
-/* The key of a 16-byte record, for a site and depth that fit (the GPU flag
- * is the top bit of both `depth` and the key), and back. */
-static inline uint32_t scopeprof__key_pack(uint32_t site, uint32_t depth) {
-    return site | depth << SCOPEPROF_REC_SITE_BITS | (depth & SCOPEPROF_DEPTH_GPU);
-}
+/* The site and depth of a 16-byte record's key (scopeprof__key_pack). */
 static inline void scopeprof__key_unpack(uint32_t key, scopeprof_event *e) {
     e->site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1);
     e->depth = (key & SCOPEPROF_DEPTH_GPU) |
@@ -444,226 +868,15 @@ uint32_t scopeprof_chunk_crc(uint32_t payload_crc, const unsigned char *chunk_he
 #ifdef __cplusplus
 }
 #endif
-#endif /* SCOPEPROF__ON || SCOPEPROF_AGGREGATION */
-
-/* ======================================================================== */
-/* Recording API (enabled build only)                                       */
-/* ======================================================================== */
-#if SCOPEPROF__ON
-#include <pthread.h>
-#include <time.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#define SCOPEPROF__CAT2(a, b) a##b
-#define SCOPEPROF__CAT(a, b) SCOPEPROF__CAT2(a, b)
-/* Each macro use gets one __COUNTER__ value for its variables, so two scopes
- * on one line (or in one macro) do not collide. */
-#define SCOPEPROF__V(p, id) SCOPEPROF__CAT(p, id)
-
-/* The per-thread recording state. The hot path touches `cur`, `lim` and
- * `depth` only; everything else is for the slow path and the flusher. */
-typedef struct scopeprof__chunk scopeprof__chunk;
-/* 16 bytes of a thread's buffer: a short event record, or half of a long
- * one (see "Event records"), with times in ticks. */
-typedef struct scopeprof__slot {
-    uint64_t start;
-    uint32_t dur, key;
-} scopeprof__slot;
-typedef struct scopeprof__range {
-    uint64_t start;
-    uint32_t site, depth;
-} scopeprof__range;
-typedef struct scopeprof__thread {
-    scopeprof__slot *cur, *lim; /* write cursor in the current chunk */
-    uint32_t depth;             /* scopes open now */
-    uint32_t index;             /* 0, 1, 2... in order of first event */
-    scopeprof__chunk *chunk;
-    struct scopeprof__thread *next;
-    uint64_t tid;
-    char name[64];
-    int alive;
-    scopeprof__range *ranges; /* open PROFILE_BEGIN ranges */
-    uint32_t nranges, rcap;
-    int warned_end; /* an unmatched PROFILE_END was reported */
-    int explicit_name; /* set by PROFILE_THREAD_NAME: never re-read */
-    void *gpu;      /* the GPU backend's per-thread state, if any */
-    uint32_t nqueued; /* its chunks waiting in the write queue */
-    /* The exit summary's per-thread slot: kept by this state when it is
-     * reused for a later thread (scopeprof__thread_new), so the summary
-     * holds one slot per state, not one per thread ever started. */
-    uint32_t slot;
-} scopeprof__thread;
-
-typedef struct scopeprof_scope { /* what a PROFILE_SCOPE variable holds */
-    uint64_t start;
-    uint32_t site, depth;
-    scopeprof__thread *t; /* saves reading the TLS pointer again at the end */
-} scopeprof_scope;
-
-/* Module-local (hidden) thread pointer: set on the first scope of a thread.
- * initial-exec: one instruction to reach it, also in a shared library
- * (instead of a __tls_get_addr call); it takes 8 bytes of the static TLS
- * space glibc keeps for libraries loaded with dlopen. */
-__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls;
-/* 1 when ticks are TSC cycles, 0 when they are clock_gettime nanoseconds. */
-__attribute__((weak, visibility("hidden"))) int scopeprof__use_tsc = -1;
-
-scopeprof__thread *scopeprof__thread_attach(void);
-uint32_t scopeprof__site_register(scopeprof_site *s);
-uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, const char *name);
-scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t);
-void scopeprof__emit_long(scopeprof__thread *t, uint64_t start, uint64_t end, uint32_t site,
-                          uint32_t depth);
-void scopeprof__range_begin(scopeprof_site *s);
-void scopeprof__range_end(scopeprof_site *s);
-void scopeprof__thread_name(const char *name);
-void scopeprof__flush(void);
-/* Called when a scheduled cycle's trace is written: its path and number. */
-typedef void (*scopeprof_cycle_fn)(const char *path, int cycle, void *user);
-void scopeprof__step(void);
-void scopeprof__schedule(int skip_first, int wait, int warmup, int active, int repeat);
-void scopeprof__on_cycle(scopeprof_cycle_fn fn, void *user);
-void scopeprof__set_rank(int rank);
-/* Only the address of ptr is used (never what it points to). */
-void scopeprof__mem_alloc(scopeprof_site *s, uintptr_t ptr, uint64_t bytes, int device);
-void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int device);
-
-static inline uint64_t scopeprof__ticks(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    if (__builtin_expect(scopeprof__use_tsc == 1, 1)) return __builtin_ia32_rdtsc();
-#endif
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline scopeprof_scope scopeprof__scope_open(uint32_t site) {
-    scopeprof__thread *t = scopeprof__tls;
-    if (__builtin_expect(t == NULL, 0)) t = scopeprof__thread_attach();
-    scopeprof_scope sc;
-    sc.t = t;
-    sc.site = site;
-    sc.depth = t->depth++;
-    sc.start = scopeprof__ticks();
-    return sc;
-}
-
-static inline scopeprof_scope scopeprof__scope_begin(scopeprof_site *s) {
-    uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(id == 0, 0)) id = scopeprof__site_register(s);
-    return scopeprof__scope_open(id);
-}
-
-/* Append one event to the thread's buffer: 16 bytes when its duration is
- * under 2^27 ticks (tens of milliseconds: still short once converted to
- * nanoseconds by any clock faster than 32 MHz) and its site and depth fit
- * their bits; else the 32-byte form, out of line. The cursor is published
- * with a release store (a plain store on x86) so the exit flusher can read
- * other threads' buffers; there is no lock and no read-modify-write. */
-static inline void scopeprof__emit(scopeprof__thread *t, uint64_t start, uint64_t end,
-                                   uint32_t site, uint32_t depth) {
-    uint64_t d = end - start;
-    if (__builtin_expect(((d >> 27) | (site >> SCOPEPROF_REC_SITE_BITS) |
-                          (depth & ~SCOPEPROF_DEPTH_GPU) >> SCOPEPROF_REC_DEPTH_BITS) == 0, 1)) {
-        scopeprof__slot *e = t->cur;
-        if (__builtin_expect(e == t->lim, 0)) e = scopeprof__chunk_next(t);
-        e->start = start;
-        e->dur = (uint32_t)d;
-        e->key = scopeprof__key_pack(site, depth);
-        __atomic_store_n(&t->cur, e + 1, __ATOMIC_RELEASE);
-    } else {
-        scopeprof__emit_long(t, start, end, site, depth);
-    }
-}
-
-static inline void scopeprof__scope_end(scopeprof_scope *sc) {
-    uint64_t end = scopeprof__ticks();
-    scopeprof__thread *t = sc->t;
-    t->depth = sc->depth;
-    scopeprof__emit(t, sc->start, end, sc->site, sc->depth);
-}
-
-#define SCOPEPROF__SITE(var, nm)                                                    \
-    static scopeprof_site var = {(nm), __FILE__, __func__, (uint32_t)__LINE__, 0}
-
-#define PROFILE_SCOPE(nm) SCOPEPROF__SCOPE(nm, __COUNTER__)
-#define SCOPEPROF__SCOPE(nm, id)                                                    \
-    SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), nm);                        \
-    scopeprof_scope SCOPEPROF__V(scopeprof__scope_, id)                             \
-        __attribute__((cleanup(scopeprof__scope_end), unused)) =                    \
-            scopeprof__scope_begin(&SCOPEPROF__V(scopeprof__site_, id))
-
-#define PROFILE_SCOPE_DYN(str) SCOPEPROF__SCOPE_DYN(str, __COUNTER__)
-#define SCOPEPROF__SCOPE_DYN(str, id)                                               \
-    SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), "");                        \
-    scopeprof_scope SCOPEPROF__V(scopeprof__scope_, id)                             \
-        __attribute__((cleanup(scopeprof__scope_end), unused)) =                    \
-            scopeprof__scope_open(                                                  \
-                scopeprof__site_dyn(&SCOPEPROF__V(scopeprof__site_, id), (str)))
-
-#define PROFILE_FUNCTION() PROFILE_SCOPE(__func__)
-
-#define PROFILE_BEGIN(nm)                                                           \
-    do {                                                                            \
-        SCOPEPROF__SITE(scopeprof__site_b, nm);                                     \
-        scopeprof__range_begin(&scopeprof__site_b);                                 \
-    } while (0)
-
-#define PROFILE_END()                                                               \
-    do {                                                                            \
-        SCOPEPROF__SITE(scopeprof__site_e, "PROFILE_END");                          \
-        scopeprof__range_end(&scopeprof__site_e);                                   \
-    } while (0)
-
-#define PROFILE_THREAD_NAME(nm) scopeprof__thread_name(nm)
-#define PROFILE_FLUSH() scopeprof__flush()
-
-#define PROFILE_STEP() scopeprof__step()
-#define PROFILE_SCHEDULE(skip_first, wait, warmup, active, repeat)                  \
-    scopeprof__schedule((skip_first), (wait), (warmup), (active), (repeat))
-#define PROFILE_ON_CYCLE(fn, user) scopeprof__on_cycle((fn), (user))
-#define PROFILE_SET_RANK(rank) scopeprof__set_rank(rank)
-
-#define SCOPEPROF__MEM(nm, call)                                                    \
-    do {                                                                            \
-        SCOPEPROF__SITE(scopeprof__site_m, nm);                                     \
-        call;                                                                       \
-    } while (0)
-#define PROFILE_ALLOC(ptr, bytes)                                                   \
-    SCOPEPROF__MEM("alloc", scopeprof__mem_alloc(&scopeprof__site_m, (uintptr_t)(const void *)(ptr), \
-                                                 (uint64_t)(bytes), 0))
-#define PROFILE_FREE(ptr)                                                           \
-    SCOPEPROF__MEM("free", scopeprof__mem_free(&scopeprof__site_m, (uintptr_t)(const void *)(ptr), 0))
-#define PROFILE_GPU_ALLOC(ptr, bytes, device)                                       \
-    SCOPEPROF__MEM("gpu_alloc", scopeprof__mem_alloc(&scopeprof__site_m, (uintptr_t)(const void *)(ptr), \
-                                                     (uint64_t)(bytes), (device) + 1))
-#define PROFILE_GPU_FREE(ptr, device)                                               \
-    SCOPEPROF__MEM("gpu_free",                                                      \
-                   scopeprof__mem_free(&scopeprof__site_m, (uintptr_t)(const void *)(ptr), (device) + 1))
-
-#if !defined(PROFILE_HIP) && !defined(PROFILE_CUDA)
-/* No GPU backend: the CPU side of the scope only. */
-#define PROFILE_GPU_SCOPE(nm, stream)                                               \
-    PROFILE_SCOPE(nm);                                                              \
-    SCOPEPROF__NOOP_DECL(stream)
-#endif
-
-#ifdef __cplusplus
-}
-#endif
-#endif /* SCOPEPROF__ON */
-
-/* ======================================================================== */
-/* IMPLEMENTATION                                                           */
-/* Everything below is hidden and weak: one copy used per executable or    */
-/* shared library, whatever the number of translation units that include  */
-/* it (--gc-sections drops the others: docs/DESIGN.md).                   */
-/* ======================================================================== */
-#if (SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)) && !defined(SCOPEPROF__IMPL_DONE)
-#define SCOPEPROF__IMPL_DONE
+#endif /* format and aggregation API */
+/* ==== part: include/parts/codec.h ==== */
+/* The implementation starts here (SCOPEPROF_IMPLEMENTATION): every function
+ * is hidden and weak, so each executable or shared library uses one copy, and
+ * defining SCOPEPROF_IMPLEMENTATION in two files of one module is harmless.
+ *
+ * codec.h: CRC-32 and the event record codec, shared by the writer and the
+ * reporter (docs/FORMAT.md). */
+#ifdef SCOPEPROF__IMPL
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -675,6 +888,8 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 #include <immintrin.h>
 #endif
 
+/* Public functions of the implementation and internal ones: both hidden and
+ * weak (see above). */
 #define SCOPEPROF__API __attribute__((weak, visibility("hidden")))
 #define SCOPEPROF__INTERNAL __attribute__((weak, visibility("hidden")))
 
@@ -905,6 +1120,19 @@ SCOPEPROF__API size_t scopeprof_rec_decode(const unsigned char *p, size_t avail,
     e->site = scopeprof__get32(p + 24);
     return 32;
 }
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* codec.h */
+/* ==== part: include/parts/table.h ==== */
+/* table.h: the aggregation (events -> key_averages rows, self times in one
+ * streaming pass, overhead compensation) and the table in PyTorch's layout.
+ * One implementation serves the exit summary and the reporter. */
+#ifdef SCOPEPROF__IMPL
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ---- Aggregation ---------------------------------------------------------- */
 static inline uint64_t scopeprof__hash(const char *s) {
@@ -1470,12 +1698,14 @@ SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
 #ifdef __cplusplus
 }
 #endif
-#endif /* implementation: aggregation */
-
-/* ---- Recording implementation (enabled build only) ------------------------ */
-#if SCOPEPROF__ON && !defined(SCOPEPROF__REC_DONE)
-#define SCOPEPROF__REC_DONE
+#endif /* table.h */
+/* ==== part: include/parts/state.h ==== */
+/* state.h: the recording implementation (PROFILE_ENABLE) starts here. The
+ * process's one registry, made of one sub-struct per part, each saying which
+ * lock guards it; the locks and their one order. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
 #include <dlfcn.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1486,15 +1716,24 @@ SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
+
+#if !defined(CLOCK_MONOTONIC) || !defined(O_CLOEXEC) || !defined(SA_RESETHAND)
+#error "scopeprof.h: POSIX.1-2008 is hidden in the file that defines SCOPEPROF_IMPLEMENTATION (strict -std=c99/c11/c17 and a system header included before scopeprof.h): include scopeprof.h first there, put the implementation in a file of its own, or compile it with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
+#undef SCOPEPROF__IMPL /* one error, not a page: the rest is left out */
+#endif
+#endif
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #ifndef SCOPEPROF_EVENTS_PER_CHUNK
 #define SCOPEPROF_EVENTS_PER_CHUNK 4096
 #endif
 
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 struct scopeprof__chunk {
     scopeprof__chunk *next; /* in the full queue or the free list */
@@ -1534,138 +1773,173 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 10u /* 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 11u /* 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
+/* ---- Locks -----------------------------------------------------------------
+ * Four mutexes guard the registry. THE LOCK ORDER, everywhere (fork's prepare
+ * handler takes all four in it): lock, then reg.lock, then buf.lock, then
+ * mem.lock. Each sub-struct below names the lock that guards it.
+ * - lock      (scopeprof__lock): the slow paths: the trace file, the summary,
+ *             steps and schedules, what the writer drains. Held across
+ *             malloc and write(2). Signals are held while it is held.
+ * - reg.lock  (scopeprof__reg_lock): registration of sites and threads. Its
+ *             holders never call malloc, take another lock or write: a signal
+ *             handler's scope may need it in a thread it interrupted inside
+ *             malloc, while the writer holds `lock` and waits in malloc.
+ * - buf.lock  the chunk lists: a recording thread takes only this one, for a
+ *             few pointer moves, to trade a full chunk for an empty one.
+ * - mem.lock  the live-allocation map and memory totals (PROFILE_ALLOC).
+ * The modules' own locks (scopeprof__module_lock, the GPU backend's) are
+ * never held while any of these is taken. */
 typedef struct scopeprof__state {
     uint32_t magic, layout;
-    pthread_mutex_t lock; /* slow paths only */
-    /* The registration lock: sites, the _DYN names' hash, the thread list's
-     * head and the free states, the arena. A signal handler's scope may need
-     * it (a new site, a thread's first scope) in a thread that it interrupted
-     * inside malloc, so no holder ever calls malloc or takes another lock:
-     * the writer may hold `lock` while it waits in malloc, and a handler
-     * waiting for `lock` there would deadlock (scopeprof__reg_lock). */
-    pthread_mutex_t reg;
+    pthread_mutex_t lock; /* see "Locks" */
     pthread_key_t key;    /* per-thread state shared by all modules */
     int pid;
-    /* clock */
-    int use_tsc;
-    uint64_t tick0, ns0;  /* calibration start (ticks, CLOCK_MONOTONIC ns) */
-    double ns_per_tick;   /* 0 until calibrated */
-    int64_t realtime_minus_mono;
-    /* Sites, id = index + 1, in blocks that never move (scopeprof__site_at):
-     * readers take no lock; a site is complete before nsites (atomic,
-     * release) counts it. Added under `reg`. */
-    scopeprof__siterec *site_blk[SCOPEPROF__SITE_BLOCKS];
-    uint32_t nsites, sites_written;
-    uint32_t *dyn_hash, dyn_cap; /* name+callsite -> site id, for _DYN */
-    /* Threads: pushed at the head under `reg` (an atomic store, after the
-     * state is complete), walked and unlinked under `lock` (an unlink also
-     * takes `reg`). */
-    scopeprof__thread *threads;
-    uint32_t nthreads;
-    scopeprof__thread *thread_free; /* states of reaped threads, for reuse */
-    uint32_t nslots;                /* thread states ever made: the summary's slots */
-    /* Mapped memory for what a recording can need in a signal handler
-     * (scopeprof__arena_alloc): the unused rest of the current block. */
-    char *arena;
-    size_t arena_left;
-    /* chunks */
-    scopeprof__chunk *full_head, *full_tail, *free_list;
-    size_t bytes, budget;
-    /* output */
-    int fd; /* -1: not open yet; -2: failed or disabled */
-    int no_output; /* SCOPEPROF_OUTPUT="" or none */
-    int path_is_default;
-    int claim_fd; /* holds the claim on an explicit path (scopeprof__claim_output) */
-    uint64_t claim_ino; /* the claim socket's inode: claim_fd is closed only if it is ours */
-    /* The file behind fd, to tell it from a file of the program's that got
-     * the same descriptor number (scopeprof__fd_ours), and its absolute
-     * path, to reopen it. */
-    uint64_t fd_dev, fd_ino;
-    char fd_path[4096];
-    char path[4096];
-    uint64_t events_written;
-    /* aggregation for the exit summary, fed as chunks are written */
-    scopeprof_agg agg;
-    uint32_t *site_row;
-    uint32_t site_row_cap;
-    /* config */
-    int summary, row_limit;
-    scopeprof_sort sort;
-    /* memory: live allocations (pointer -> bytes), per-device totals */
-    pthread_mutex_t mlock;
-    scopeprof__live *live;
-    uint32_t nlive, live_cap;
-    int64_t mem_cur[64], mem_peak[64];
-    uint64_t unknown_frees;
-    uint32_t unknown_free_site, mem_used; /* mem_used: bit mask of devices */
-    /* GPU: the backend of the module that ran the first GPU scope fills these.
-     * gpu_take hands over up to n GPU records of a thread, in close order,
-     * waiting for the GPU where needed (only ever at a write). */
-    uint32_t (*gpu_take)(struct scopeprof__state *g, scopeprof__thread *t,
+    /* Configuration (env.h): set when the registry is made, read without a
+     * lock after. */
+    struct {
+        int summary, summary_all; /* SCOPEPROF_SUMMARY: 0, 1, all */
+        int row_limit;
+        scopeprof_sort sort;
+        int signals;    /* SCOPEPROF_SIGNALS: flush on SIGINT/SIGTERM/crashes */
+        int compensate; /* SCOPEPROF_COMPENSATE */
+        int flush_ms;   /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
+        size_t budget;  /* SCOPEPROF_BUFFER_MB, in bytes */
+        char prog[256]; /* program name, read once at start */
+    } cfg;
+    /* The clock (clock.h): set when the registry is made; ns_per_tick once,
+     * under `lock`, at the first write. comp_*: what recording one scope
+     * costs, in ticks (0 with SCOPEPROF_COMPENSATE=0): inside its own
+     * interval, and outside it in its parent's. */
+    struct {
+        int use_tsc;
+        uint64_t tick0, ns0;  /* calibration start (ticks, CLOCK_MONOTONIC ns) */
+        double ns_per_tick;   /* 0 until calibrated */
+        int64_t realtime_minus_mono;
+        double comp_inside_ticks, comp_outside_ticks;
+    } clock;
+    /* Registration (registry.h), under reg.lock. Sites, id = index + 1, in
+     * blocks that never move (scopeprof__site_at): readers take no lock; a
+     * site is complete before nsites (atomic, release) counts it. Threads are
+     * pushed at the head under reg.lock (an atomic store, after the state is
+     * complete), walked and unlinked under `lock` (an unlink also takes
+     * reg.lock). The arena: mapped memory for what a recording can need in a
+     * signal handler (scopeprof__arena_alloc): the unused rest of its block. */
+    struct {
+        pthread_mutex_t lock;
+        scopeprof__siterec *site_blk[SCOPEPROF__SITE_BLOCKS];
+        uint32_t nsites;
+        uint32_t *dyn_hash, dyn_cap; /* name+callsite -> site id, for _DYN */
+        scopeprof__thread *threads;
+        uint32_t nthreads;
+        scopeprof__thread *thread_free; /* states of reaped threads, for reuse */
+        uint32_t nslots;                /* thread states ever made: the summary's slots */
+        char *arena;
+        size_t arena_left;
+    } reg;
+    /* Chunks (buffers.h), under buf.lock: the full queue, the free list, the
+     * writer's ready list, and t->chunk / t->cur switches. Out of memory,
+     * threads without a buffer write into off_slots (never read), threads
+     * without a state use off_thread. */
+    struct {
+        pthread_mutex_t lock;
+        scopeprof__chunk *full_head, *full_tail, *free_list;
+        scopeprof__chunk *ready; /* fresh chunks whose pages the writer already touched */
+        uint32_t nready;
+        size_t bytes;          /* chunk memory held */
+        size_t queued;         /* bytes in the full queue */
+        size_t peak_bytes;     /* most chunk memory held at once */
+        uint64_t self_writes;  /* chunks recording threads wrote because the writer was behind */
+        scopeprof__slot off_slots[64];
+        scopeprof__thread off_thread;
+    } buf;
+    /* The background writer (writer.h): state and wake under buf.lock. */
+    struct {
+        int state;  /* SCOPEPROF__WRITER_*: none yet, running, never in this process */
+        int up;     /* the thread runs its own code (scopeprof__writer_start) */
+        int paused; /* a cycle callback runs with `lock` released */
+        pthread_cond_t wake; /* the writer sleeps on it, under buf.lock */
+        scopeprof__chunk *touching; /* the chunk it is touching (set under `lock`) */
+        void *(*main)(void *); /* of the module that made the state (pinned) */
+    } wr;
+    /* The trace file (file.h), under `lock`. fd: -1 not open yet, -2 failed
+     * or disabled. fd_dev/fd_ino tell our file from one of the program's that
+     * got the same descriptor number (scopeprof__fd_ours); fd_path is its
+     * absolute path, to reopen it. claim_fd holds the claim on an explicit
+     * path (scopeprof__claim_output), claim_ino its socket's inode. What was
+     * written of each kind, for the next chunk: *_written. */
+    struct {
+        int fd;
+        int no_output; /* SCOPEPROF_OUTPUT="" or none */
+        int path_is_default;
+        int claim_fd;
+        uint64_t claim_ino;
+        uint64_t fd_dev, fd_ino;
+        char fd_path[4096];
+        char path[4096];
+        int rank; /* -1: unknown */
+        uint64_t events_written;
+        uint32_t sites_written, gpu_names_written, steps_written;
+        int warned_slow_clock;
+    } out;
+    /* The exit summary (table.h's aggregation), fed as chunks are written,
+     * under `lock`; site_row maps a site to its row. */
+    struct {
+        scopeprof_agg agg;
+        uint32_t *site_row;
+        uint32_t site_row_cap;
+    } sum;
+    /* Memory (steps.h), under mem.lock: live allocations (pointer -> bytes)
+     * and per-device totals; used: bit mask of devices. */
+    struct {
+        pthread_mutex_t lock;
+        scopeprof__live *live;
+        uint32_t nlive, live_cap;
+        int64_t cur[64], peak[64];
+        uint64_t unknown_frees;
+        uint32_t unknown_free_site, used;
+    } mem;
+    /* Steps and the schedule (steps.h), under `lock`. */
+    struct {
+        uint64_t step;        /* steps completed */
+        uint64_t step_start;  /* tick the current step began */
+        scopeprof__steprec *steps;
+        uint32_t nsteps, steps_cap;
+        int on;               /* a schedule is set */
+        int skip_first, wait, warmup, active, repeat;
+        int window;           /* recording window open (schedule only) */
+        uint64_t win_start;   /* tick */
+        int cycle;            /* cycles written */
+        char base_path[4096]; /* the path cycle files are named after */
+        scopeprof_cycle_fn cycle_fn;
+        void *cycle_user;
+    } sched;
+    /* GPU (gpu.h): the backend of the module that ran the first GPU scope
+     * fills these, under `lock`. take hands over up to n GPU records of a
+     * thread, in close order, waiting for the GPU where needed (only ever at
+     * a write); ready says whether its next n GPU scopes are finished (never
+     * waits). named: bit mask of devices in names. */
+    struct {
+        uint32_t (*take)(struct scopeprof__state *g, scopeprof__thread *t,
                          scopeprof_gpu_record *out, uint32_t n);
-    /* 1 if the thread's next n GPU scopes are finished (never waits). */
-    int (*gpu_ready)(struct scopeprof__state *g, scopeprof__thread *t, uint32_t n);
-    char gpu_names[16][64];
-    uint32_t gpu_named, gpu_names_written; /* bit masks by device */
-    /* steps and schedule */
-    uint64_t step;        /* steps completed */
-    uint64_t step_start;  /* tick the current step began */
-    scopeprof__steprec *steps;
-    uint32_t nsteps, steps_cap, steps_written;
-    int sched;            /* a schedule is set */
-    int skip_first, wait, warmup, active, repeat;
-    int window;           /* recording window open (schedule only) */
-    uint64_t win_start;   /* tick */
-    int cycle;            /* cycles written */
-    char base_path[4096]; /* the path cycle files are named after */
-    scopeprof_cycle_fn cycle_fn;
-    void *cycle_user;
-    int rank;             /* -1: unknown */
-    int summary_all;      /* SCOPEPROF_SUMMARY=all */
-    /* lifetime */
-    int modules, finalized;
-    int in_signal;    /* writing from a signal handler: no malloc, no stdio */
-    int warned_slow_clock;
-    int signals;      /* SCOPEPROF_SIGNALS: flush on SIGINT/SIGTERM/crashes */
-    /* A terminating signal whose handler found the lock held: whoever
-     * releases the lock next writes the trace and lets it act
-     * (scopeprof__unlock). 0: none. */
-    int sig_pending; /* atomic: set in a handler, read at every unlock */
-    /* Out of memory (scopeprof__oom): recording has stopped for good; the
-     * program goes on. Threads without a buffer write into off_slots (never
-     * read), threads without a state use off_thread. */
-    int oom;
-    int warned_reentry; /* scopeprof__reentered said it */
-    scopeprof__slot off_slots[64];
-    scopeprof__thread off_thread;
-    char prog[256];   /* program name, read once at start */
-    /* The chunk lock and the background writer (see "The background writer"
-     * below). Lock order, everywhere: lock, then reg, then qlock, then
-     * mlock (reg's holders take no other lock). A
-     * recording thread takes only qlock, for a few pointer moves, to trade a
-     * full chunk for an empty one. */
-    pthread_mutex_t qlock; /* full queue, free and ready lists, bytes, t->chunk/t->cur switches */
-    pthread_cond_t wake;   /* the writer sleeps on it, under qlock */
-    scopeprof__chunk *ready; /* fresh chunks whose pages the writer already touched */
-    scopeprof__chunk *touching; /* the one it is touching (registry lock to set) */
-    uint32_t nready;
-    size_t queued;         /* bytes in the full queue */
-    size_t peak_bytes;     /* most chunk memory held at once */
-    uint64_t self_writes;  /* chunks recording threads wrote because the writer was behind */
-    int writer;            /* SCOPEPROF__WRITER_*: none yet, running, never in this process */
-    int writer_up;         /* the writer thread runs its own code (scopeprof__writer_start) */
-    int writer_paused;     /* a cycle callback runs with `lock` released */
-    int flush_ms;          /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
-    void *(*writer_main)(void *); /* of the module that made the state (pinned) */
-    /* Overhead compensation (scopeprof__overhead_measure): 0 when
-     * SCOPEPROF_COMPENSATE=0; the cost of one scope in ticks, measured at
-     * start-up: inside its own interval, and outside it in its parent's. */
-    int compensate;
-    double comp_inside_ticks, comp_outside_ticks;
+        int (*ready)(struct scopeprof__state *g, scopeprof__thread *t, uint32_t n);
+        char names[16][64];
+        uint32_t named;
+    } gpu;
+    /* Life (survival.h, registry.h): atomics. sig_pending: a terminating
+     * signal whose handler found `lock` held: whoever releases it next writes
+     * the trace and lets it act (scopeprof__unlock). oom: out of memory
+     * (scopeprof__oom), recording has stopped for good; the program goes on. */
+    struct {
+        int modules, finalized;
+        int in_signal; /* writing from a signal handler: no malloc, no stdio */
+        int sig_pending;
+        int oom;
+        int warned_reentry; /* scopeprof__reentered said it */
+    } life;
 } scopeprof__state;
 
 /* Module-local cache of the shared state pointer. */
@@ -1673,7 +1947,6 @@ __attribute__((weak, visibility("hidden"))) scopeprof__state *scopeprof__g;
 __attribute__((weak, visibility("hidden"))) int scopeprof__module_attached;
 __attribute__((weak, visibility("hidden"))) pthread_mutex_t scopeprof__module_lock = PTHREAD_MUTEX_INITIALIZER;
 
-#define SCOPEPROF__ANCHOR_ENV "SCOPEPROF_INTERNAL_STATE"
 
 static inline void scopeprof__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline void scopeprof__warn(const char *fmt, ...) {
@@ -1749,7 +2022,7 @@ static inline void scopeprof__lock(scopeprof__state *g) {
     scopeprof__hold(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock);
 }
 static inline void scopeprof__unlock(scopeprof__state *g) {
-    if (__builtin_expect(__atomic_load_n(&g->sig_pending, __ATOMIC_ACQUIRE) != 0, 0))
+    if (__builtin_expect(__atomic_load_n(&g->life.sig_pending, __ATOMIC_ACQUIRE) != 0, 0))
         scopeprof__signal_finish(g);
     scopeprof__release(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock);
 }
@@ -1788,12 +2061,12 @@ static inline int scopeprof__lock_mine(scopeprof__state *g, int unknown) {
  * (the thread would wait for itself), so what needs it is dropped, and said
  * once. */
 static inline void scopeprof__reentered(scopeprof__state *g) {
-    if (!__atomic_exchange_n(&g->warned_reentry, 1, __ATOMIC_RELAXED))
+    if (!__atomic_exchange_n(&g->life.warned_reentry, 1, __ATOMIC_RELAXED))
         scopeprof__sig_say("scopeprof: recording in a signal handler that interrupted the "
                            "profiler on the same thread; those events are dropped\n", NULL, NULL);
 }
 
-/* The registration lock (g->reg), with signals held as for `lock`: a
+/* The registration lock (g->reg.lock), with signals held as for `lock`: a
  * handler that records never finds its own thread holding it. Its critical
  * sections are a few stores and, at most, an mmap: no malloc, no other
  * lock, no write. scopeprof__in_reg is set meanwhile, for a fault's handler
@@ -1801,10 +2074,10 @@ static inline void scopeprof__reentered(scopeprof__state *g) {
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__in_reg;
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t scopeprof__reg_unblock;
 static inline void scopeprof__reg_lock(scopeprof__state *g) {
-    scopeprof__hold(&g->reg, &scopeprof__in_reg, &scopeprof__reg_unblock);
+    scopeprof__hold(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock);
 }
 static inline void scopeprof__reg_unlock(scopeprof__state *g) {
-    scopeprof__release(&g->reg, &scopeprof__in_reg, &scopeprof__reg_unblock);
+    scopeprof__release(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock);
 }
 /* Registration's entry (a new site, a thread's first scope): the lock, or 0
  * when a fault's handler interrupted this thread inside registration (what
@@ -1818,11 +2091,73 @@ static inline int scopeprof__reg_enter(scopeprof__state *g) {
     return 1;
 }
 
+/* The memory totals, copied in one critical section (threads update them
+ * under mem.lock while the writer runs). */
+typedef struct scopeprof__memsnap {
+    uint32_t used; /* bit mask of devices */
+    int64_t peak[32], cur[32];
+    uint64_t unknown_frees;
+} scopeprof__memsnap;
+
+/* ---- Calls between parts -------------------------------------------------
+ * Every function one part calls in another that comes later, declared once
+ * here, so that the parts can follow an event's path. */
+SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]);
+SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank);
+SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c);
+SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g);
+static inline void scopeprof__qunlock(scopeprof__state *g, int locked);
+SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p);
+SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g);
+SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg);
+SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__pin_module(void);
+SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void);
+SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void);
+SCOPEPROF__INTERNAL void scopeprof__atfork_child(void);
+SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait);
+SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait);
+SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t);
+SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset);
+SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g, const scopeprof__memsnap *s);
+SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out);
+SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
+                                                const void *payload, uint32_t len);
+SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopeprof__memsnap *mem);
+SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
+                                                  int recorded, const char *title);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* state.h */
+/* ==== part: include/parts/clock.h ==== */
+/* clock.h: the clock (TSC or CLOCK_MONOTONIC), ticks to nanoseconds, and the
+ * overhead calibration (what recording one scope costs). */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CLOCK_MONOTONIC in nanoseconds: the ticks when the TSC is not usable. */
 static inline uint64_t scopeprof__mono_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+SCOPEPROF__API uint64_t scopeprof__ticks_slow(void) { return scopeprof__mono_ns(); }
 
 /* One CLOCK_MONOTONIC time and the TSC at the same instant: the TSC read on
  * both sides of the clock, best of four tries. A thread preempted between
@@ -1833,7 +2168,7 @@ static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns
     *ns = scopeprof__mono_ns();
     *tick = *ns;
 #if defined(__x86_64__) || defined(__i386__)
-    if (!g->use_tsc) return;
+    if (!g->clock.use_tsc) return;
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 4; i++) {
         uint64_t a = __builtin_ia32_rdtsc();
@@ -1862,337 +2197,6 @@ static inline int scopeprof__tsc_invariant(void) {
 #else
     return 0;
 #endif
-}
-
-/* Parse helpers for the environment: bad values are named and ignored. */
-static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out) {
-    const char *v = getenv(var);
-    if (!v) return 0;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (*v == 0 || *end != 0 || errno || x < lo || x > hi) {
-        scopeprof__warn("scopeprof: ignoring %s='%s': expected an integer from %ld to %ld", var,
-                        v, lo, hi);
-        return 0;
-    }
-    *out = (int)x;
-    return 1;
-}
-
-SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]) {
-    prog[0] = 0;
-    FILE *f = fopen("/proc/self/comm", "r");
-    if (f) {
-        if (fgets(prog, 256, f)) prog[strcspn(prog, "\n")] = 0;
-        fclose(f);
-    }
-    if (!prog[0]) snprintf(prog, 256, "scopeprof");
-}
-
-/* <program>.<pid>.sprof, or <program>.rank<R>.<pid>.sprof when the rank is
- * known, in the working directory. */
-SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank) {
-    char prog[256];
-    scopeprof__read_prog(prog);
-    for (char *p = prog; *p; p++)
-        if (*p == '/' || *p == ' ') *p = '_';
-    if (rank >= 0) snprintf(buf, n, "%s.rank%d.%d.sprof", prog, rank, (int)getpid());
-    else snprintf(buf, n, "%s.%d.sprof", prog, (int)getpid());
-}
-
-/* "skip_first=1,wait=1,warmup=1,active=3,repeat=2": keys in any order,
- * omitted ones 0 (active: 1). A bad value is named and the schedule ignored. */
-SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v) {
-    static const char *const keys[] = {"skip_first", "wait", "warmup", "active", "repeat"};
-    int val[5] = {0, 0, 0, 1, 0};
-    const char *p = v;
-    while (*p) {
-        int k = -1;
-        for (int i = 0; i < 5; i++) {
-            size_t l = strlen(keys[i]);
-            if (strncmp(p, keys[i], l) == 0 && p[l] == '=') {
-                k = i;
-                p += l + 1;
-                break;
-            }
-        }
-        char *end;
-        long x = k >= 0 ? strtol(p, &end, 10) : -1;
-        if (k < 0 || end == p || x < 0 || x > 1000000 || (*end && *end != ',') || (k == 3 && x == 0)) {
-            scopeprof__warn("scopeprof: ignoring SCOPEPROF_SCHEDULE='%s': expected "
-                            "skip_first=N,wait=N,warmup=N,active=N(>0),repeat=N", v);
-            return;
-        }
-        val[k] = (int)x;
-        p = *end ? end + 1 : end;
-    }
-    g->sched = 1;
-    g->skip_first = val[0], g->wait = val[1], g->warmup = val[2], g->active = val[3], g->repeat = val[4];
-}
-
-/* "run.sprof" -> "run.<pid>.sprof": the name of a second process's trace
- * when the path it was given belongs to another. */
-SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
-    char buf[sizeof g->path];
-    size_t l = strlen(g->path);
-    int ext = l > 6 && strcmp(g->path + l - 6, ".sprof") == 0;
-    snprintf(buf, sizeof buf, "%.*s.%d%s", (int)(ext ? l - 6 : l), g->path, g->pid,
-             ext ? ".sprof" : "");
-    memcpy(g->path, buf, sizeof buf);
-}
-
-/* An explicit SCOPEPROF_OUTPUT reaches every program this one execs, and
- * every process a launcher starts with it: each would truncate the others'
- * trace. So the first process claims the path, by binding an abstract socket
- * named after it (Linux: no file is made, the name goes when the process
- * does, and SOCK_CLOEXEC keeps an exec'd program from inheriting it); a
- * process that finds the path claimed writes "<path>.<pid>.sprof". */
-SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
-    char abs[2 * sizeof g->path];
-    if (g->path[0] == '/' || !getcwd(abs, sizeof g->path)) abs[0] = 0;
-    else strcat(abs, "/");
-    strcat(abs, g->path);
-    /* The file is opened later, maybe after a chdir: it must be the path
-     * claimed, so a relative path is made absolute now. */
-    if (strlen(abs) < sizeof g->path) memcpy(g->path, abs, strlen(abs) + 1);
-    /* A union, not a cast of &sockaddr_un: no type-punned pointer. */
-    union { struct sockaddr_un un; struct sockaddr any; } addr;
-    struct sockaddr_un *a = &addr.un;
-    memset(&addr, 0, sizeof addr);
-    a->sun_family = AF_UNIX; /* sun_path[0] = 0: the abstract namespace */
-    int len = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "scopeprof/%016llx",
-                       (unsigned long long)scopeprof__hash(abs));
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return; /* cannot tell: write the path as given */
-    if (bind(fd, &addr.any, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len)) == 0) {
-        struct stat st;
-        g->claim_fd = fd;
-        g->claim_ino = fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
-        return;
-    }
-    int taken = errno == EADDRINUSE;
-    close(fd);
-    if (taken) scopeprof__pid_path(g);
-}
-
-/* A SCOPEPROF_ variable that this header does not read is most likely a
- * typo (SCOPEPROF_OUT for SCOPEPROF_OUTPUT): the run would quietly go on
- * with the default, so it is named once on stderr. POSIX has a program
- * declare environ itself; glibc also does under _GNU_SOURCE. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wredundant-decls"
-extern char **environ;
-#pragma GCC diagnostic pop
-SCOPEPROF__INTERNAL void scopeprof__env_unknown(void) {
-    /* The user's variables, then the one modules use among themselves. */
-    static const char *const known[] = {"OUTPUT", "SUMMARY", "SORT", "ROW_LIMIT", "BUFFER_MB",
-                                        "SCHEDULE", "WRITER", "FLUSH_MS", "SIGNALS", "COMPENSATE",
-                                        "INTERNAL_STATE"};
-    enum { N = sizeof known / sizeof *known, USER = N - 1 };
-    for (char **e = environ; e && *e; e++) {
-        if (strncmp(*e, "SCOPEPROF_", 10) != 0) continue;
-        const char *name = *e + 10;
-        size_t len = strcspn(name, "="), i = 0;
-        while (i < N && !(strlen(known[i]) == len && memcmp(known[i], name, len) == 0)) i++;
-        if (i < N) continue;
-        char list[256] = "SCOPEPROF_";
-        for (int k = 0; k < USER; k++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", known[k],
-                     k + 2 < USER ? ", " : k + 2 == USER ? " and " : "");
-        scopeprof__warn("scopeprof: ignoring unknown variable SCOPEPROF_%.*s: the header reads %s",
-                        (int)(len < 64 ? len : 64), name, list);
-    }
-}
-
-enum { SCOPEPROF__WRITER_NONE, SCOPEPROF__WRITER_RUNNING, SCOPEPROF__WRITER_NEVER };
-SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
-    const char *v;
-    int mb = 64;
-    g->summary = 1;
-    g->row_limit = 20;
-    g->sort = SCOPEPROF_SORT_CPU_TIME_TOTAL;
-    g->rank = -1;
-    {   /* rank from the usual launchers' variables */
-        static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"};
-        for (int i = 0; i < 4 && g->rank < 0; i++)
-            if (getenv(vars[i])) scopeprof__env_int(vars[i], 0, 1 << 30, &g->rank);
-    }
-    v = getenv("SCOPEPROF_SUMMARY");
-    if (v) {
-        if (strcmp(v, "all") == 0) g->summary = g->summary_all = 1;
-        else if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "false") == 0) g->summary = 0;
-        else if (strcmp(v, "1") == 0 || strcmp(v, "on") == 0 || strcmp(v, "true") == 0) g->summary = 1;
-        else scopeprof__warn("scopeprof: ignoring SCOPEPROF_SUMMARY='%s': expected 0, 1 or all", v);
-    }
-    v = getenv("SCOPEPROF_SORT");
-    if (v && scopeprof_sort_parse(v, &g->sort) != 0)
-        scopeprof__warn("scopeprof: ignoring SCOPEPROF_SORT='%s': valid keys are %s", v,
-                        scopeprof_sort_keys());
-    scopeprof__env_int("SCOPEPROF_ROW_LIMIT", -1, 1000000, &g->row_limit);
-    scopeprof__env_int("SCOPEPROF_BUFFER_MB", 1, 1 << 20, &mb);
-    g->signals = 1;
-    scopeprof__env_int("SCOPEPROF_SIGNALS", 0, 1, &g->signals);
-    g->compensate = 1;
-    scopeprof__env_int("SCOPEPROF_COMPENSATE", 0, 1, &g->compensate);
-    {   /* the background writer: on unless SCOPEPROF_WRITER=0 */
-        int w = 1;
-        scopeprof__env_int("SCOPEPROF_WRITER", 0, 1, &w);
-        g->writer = w ? SCOPEPROF__WRITER_NONE : SCOPEPROF__WRITER_NEVER;
-        g->flush_ms = 100;
-        scopeprof__env_int("SCOPEPROF_FLUSH_MS", 1, 3600000, &g->flush_ms);
-    }
-    scopeprof__env_unknown();
-    scopeprof__read_prog(g->prog);
-    g->budget = (size_t)mb << 20;
-    v = getenv("SCOPEPROF_OUTPUT");
-    if (v && (v[0] == 0 || strcmp(v, "none") == 0)) {
-        g->fd = -2;
-        g->no_output = 1;
-    } else if (v) {
-        if (strlen(v) >= sizeof g->path) {
-            scopeprof__warn("scopeprof: ignoring SCOPEPROF_OUTPUT: path longer than %zu bytes",
-                            sizeof g->path - 1);
-            scopeprof__default_path(g->path, sizeof g->path, g->rank);
-        } else {
-            snprintf(g->path, sizeof g->path, "%s", v);
-            scopeprof__claim_output(g);
-        }
-    } else {
-        scopeprof__default_path(g->path, sizeof g->path, g->rank);
-        g->path_is_default = 1;
-    }
-    v = getenv("SCOPEPROF_SCHEDULE");
-    if (v) scopeprof__parse_schedule(g, v);
-}
-
-SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p);
-SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g);
-SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg);
-SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__pin_module(void);
-SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g);
-
-/* The anchor names this process image: pid plus the 16 random bytes the
- * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
- * the bytes, so it never trusts an address from its predecessor. */
-static inline void scopeprof__anchor_tag(char *buf, size_t n) {
-    uintptr_t random_at = (uintptr_t)getauxval(AT_RANDOM);
-    const unsigned char *r = (const unsigned char *)random_at;
-    int k = snprintf(buf, n, "%d:", (int)getpid());
-    for (int i = 0; r && i < 16 && k + 2 < (int)n; i++, k += 2) snprintf(buf + k, n - (size_t)k, "%02x", r[i]);
-}
-
-SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void);
-SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void);
-SCOPEPROF__INTERNAL void scopeprof__atfork_child(void);
-
-SCOPEPROF__INTERNAL void scopeprof__anchor_set(scopeprof__state *g) {
-    char tag[64], anchor[128];
-    scopeprof__anchor_tag(tag, sizeof tag);
-    snprintf(anchor, sizeof anchor, "%s:%p", tag, (void *)g);
-    setenv(SCOPEPROF__ANCHOR_ENV, anchor, 1);
-}
-
-/* The module that creates the registry owns code the process keeps calling
- * (the thread-exit destructor, the fork and signal handlers): if it is a
- * library loaded with dlopen, it must never be unloaded. dladdr names its
- * file, and dlopen(RTLD_NOLOAD | RTLD_NODELETE) pins it; for the main program
- * this is a harmless no-op. dladdr is declared here under a private name
- * (bound to the real symbol) because <dlfcn.h> only declares it under
- * _GNU_SOURCE. */
-typedef struct scopeprof__dlinfo {
-    const char *fname;
-    void *fbase;
-    const char *sname;
-    void *saddr;
-} scopeprof__dlinfo;
-extern int scopeprof__dladdr(const void *addr, scopeprof__dlinfo *info) __asm__("dladdr");
-
-SCOPEPROF__INTERNAL void scopeprof__pin_module(void) {
-    scopeprof__dlinfo info;
-    /* Any address inside this module names it: a (hidden) variable's, as ISO
-     * C has no conversion of a function pointer to `const void *`. */
-    if (scopeprof__dladdr(&scopeprof__module_attached, &info) && info.fname && info.fname[0])
-        dlopen(info.fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
-}
-
-/* The registry when even it cannot be allocated: recording is off, but the
- * program's calls find a state to talk to. One per module; only the first
- * module's is ever used (it is published like an allocated one). */
-__attribute__((weak, visibility("hidden"))) scopeprof__state scopeprof__state_fallback;
-
-/* Out of memory: stop recording for good, say so once, and let the program
- * go on (it may cope with malloc failures; aborting it was worse). What was
- * recorded before is still written and summarised at exit. */
-SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
-    if (__atomic_exchange_n(&g->oom, 1, __ATOMIC_ACQ_REL)) return;
-    scopeprof__warn("scopeprof: out of memory: recording stopped (what was recorded before is "
-                    "kept); the program goes on");
-}
-
-/* Memory for the recording paths that a PROFILE_SCOPE in the program's own
- * signal handler can reach (a site's first use, a thread's first scope, a new
- * buffer) comes from mmap, a system call, never from malloc: malloc is not
- * async-signal-safe, and a handler that interrupted it on the same thread
- * would call it again inside it (a deadlock on malloc's lock, or a corrupt
- * heap). Zeroed pages, like calloc's. Strict ISO modes hide MAP_ANONYMOUS:
- * there /dev/zero is mapped (open and close are async-signal-safe). */
-static inline void *scopeprof__map(size_t n) {
-    void *p;
-#if defined(MAP_ANONYMOUS)
-    p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-#else
-    int fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    close(fd);
-#endif
-    return p == MAP_FAILED ? NULL : p;
-}
-
-/* Bump allocation from mapped blocks, registration lock held. What is
- * allocated here is never given back: site strings live as long as the
- * process, thread states are recycled by the registry
- * (scopeprof__thread_new). A block's unused tail is address space only
- * (never touched). */
-#define SCOPEPROF__ARENA_BLOCK ((size_t)1 << 20)
-/* LeakSanitizer scans the heap and globals, not our mappings: thread states
- * there hold the only pointers to some malloc'd blocks (a thread's range
- * stack, its GPU state), which it would report as leaks. Each block is
- * given to it as a root region; without a sanitizer the weak symbol is 0. */
-__attribute__((weak)) void __lsan_register_root_region(const void *p, size_t size);
-static inline void *scopeprof__arena_map(size_t n) {
-    void *p = scopeprof__map(n);
-    if (p && __lsan_register_root_region) __lsan_register_root_region(p, n);
-    return p;
-}
-SCOPEPROF__INTERNAL void *scopeprof__arena_alloc(scopeprof__state *g, size_t n, size_t align) {
-    size_t pad = (size_t)(-(uintptr_t)g->arena & (align - 1));
-    if (g->arena && pad + n <= g->arena_left) {
-        char *p = g->arena + pad;
-        g->arena = p + n;
-        g->arena_left -= pad + n;
-        return p;
-    }
-    if (n >= SCOPEPROF__ARENA_BLOCK / 2) return scopeprof__arena_map(n); /* a block of its own */
-    char *p = (char *)scopeprof__arena_map(SCOPEPROF__ARENA_BLOCK); /* page-aligned */
-    if (!p) return NULL;
-    g->arena = p + n;
-    g->arena_left = SCOPEPROF__ARENA_BLOCK - n;
-    return p;
-}
-
-/* A copy of s in the arena (see scopeprof__map). Registration lock held,
- * as for every arena allocation. */
-static inline char *scopeprof__arena_strdup(scopeprof__state *g, const char *s) {
-    size_t n = strlen(s) + 1;
-    char *d = (char *)scopeprof__arena_alloc(g, n, 1);
-    if (d) memcpy(d, s, n);
-    return d;
 }
 
 /* ---- Overhead calibration (docs/DESIGN.md, "Overhead compensation") --------
@@ -2262,15 +2266,15 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     qsort(inside, B, sizeof *inside, scopeprof__cmp_u64);
     double each = ((double)scoped[B / 4] - (double)plain[B / 4]) / (double)K;
     double in = (double)inside[B / 4] / (double)K;
-    g->comp_inside_ticks = in;
-    g->comp_outside_ticks = each > in ? each - in : 0;
+    g->clock.comp_inside_ticks = in;
+    g->clock.comp_outside_ticks = each > in ? each - in : 0;
 }
 
 /* The calibration in picoseconds (the tick rate is known from the first
  * write on: scopeprof__calibrate). */
 SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t *in, uint32_t *out) {
     scopeprof__calibrate(g);
-    double f = g->ns_per_tick * 1e3, i = g->comp_inside_ticks * f, o = g->comp_outside_ticks * f;
+    double f = g->clock.ns_per_tick * 1e3, i = g->clock.comp_inside_ticks * f, o = g->clock.comp_outside_ticks * f;
     *in = i < 0 ? 0 : i > 4e9 ? 4000000000u : (uint32_t)(i + 0.5);
     *out = o < 0 ? 0 : o > 4e9 ? 4000000000u : (uint32_t)(o + 0.5);
 }
@@ -2278,15 +2282,367 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t *i
 /* Before aggregating: the exit summary's table takes the calibration out
  * (once per table: a schedule's cycle starts a new one). */
 SCOPEPROF__INTERNAL void scopeprof__overhead_apply(scopeprof__state *g) {
-    if (g->agg.comp_state != SCOPEPROF_COMP_NONE) return;
-    if (!g->compensate) {
-        g->agg.comp_state = SCOPEPROF_COMP_OFF_ENV;
+    if (g->sum.agg.comp_state != SCOPEPROF_COMP_NONE) return;
+    if (!g->cfg.compensate) {
+        g->sum.agg.comp_state = SCOPEPROF_COMP_OFF_ENV;
         return;
     }
     uint32_t in, out;
     scopeprof__overhead_ps(g, &in, &out);
-    scopeprof_agg_calibration(&g->agg, in, out, 1);
+    scopeprof_agg_calibration(&g->sum.agg, in, out, 1);
 }
+SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
+    if (g->clock.ns_per_tick > 0) return;
+    if (!g->clock.use_tsc) {
+        g->clock.ns_per_tick = 1.0;
+        return;
+    }
+    /* Ratio of TSC to CLOCK_MONOTONIC over at least 20 ms since start-up:
+     * within ~1e-6 even with a few microseconds of read jitter. */
+    uint64_t ns, tk;
+    do scopeprof__clock_pair(g, &ns, &tk);
+    while (ns - g->clock.ns0 < 20000000u);
+    g->clock.ns_per_tick = (double)(ns - g->clock.ns0) / (double)(tk - g->clock.tick0);
+}
+
+static inline uint64_t scopeprof__ticks_ns(uint64_t tick, uint64_t tick0, uint64_t ns0,
+                                           double ns_per_tick) {
+    int64_t d = (int64_t)(tick - tick0);
+    return ns0 + (uint64_t)(int64_t)((double)d * ns_per_tick);
+}
+static inline uint64_t scopeprof__to_ns(const scopeprof__state *g, uint64_t tick) {
+    return scopeprof__ticks_ns(tick, g->clock.tick0, g->clock.ns0, g->clock.ns_per_tick);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* clock.h */
+/* ==== part: include/parts/env.h ==== */
+/* env.h: the environment variables: one table, its parser, the unknown-name
+ * check. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* POSIX has a program declare environ itself; glibc also does under
+ * _GNU_SOURCE. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wredundant-decls"
+extern char **environ;
+#pragma GCC diagnostic pop
+/* Parse helpers for the environment: bad values are named and ignored. */
+static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out) {
+    const char *v = getenv(var);
+    if (!v) return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (*v == 0 || *end != 0 || errno || x < lo || x > hi) {
+        scopeprof__warn("scopeprof: ignoring %s='%s': expected an integer from %ld to %ld", var,
+                        v, lo, hi);
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
+
+/* "skip_first=1,wait=1,warmup=1,active=3,repeat=2": keys in any order,
+ * omitted ones 0 (active: 1). A bad value is named and the schedule ignored. */
+SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v) {
+    static const char *const keys[] = {"skip_first", "wait", "warmup", "active", "repeat"};
+    int val[5] = {0, 0, 0, 1, 0};
+    const char *p = v;
+    while (*p) {
+        int k = -1;
+        for (int i = 0; i < 5; i++) {
+            size_t l = strlen(keys[i]);
+            if (strncmp(p, keys[i], l) == 0 && p[l] == '=') {
+                k = i;
+                p += l + 1;
+                break;
+            }
+        }
+        char *end;
+        long x = k >= 0 ? strtol(p, &end, 10) : -1;
+        if (k < 0 || end == p || x < 0 || x > 1000000 || (*end && *end != ',') || (k == 3 && x == 0)) {
+            scopeprof__warn("scopeprof: ignoring SCOPEPROF_SCHEDULE='%s': expected "
+                            "skip_first=N,wait=N,warmup=N,active=N(>0),repeat=N", v);
+            return;
+        }
+        val[k] = (int)x;
+        p = *end ? end + 1 : end;
+    }
+    g->sched.on = 1;
+    g->sched.skip_first = val[0], g->sched.wait = val[1], g->sched.warmup = val[2], g->sched.active = val[3], g->sched.repeat = val[4];
+}
+
+/* ---- Environment ----------------------------------------------------------
+ * Every SCOPEPROF_ variable, in one table: X(NAME, DEFAULT, LO, HI, DOC).
+ * An integer variable is parsed in [LO, HI] and DEFAULT is its value when it
+ * is unset or bad; a text variable (LO > HI) is handed to scopeprof__read_env
+ * as a string, and DEFAULT (-1) stands for the default that DOC names. The
+ * header's first screen, README and scopeprof(3) list the same names and
+ * defaults (tests/core/env_doc.sh checks them against this table). */
+#define SCOPEPROF__ENV(X)                                                                  \
+    X(OUTPUT, -1, 1, 0, "trace file path (default <program>.<pid>.sprof); none: no file")    \
+    X(SUMMARY, -1, 1, 0, "0 silences the exit table, all prints it on every rank (default 1)") \
+    X(SORT, -1, 1, 0, "sort key of the exit table (default cpu_time_total)")                 \
+    X(ROW_LIMIT, 20, -1, 1000000, "rows of the exit table; 0 or -1: all")                     \
+    X(BUFFER_MB, 64, 1, 1 << 20, "memory budget for event buffers, MiB")                      \
+    X(SCHEDULE, -1, 1, 0, "skip_first=N,wait=N,warmup=N,active=N,repeat=N (default none)")    \
+    X(COMPENSATE, 1, 0, 1, "0: no overhead compensation")                                     \
+    X(WRITER, 1, 0, 1, "0: no background writer thread")                                      \
+    X(FLUSH_MS, 100, 1, 3600000, "the writer writes at least this often, ms")                  \
+    X(SIGNALS, 1, 0, 1, "0: no signal handlers")
+
+#define SCOPEPROF__ENV_ENUM(name, def, lo, hi, doc) SCOPEPROF__ENV_##name,
+enum { SCOPEPROF__ENV(SCOPEPROF__ENV_ENUM) SCOPEPROF__ENV_COUNT };
+#undef SCOPEPROF__ENV_ENUM
+
+/* The environment as read: integers, and the text variables' strings
+ * (NULL: unset). */
+typedef struct scopeprof__env {
+    int num[SCOPEPROF__ENV_COUNT];
+    const char *text[SCOPEPROF__ENV_COUNT];
+} scopeprof__env;
+
+/* The variable modules use among themselves (registry.h): known, never the
+ * user's to set, so not in the table. */
+#define SCOPEPROF__ANCHOR_ENV "SCOPEPROF_INTERNAL_STATE"
+
+/* Read every variable of the table into *env, and name once on stderr each
+ * SCOPEPROF_ variable that is not in it: most likely a typo (SCOPEPROF_OUT
+ * for SCOPEPROF_OUTPUT), with which the run would quietly go on with the
+ * default. */
+SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env) {
+    static const char *const names[] = {
+#define SCOPEPROF__ENV_NAME(name, def, lo, hi, doc) "SCOPEPROF_" #name,
+        SCOPEPROF__ENV(SCOPEPROF__ENV_NAME)
+#undef SCOPEPROF__ENV_NAME
+    };
+    static const long lo[] = {
+#define SCOPEPROF__ENV_LO(name, def, lo, hi, doc) lo,
+        SCOPEPROF__ENV(SCOPEPROF__ENV_LO)
+#undef SCOPEPROF__ENV_LO
+    };
+    static const long hi[] = {
+#define SCOPEPROF__ENV_HI(name, def, lo, hi, doc) hi,
+        SCOPEPROF__ENV(SCOPEPROF__ENV_HI)
+#undef SCOPEPROF__ENV_HI
+    };
+    static const int def[] = {
+#define SCOPEPROF__ENV_DEF(name, def, lo, hi, doc) def,
+        SCOPEPROF__ENV(SCOPEPROF__ENV_DEF)
+#undef SCOPEPROF__ENV_DEF
+    };
+    for (int i = 0; i < SCOPEPROF__ENV_COUNT; i++) {
+        env->num[i] = def[i];
+        env->text[i] = NULL;
+        if (lo[i] > hi[i]) env->text[i] = getenv(names[i]);
+        else scopeprof__env_int(names[i], lo[i], hi[i], &env->num[i]);
+    }
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "SCOPEPROF_", 10) != 0) continue;
+        size_t len = strcspn(*e, "="), i = 0;
+        while (i < SCOPEPROF__ENV_COUNT && !(strlen(names[i]) == len && memcmp(names[i], *e, len) == 0)) i++;
+        if (i < SCOPEPROF__ENV_COUNT || (len == strlen(SCOPEPROF__ANCHOR_ENV) &&
+                                         memcmp(*e, SCOPEPROF__ANCHOR_ENV, len) == 0))
+            continue;
+        char list[256] = "";
+        for (int k = 0; k < SCOPEPROF__ENV_COUNT; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", names[k],
+                     k + 2 < SCOPEPROF__ENV_COUNT ? ", " : k + 2 == SCOPEPROF__ENV_COUNT ? " and " : "");
+        scopeprof__warn("scopeprof: ignoring unknown variable %.*s: the header reads %s",
+                        (int)(len < 74 ? len : 74), *e, list);
+    }
+}
+
+enum { SCOPEPROF__WRITER_NONE, SCOPEPROF__WRITER_RUNNING, SCOPEPROF__WRITER_NEVER };
+/* The configuration from the environment (at the registry's creation). */
+SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
+    scopeprof__env env;
+    const char *v;
+    g->out.rank = -1;
+    {   /* rank from the usual launchers' variables */
+        static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"};
+        for (int i = 0; i < 4 && g->out.rank < 0; i++)
+            if (getenv(vars[i])) scopeprof__env_int(vars[i], 0, 1 << 30, &g->out.rank);
+    }
+    scopeprof__env_read_all(&env);
+    g->cfg.summary = 1;
+    if ((v = env.text[SCOPEPROF__ENV_SUMMARY]) != NULL) {
+        if (strcmp(v, "all") == 0) g->cfg.summary = g->cfg.summary_all = 1;
+        else if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "false") == 0) g->cfg.summary = 0;
+        else if (strcmp(v, "1") == 0 || strcmp(v, "on") == 0 || strcmp(v, "true") == 0) g->cfg.summary = 1;
+        else scopeprof__warn("scopeprof: ignoring SCOPEPROF_SUMMARY='%s': expected 0, 1 or all", v);
+    }
+    g->cfg.sort = SCOPEPROF_SORT_CPU_TIME_TOTAL;
+    if ((v = env.text[SCOPEPROF__ENV_SORT]) != NULL && scopeprof_sort_parse(v, &g->cfg.sort) != 0)
+        scopeprof__warn("scopeprof: ignoring SCOPEPROF_SORT='%s': valid keys are %s", v,
+                        scopeprof_sort_keys());
+    g->cfg.row_limit = env.num[SCOPEPROF__ENV_ROW_LIMIT];
+    g->cfg.budget = (size_t)env.num[SCOPEPROF__ENV_BUFFER_MB] << 20;
+    g->cfg.signals = env.num[SCOPEPROF__ENV_SIGNALS];
+    g->cfg.compensate = env.num[SCOPEPROF__ENV_COMPENSATE];
+    g->wr.state = env.num[SCOPEPROF__ENV_WRITER] ? SCOPEPROF__WRITER_NONE : SCOPEPROF__WRITER_NEVER;
+    g->cfg.flush_ms = env.num[SCOPEPROF__ENV_FLUSH_MS];
+    scopeprof__read_prog(g->cfg.prog);
+    v = env.text[SCOPEPROF__ENV_OUTPUT];
+    if (v && (v[0] == 0 || strcmp(v, "none") == 0)) {
+        g->out.fd = -2;
+        g->out.no_output = 1;
+    } else if (v) {
+        if (strlen(v) >= sizeof g->out.path) {
+            scopeprof__warn("scopeprof: ignoring SCOPEPROF_OUTPUT: path longer than %zu bytes",
+                            sizeof g->out.path - 1);
+            scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+        } else {
+            snprintf(g->out.path, sizeof g->out.path, "%s", v);
+            scopeprof__claim_output(g);
+        }
+    } else {
+        scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+        g->out.path_is_default = 1;
+    }
+    if ((v = env.text[SCOPEPROF__ENV_SCHEDULE]) != NULL) scopeprof__parse_schedule(g, v);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* env.h */
+/* ==== part: include/parts/registry.h ==== */
+/* registry.h: finding or creating the process's one registry (shared by
+ * every module), and what registers into it: sites, threads, the arena. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The module's thread pointer and clock choice (declared in api.h, where
+ * the hot path reads them). */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls;
+__attribute__((weak, visibility("hidden"))) int scopeprof__use_tsc = -1;
+
+
+/* The anchor names this process image: pid plus the 16 random bytes the
+ * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
+ * the bytes, so it never trusts an address from its predecessor. */
+static inline void scopeprof__anchor_tag(char *buf, size_t n) {
+    uintptr_t random_at = (uintptr_t)getauxval(AT_RANDOM);
+    const unsigned char *r = (const unsigned char *)random_at;
+    int k = snprintf(buf, n, "%d:", (int)getpid());
+    for (int i = 0; r && i < 16 && k + 2 < (int)n; i++, k += 2) snprintf(buf + k, n - (size_t)k, "%02x", r[i]);
+}
+
+
+SCOPEPROF__INTERNAL void scopeprof__anchor_set(scopeprof__state *g) {
+    char tag[64], anchor[128];
+    scopeprof__anchor_tag(tag, sizeof tag);
+    snprintf(anchor, sizeof anchor, "%s:%p", tag, (void *)g);
+    setenv(SCOPEPROF__ANCHOR_ENV, anchor, 1);
+}
+
+/* The module that creates the registry owns code the process keeps calling
+ * (the thread-exit destructor, the fork and signal handlers): if it is a
+ * library loaded with dlopen, it must never be unloaded. dladdr names its
+ * file, and dlopen(RTLD_NOLOAD | RTLD_NODELETE) pins it; for the main program
+ * this is a harmless no-op. dladdr is declared here under a private name
+ * (bound to the real symbol) because <dlfcn.h> only declares it under
+ * _GNU_SOURCE. */
+typedef struct scopeprof__dlinfo {
+    const char *fname;
+    void *fbase;
+    const char *sname;
+    void *saddr;
+} scopeprof__dlinfo;
+extern int scopeprof__dladdr(const void *addr, scopeprof__dlinfo *info) __asm__("dladdr");
+
+SCOPEPROF__INTERNAL void scopeprof__pin_module(void) {
+    scopeprof__dlinfo info;
+    /* Any address inside this module names it: a (hidden) variable's, as ISO
+     * C has no conversion of a function pointer to `const void *`. */
+    if (scopeprof__dladdr(&scopeprof__module_attached, &info) && info.fname && info.fname[0])
+        dlopen(info.fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+/* The registry when even it cannot be allocated: recording is off, but the
+ * program's calls find a state to talk to. One per module; only the first
+ * module's is ever used (it is published like an allocated one). */
+__attribute__((weak, visibility("hidden"))) scopeprof__state scopeprof__state_fallback;
+
+/* Out of memory: stop recording for good, say so once, and let the program
+ * go on (it may cope with malloc failures; aborting it was worse). What was
+ * recorded before is still written and summarised at exit. */
+SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
+    if (__atomic_exchange_n(&g->life.oom, 1, __ATOMIC_ACQ_REL)) return;
+    scopeprof__warn("scopeprof: out of memory: recording stopped (what was recorded before is "
+                    "kept); the program goes on");
+}
+
+/* Memory for the recording paths that a PROFILE_SCOPE in the program's own
+ * signal handler can reach (a site's first use, a thread's first scope, a new
+ * buffer) comes from mmap, a system call, never from malloc: malloc is not
+ * async-signal-safe, and a handler that interrupted it on the same thread
+ * would call it again inside it (a deadlock on malloc's lock, or a corrupt
+ * heap). Zeroed pages, like calloc's. Strict ISO modes hide MAP_ANONYMOUS:
+ * there /dev/zero is mapped (open and close are async-signal-safe). */
+static inline void *scopeprof__map(size_t n) {
+    void *p;
+#if defined(MAP_ANONYMOUS)
+    p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+#else
+    int fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    close(fd);
+#endif
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Bump allocation from mapped blocks, registration lock held. What is
+ * allocated here is never given back: site strings live as long as the
+ * process, thread states are recycled by the registry
+ * (scopeprof__thread_new). A block's unused tail is address space only
+ * (never touched). */
+#define SCOPEPROF__ARENA_BLOCK ((size_t)1 << 20)
+/* LeakSanitizer scans the heap and globals, not our mappings: thread states
+ * there hold the only pointers to some malloc'd blocks (a thread's range
+ * stack, its GPU state), which it would report as leaks. Each block is
+ * given to it as a root region; without a sanitizer the weak symbol is 0. */
+__attribute__((weak)) void __lsan_register_root_region(const void *p, size_t size);
+static inline void *scopeprof__arena_map(size_t n) {
+    void *p = scopeprof__map(n);
+    if (p && __lsan_register_root_region) __lsan_register_root_region(p, n);
+    return p;
+}
+SCOPEPROF__INTERNAL void *scopeprof__arena_alloc(scopeprof__state *g, size_t n, size_t align) {
+    size_t pad = (size_t)(-(uintptr_t)g->reg.arena & (align - 1));
+    if (g->reg.arena && pad + n <= g->reg.arena_left) {
+        char *p = g->reg.arena + pad;
+        g->reg.arena = p + n;
+        g->reg.arena_left -= pad + n;
+        return p;
+    }
+    if (n >= SCOPEPROF__ARENA_BLOCK / 2) return scopeprof__arena_map(n); /* a block of its own */
+    char *p = (char *)scopeprof__arena_map(SCOPEPROF__ARENA_BLOCK); /* page-aligned */
+    if (!p) return NULL;
+    g->reg.arena = p + n;
+    g->reg.arena_left = SCOPEPROF__ARENA_BLOCK - n;
+    return p;
+}
+
+/* A copy of s in the arena (see scopeprof__map). Registration lock held,
+ * as for every arena allocation. */
+static inline char *scopeprof__arena_strdup(scopeprof__state *g, const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = (char *)scopeprof__arena_alloc(g, n, 1);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
 
 /* Find or create the process's one registry. Modules that share symbols
  * (several files of one program, libraries linked at build time) could agree
@@ -2327,31 +2683,31 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         g->layout = SCOPEPROF__LAYOUT;
         g->pid = (int)getpid();
         pthread_mutex_init(&g->lock, NULL);
-        pthread_mutex_init(&g->reg, NULL);
-        pthread_mutex_init(&g->mlock, NULL);
+        pthread_mutex_init(&g->reg.lock, NULL);
+        pthread_mutex_init(&g->mem.lock, NULL);
         scopeprof__writer_init_locks(g);
-        g->writer_main = scopeprof__writer_main;
+        g->wr.main = scopeprof__writer_main;
         if (pthread_key_create(&g->key, scopeprof__thread_exit) != 0) oom = 1;
-        g->off_thread.cur = g->off_slots;
-        g->off_thread.lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
+        g->buf.off_thread.cur = g->buf.off_slots;
+        g->buf.off_thread.lim = g->buf.off_slots + sizeof g->buf.off_slots / sizeof *g->buf.off_slots;
         if (oom) scopeprof__oom(g);
-        g->fd = -1;
-        g->claim_fd = -1;
-        scopeprof_agg_init(&g->agg);
+        g->out.fd = -1;
+        g->out.claim_fd = -1;
+        scopeprof_agg_init(&g->sum.agg);
         scopeprof__read_env(g);
-        g->use_tsc = scopeprof__tsc_invariant();
+        g->clock.use_tsc = scopeprof__tsc_invariant();
         {
             struct timespec rt;
             clock_gettime(CLOCK_REALTIME, &rt);
             uint64_t mono = scopeprof__mono_ns();
-            g->realtime_minus_mono =
+            g->clock.realtime_minus_mono =
                 (int64_t)((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec) - (int64_t)mono;
         }
-        scopeprof__clock_pair(g, &g->ns0, &g->tick0);
-        scopeprof__use_tsc = g->use_tsc; /* the calibration's scopes read the clock */
-        if (g->compensate && !oom) scopeprof__overhead_measure(g);
-        if (g->sched) {
-            g->cycle = 1;
+        scopeprof__clock_pair(g, &g->clock.ns0, &g->clock.tick0);
+        scopeprof__use_tsc = g->clock.use_tsc; /* the calibration's scopes read the clock */
+        if (g->cfg.compensate && !oom) scopeprof__overhead_measure(g);
+        if (g->sched.on) {
+            g->sched.cycle = 1;
             scopeprof__sched_start(g);
         }
         scopeprof__anchor_set(g);
@@ -2359,10 +2715,10 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         scopeprof__install_signals(g);
         scopeprof__pin_module();
     }
-    scopeprof__use_tsc = g->use_tsc;
+    scopeprof__use_tsc = g->clock.use_tsc;
     if (!scopeprof__module_attached) {
         scopeprof__module_attached = 1;
-        __atomic_add_fetch(&g->modules, 1, __ATOMIC_ACQ_REL);
+        __atomic_add_fetch(&g->life.modules, 1, __ATOMIC_ACQ_REL);
     }
     __atomic_store_n(&scopeprof__g, g, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&scopeprof__module_lock);
@@ -2379,30 +2735,30 @@ __attribute__((weak, visibility("hidden"), destructor)) void scopeprof__module_f
     if (!scopeprof__module_attached) return;
     scopeprof__module_attached = 0;
     scopeprof__state *g = scopeprof__g;
-    if (g && g->pid == (int)getpid() && __atomic_sub_fetch(&g->modules, 1, __ATOMIC_ACQ_REL) == 0)
+    if (g && g->pid == (int)getpid() && __atomic_sub_fetch(&g->life.modules, 1, __ATOMIC_ACQ_REL) == 0)
         scopeprof__finalize(g);
 }
 
-/* Site `id` (1..nsites as read with acquire; see g->site_blk). */
+/* Site `id` (1..nsites as read with acquire; see g->reg.site_blk). */
 static inline const scopeprof__siterec *scopeprof__site_at(const scopeprof__state *g, uint32_t id) {
-    return &g->site_blk[(id - 1) / SCOPEPROF__SITE_BLOCK][(id - 1) % SCOPEPROF__SITE_BLOCK];
+    return &g->reg.site_blk[(id - 1) / SCOPEPROF__SITE_BLOCK][(id - 1) % SCOPEPROF__SITE_BLOCK];
 }
 /* Site `id`, or NULL for 0 and ids not (yet) registered. No lock. */
 static inline const scopeprof__siterec *scopeprof__site_find(const scopeprof__state *g, uint32_t id) {
-    return id && id <= __atomic_load_n(&g->nsites, __ATOMIC_ACQUIRE) ? scopeprof__site_at(g, id) : NULL;
+    return id && id <= __atomic_load_n(&g->reg.nsites, __ATOMIC_ACQUIRE) ? scopeprof__site_at(g, id) : NULL;
 }
 
 /* Registration lock held. The record is complete before nsites counts it. */
 SCOPEPROF__API uint32_t scopeprof__site_add(scopeprof__state *g, const char *name,
                                             const scopeprof_site *s) {
-    uint32_t n = g->nsites, b = n / SCOPEPROF__SITE_BLOCK;
+    uint32_t n = g->reg.nsites, b = n / SCOPEPROF__SITE_BLOCK;
     if (b >= SCOPEPROF__SITE_BLOCKS) return 0;
-    if (!g->site_blk[b]) {
+    if (!g->reg.site_blk[b]) {
         void *v = scopeprof__map(SCOPEPROF__SITE_BLOCK * sizeof(scopeprof__siterec));
         if (!v) return 0;
-        g->site_blk[b] = (scopeprof__siterec *)v;
+        g->reg.site_blk[b] = (scopeprof__siterec *)v;
     }
-    scopeprof__siterec *r = &g->site_blk[b][n % SCOPEPROF__SITE_BLOCK];
+    scopeprof__siterec *r = &g->reg.site_blk[b][n % SCOPEPROF__SITE_BLOCK];
     /* Strings are copied so that a site stays valid after dlclose. */
     r->name = scopeprof__arena_strdup(g, name ? name : "");
     r->file = scopeprof__arena_strdup(g, s->file ? s->file : "");
@@ -2410,7 +2766,7 @@ SCOPEPROF__API uint32_t scopeprof__site_add(scopeprof__state *g, const char *nam
     r->line = s->line;
     r->origin = s;
     if (!r->name || !r->file || !r->func) return 0; /* what was copied stays in the arena */
-    __atomic_store_n(&g->nsites, n + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&g->reg.nsites, n + 1, __ATOMIC_RELEASE);
     return n + 1;
 }
 
@@ -2434,13 +2790,13 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
     uint64_t h = scopeprof__hash(name) ^ ((uint64_t)(uintptr_t)callsite * 0x9E3779B97F4A7C15ull);
     uint32_t id = 0;
     if (!scopeprof__reg_enter(g)) return 0;
-    if (g->nsites * 2 >= g->dyn_cap) {
-        uint32_t cap = g->dyn_cap ? g->dyn_cap * 2 : 1024;
-        while (cap <= g->nsites * 2) cap *= 2;
+    if (g->reg.nsites * 2 >= g->reg.dyn_cap) {
+        uint32_t cap = g->reg.dyn_cap ? g->reg.dyn_cap * 2 : 1024;
+        while (cap <= g->reg.nsites * 2) cap *= 2;
         uint32_t *t = (uint32_t *)scopeprof__map(cap * sizeof *t); /* zeroed */
         if (t) {
-            for (uint32_t i = 0; i < g->dyn_cap; i++) {
-                uint32_t sid = g->dyn_hash[i];
+            for (uint32_t i = 0; i < g->reg.dyn_cap; i++) {
+                uint32_t sid = g->reg.dyn_hash[i];
                 if (!sid) continue;
                 const scopeprof__siterec *r = scopeprof__site_at(g, sid);
                 uint64_t hh = scopeprof__hash(r->name) ^
@@ -2449,51 +2805,28 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
                 while (t[j]) j = (j + 1) & (cap - 1);
                 t[j] = sid;
             }
-            if (g->dyn_hash) munmap(g->dyn_hash, g->dyn_cap * sizeof *t);
-            g->dyn_hash = t;
-            g->dyn_cap = cap;
+            if (g->reg.dyn_hash) munmap(g->reg.dyn_hash, g->reg.dyn_cap * sizeof *t);
+            g->reg.dyn_hash = t;
+            g->reg.dyn_cap = cap;
         }
     }
-    if (g->dyn_cap) {
-        uint32_t j = (uint32_t)h & (g->dyn_cap - 1);
-        for (; g->dyn_hash[j]; j = (j + 1) & (g->dyn_cap - 1)) {
-            const scopeprof__siterec *r = scopeprof__site_at(g, g->dyn_hash[j]);
+    if (g->reg.dyn_cap) {
+        uint32_t j = (uint32_t)h & (g->reg.dyn_cap - 1);
+        for (; g->reg.dyn_hash[j]; j = (j + 1) & (g->reg.dyn_cap - 1)) {
+            const scopeprof__siterec *r = scopeprof__site_at(g, g->reg.dyn_hash[j]);
             if (r->origin == callsite && strcmp(r->name, name) == 0) {
-                id = g->dyn_hash[j];
+                id = g->reg.dyn_hash[j];
                 break;
             }
         }
         if (!id) {
             id = scopeprof__site_add(g, name, callsite);
-            if (id) g->dyn_hash[j] = id;
+            if (id) g->reg.dyn_hash[j] = id;
         }
     }
     scopeprof__reg_unlock(g);
     return id;
 }
-
-/* The trace writer, defined further down. */
-SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait);
-SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait);
-SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t);
-/* The memory totals, copied in one critical section (threads update them
- * under mlock while the writer runs). */
-typedef struct scopeprof__memsnap {
-    uint32_t used; /* bit mask of devices */
-    int64_t peak[32], cur[32];
-    uint64_t unknown_frees;
-} scopeprof__memsnap;
-SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset);
-SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g, const scopeprof__memsnap *s);
-SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out);
-SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
-                                                const void *payload, uint32_t len);
-SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g);
-
 
 static inline uint64_t scopeprof__gettid(void) {
 #if defined(SYS_gettid) && (defined(__USE_MISC) || !defined(__GLIBC__))
@@ -2517,17 +2850,17 @@ static inline void scopeprof__self_name(char name[64]) {
  * threads gone whose events are not written yet), not by the threads ever
  * started. Registration lock held. */
 SCOPEPROF__INTERNAL scopeprof__thread *scopeprof__thread_new(scopeprof__state *g) {
-    scopeprof__thread *t = g->thread_free;
+    scopeprof__thread *t = g->reg.thread_free;
     uint32_t slot;
     if (t) {
-        g->thread_free = t->next;
+        g->reg.thread_free = t->next;
         slot = t->slot;
     } else {
         /* Cache-line aligned: the hot fields (cur, lim, depth) lead the
          * struct, so no two threads' hot paths ever write the same line. */
         t = (scopeprof__thread *)scopeprof__arena_alloc(g, sizeof *t, 64);
         if (!t) return NULL;
-        slot = g->nslots++;
+        slot = g->reg.nslots++;
     }
     memset(t, 0, sizeof *t);
     t->slot = slot;
@@ -2537,26 +2870,26 @@ SCOPEPROF__INTERNAL scopeprof__thread *scopeprof__thread_new(scopeprof__state *g
 /* A state no thread uses any more goes back for reuse. Registration lock
  * held. */
 static inline void scopeprof__thread_release(scopeprof__state *g, scopeprof__thread *t) {
-    t->next = g->thread_free;
-    g->thread_free = t;
+    t->next = g->reg.thread_free;
+    g->reg.thread_free = t;
 }
 
 /* The thread list's head, for a walk under the registry lock: a thread's
  * first scope pushes its state there under `reg` alone. */
 static inline scopeprof__thread *scopeprof__threads_head(scopeprof__state *g) {
-    return __atomic_load_n(&g->threads, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&g->reg.threads, __ATOMIC_ACQUIRE);
 }
 
 /* First scope of a thread in this module: adopt the thread's state if another
  * module created it, else create and register it. */
 SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     scopeprof__state *g = scopeprof__state_get();
-    if (__atomic_load_n(&g->oom, __ATOMIC_ACQUIRE)) return scopeprof__tls = &g->off_thread;
+    if (__atomic_load_n(&g->life.oom, __ATOMIC_ACQUIRE)) return scopeprof__tls = &g->buf.off_thread;
     scopeprof__thread *t = (scopeprof__thread *)pthread_getspecific(g->key);
     if (t) return scopeprof__tls = t;
     if (scopeprof__lock_mine(g, 0)) { /* a handler: no allocation, no lock; not kept */
         scopeprof__reentered(g);
-        return &g->off_thread;
+        return &g->buf.off_thread;
     }
     scopeprof__writer_start(g);
     /* No chunk yet (cur == lim): the first event takes one in chunk_next,
@@ -2564,23 +2897,35 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
      * each taking a fresh one grew memory past it). */
     char name[64] = "";
     scopeprof__self_name(name);
-    if (!scopeprof__reg_enter(g)) return &g->off_thread;
+    if (!scopeprof__reg_enter(g)) return &g->buf.off_thread;
     t = scopeprof__thread_new(g);
     if (!t) {
         scopeprof__reg_unlock(g);
         scopeprof__oom(g);
-        return scopeprof__tls = &g->off_thread;
+        return scopeprof__tls = &g->buf.off_thread;
     }
     t->tid = scopeprof__gettid();
     t->alive = 1;
     memcpy(t->name, name, sizeof name);
-    t->index = g->nthreads++;
-    t->next = g->threads;
-    __atomic_store_n(&g->threads, t, __ATOMIC_RELEASE); /* walked without `reg` */
+    t->index = g->reg.nthreads++;
+    t->next = g->reg.threads;
+    __atomic_store_n(&g->reg.threads, t, __ATOMIC_RELEASE); /* walked without `reg` */
     scopeprof__reg_unlock(g);
     pthread_setspecific(g->key, t);
     return scopeprof__tls = t;
 }
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* registry.h */
+/* ==== part: include/parts/buffers.h ==== */
+/* buffers.h: per-thread chunks, the memory budget, the hot path's slow
+ * path (a full chunk traded for an empty one) and PROFILE_BEGIN/END ranges. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* A new chunk, from mmap (scopeprof__map): never malloc, as a chunk is taken
  * in a recording thread's slow path, which a PROFILE_SCOPE in a signal
@@ -2596,17 +2941,17 @@ static inline scopeprof__chunk *scopeprof__chunk_map(void) {
  * when the writer is behind or absent). NULL when mmap fails. Whether the
  * budget allows it is chunk_next's to decide. Chunk lock held. */
 SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g) {
-    scopeprof__chunk *c = g->free_list;
+    scopeprof__chunk *c = g->buf.free_list;
     if (c) {
-        g->free_list = c->next;
-    } else if ((c = g->ready) != NULL) {
-        g->ready = c->next;
-        g->nready--;
+        g->buf.free_list = c->next;
+    } else if ((c = g->buf.ready) != NULL) {
+        g->buf.ready = c->next;
+        g->buf.nready--;
     } else { /* mapped, not malloc'd: this may run in a signal handler */
         c = scopeprof__chunk_map();
         if (!c) return NULL;
-        g->bytes += sizeof *c;
-        if (g->bytes > g->peak_bytes) g->peak_bytes = g->bytes;
+        g->buf.bytes += sizeof *c;
+        if (g->buf.bytes > g->buf.peak_bytes) g->buf.peak_bytes = g->buf.bytes;
     }
     c->next = NULL;
     c->count = 0;
@@ -2623,10 +2968,10 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
     c->count = n;
     c->next = NULL;
     t->nqueued++;
-    if (g->full_tail) g->full_tail->next = c;
-    else g->full_head = c;
-    g->full_tail = c;
-    g->queued += sizeof *c;
+    if (g->buf.full_tail) g->buf.full_tail->next = c;
+    else g->buf.full_head = c;
+    g->buf.full_tail = c;
+    g->buf.queued += sizeof *c;
 }
 
 /* Chunks the writer keeps allocated and touched ahead of the recording
@@ -2638,9 +2983,9 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
  * due and the budget has room for it, or an eighth of the budget is queued.
  * Chunk lock held. */
 static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
-    if (g->queued >= g->budget / 8) return 1;
-    return g->nready < SCOPEPROF__READY / 2 && !g->free_list &&
-           g->bytes + sizeof(scopeprof__chunk) <= g->budget;
+    if (g->buf.queued >= g->cfg.budget / 8) return 1;
+    return g->buf.nready < SCOPEPROF__READY / 2 && !g->buf.free_list &&
+           g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
 }
 
 /* Whether the thread that needs a chunk must write first: no recycled or
@@ -2648,9 +2993,9 @@ static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
  * writer that is behind, the budget plus a quarter (the writer's slack).
  * Chunk lock held. */
 static inline int scopeprof__must_write_here(const scopeprof__state *g) {
-    if (g->free_list || g->ready || !g->full_head) return 0;
-    size_t room = g->writer == SCOPEPROF__WRITER_RUNNING ? g->budget + g->budget / 4 : g->budget;
-    return g->bytes + sizeof(scopeprof__chunk) > room;
+    if (g->buf.free_list || g->buf.ready || !g->buf.full_head) return 0;
+    size_t room = g->wr.state == SCOPEPROF__WRITER_RUNNING ? g->cfg.budget + g->cfg.budget / 4 : g->cfg.budget;
+    return g->buf.bytes + sizeof(scopeprof__chunk) > room;
 }
 
 /* Slow path of emit: the thread's chunk is full (or has one slot left and a
@@ -2666,23 +3011,23 @@ static inline int scopeprof__must_write_here(const scopeprof__state *g) {
 SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     scopeprof__state *g = scopeprof__state_get();
     uint64_t sigs = scopeprof__sigs_hold();
-    pthread_mutex_lock(&g->qlock);
+    pthread_mutex_lock(&g->buf.lock);
     /* A thread whose key destructor already ran (scopeprof__thread_exit took
      * its chunk) can still record: a later destructor may call into another
      * module, whose copy of the thread pointer is still set. It gets a chunk
      * again, and the destructor is armed to run once more and queue it. */
     int revived = t->chunk == NULL;
-    if (__atomic_load_n(&g->oom, __ATOMIC_ACQUIRE) && revived) {
+    if (__atomic_load_n(&g->life.oom, __ATOMIC_ACQUIRE) && revived) {
         /* Recording stopped: round and round the slots nobody reads. */
-        t->lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
-        __atomic_store_n(&t->cur, &g->off_slots[0], __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&g->qlock);
+        t->lim = g->buf.off_slots + sizeof g->buf.off_slots / sizeof *g->buf.off_slots;
+        __atomic_store_n(&t->cur, &g->buf.off_slots[0], __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&g->buf.lock);
         scopeprof__sigs_release(sigs);
-        return g->off_slots;
+        return g->buf.off_slots;
     }
-    if (g->finalized && !revived) {
+    if (g->life.finalized && !revived) {
         /* After the exit summary: keep the program running, drop events. */
-        pthread_mutex_unlock(&g->qlock);
+        pthread_mutex_unlock(&g->buf.lock);
         scopeprof__sigs_release(sigs);
         return t->chunk->ev;
     }
@@ -2696,32 +3041,32 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
         /* The second attempt: malloc failed; write what is queued, then
          * reuse its memory. */
         if (attempt == 1 || scopeprof__must_write_here(g)) {
-            int behind = attempt == 0 && g->writer == SCOPEPROF__WRITER_RUNNING;
-            pthread_mutex_unlock(&g->qlock); /* lock order: the registry lock first */
+            int behind = attempt == 0 && g->wr.state == SCOPEPROF__WRITER_RUNNING;
+            pthread_mutex_unlock(&g->buf.lock); /* the lock order (state.h): `lock` first */
             scopeprof__lock(g);
             /* Inside an open scope, GPU work is never waited for: chunks
              * whose GPU scopes still run stay queued. */
             int may_wait = attempt == 1 || t->depth == 0, wrote = 0;
-            if (g->finalized) {
+            if (g->life.finalized) {
             } else if (behind) {
                 wrote = scopeprof__write_one(g, may_wait);
             } else {
                 scopeprof__write_queued(g, may_wait);
             }
             scopeprof__unlock(g);
-            pthread_mutex_lock(&g->qlock);
-            g->self_writes += (uint64_t)wrote;
+            pthread_mutex_lock(&g->buf.lock);
+            g->buf.self_writes += (uint64_t)wrote;
         }
         c = scopeprof__chunk_alloc(g);
     }
     if (!c) {
         /* its chunk is queued: written at exit */
-        t->lim = g->off_slots + sizeof g->off_slots / sizeof *g->off_slots;
-        __atomic_store_n(&t->cur, &g->off_slots[0], __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&g->qlock);
+        t->lim = g->buf.off_slots + sizeof g->buf.off_slots / sizeof *g->buf.off_slots;
+        __atomic_store_n(&t->cur, &g->buf.off_slots[0], __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&g->buf.lock);
         scopeprof__sigs_release(sigs);
         scopeprof__oom(g);
-        return g->off_slots;
+        return g->buf.off_slots;
     }
     /* Switch chunk and cursor under the chunk lock: a flusher (which takes
      * it to read them) then sees either the old chunk with a cursor in it,
@@ -2730,10 +3075,10 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     t->chunk = c;
     t->lim = c->ev + SCOPEPROF_EVENTS_PER_CHUNK;
     __atomic_store_n(&t->cur, &c->ev[0], __ATOMIC_RELEASE);
-    int wake = g->writer == SCOPEPROF__WRITER_RUNNING && scopeprof__writer_has_work(g);
-    pthread_mutex_unlock(&g->qlock);
+    int wake = g->wr.state == SCOPEPROF__WRITER_RUNNING && scopeprof__writer_has_work(g);
+    pthread_mutex_unlock(&g->buf.lock);
     scopeprof__sigs_release(sigs);
-    if (wake) pthread_cond_signal(&g->wake);
+    if (wake) pthread_cond_signal(&g->wr.wake);
     if (revived) pthread_setspecific(g->key, t);
     return c->ev;
 }
@@ -2809,6 +3154,18 @@ SCOPEPROF__API void scopeprof__thread_name(const char *name) {
     scopeprof__unlock(g);
 }
 
+#ifdef __cplusplus
+}
+#endif
+#endif /* buffers.h */
+/* ==== part: include/parts/steps.h ==== */
+/* steps.h: PROFILE_STEP, schedules (torch.profiler.schedule) and memory
+ * (PROFILE_ALLOC/FREE). */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- Steps and schedules ---------------------------------------------------
  * Phases as torch.profiler.schedule: the first skip_first steps are skipped;
  * then cycles of `wait` steps (not recorded), `warmup` steps (recorded and
@@ -2818,116 +3175,87 @@ SCOPEPROF__API void scopeprof__thread_name(const char *name) {
  * its window is written to <name>.cycleNNNN.sprof and summarised. */
 enum { SCOPEPROF__NONE, SCOPEPROF__WARMUP, SCOPEPROF__ACTIVE, SCOPEPROF__SAVE };
 SCOPEPROF__INTERNAL int scopeprof__phase(const scopeprof__state *g, uint64_t step) {
-    if (step < (uint64_t)g->skip_first) return SCOPEPROF__NONE;
-    uint64_t j = step - (uint64_t)g->skip_first;
-    uint64_t len = (uint64_t)(g->wait + g->warmup + g->active);
-    if (g->repeat > 0 && j / len >= (uint64_t)g->repeat) return SCOPEPROF__NONE;
+    if (step < (uint64_t)g->sched.skip_first) return SCOPEPROF__NONE;
+    uint64_t j = step - (uint64_t)g->sched.skip_first;
+    uint64_t len = (uint64_t)(g->sched.wait + g->sched.warmup + g->sched.active);
+    if (g->sched.repeat > 0 && j / len >= (uint64_t)g->sched.repeat) return SCOPEPROF__NONE;
     uint64_t m = j % len;
-    if (m < (uint64_t)g->wait) return SCOPEPROF__NONE;
-    if (m < (uint64_t)(g->wait + g->warmup)) return SCOPEPROF__WARMUP;
+    if (m < (uint64_t)g->sched.wait) return SCOPEPROF__NONE;
+    if (m < (uint64_t)(g->sched.wait + g->sched.warmup)) return SCOPEPROF__WARMUP;
     return m + 1 == len ? SCOPEPROF__SAVE : SCOPEPROF__ACTIVE;
 }
 
-/* The path of cycle c: "run.sprof" -> "run.cycle0003.sprof". */
-SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c) {
-    size_t l = strlen(g->base_path);
-    int ext = l > 6 && strcmp(g->base_path + l - 6, ".sprof") == 0;
-    snprintf(g->path, sizeof g->path, "%.*s.cycle%04d.sprof", (int)(ext ? l - 6 : l),
-             g->base_path, c);
-}
 
 /* Write the finished cycle, print its summary, start afresh. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
     scopeprof__write_queued(g, 1);
     scopeprof__write_partials(g);
-    int had = g->events_written > 0;
+    int had = g->out.events_written > 0;
     /* Peaks and unknown frees are per cycle: this one's are taken, and the
      * next starts from the memory live now, in one step. */
     scopeprof__memsnap mem;
     scopeprof__mem_snapshot(g, &mem, 1);
-    if (g->fd >= 0) {
-        scopeprof__write_sites(g);
-        for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t);
-        scopeprof__write_memory(g, &mem);
-        scopeprof__write_steps(g);
-        unsigned char b[16];
-        scopeprof__put64(b, g->events_written);
-        scopeprof__put64(b + 8, 0);
-        scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
-        if (g->fd >= 0) scopeprof__close_output(g);
-    }
-    if (g->summary && had && (g->rank <= 0 || g->summary_all)) {
-        fflush(stdout);
-        fprintf(stderr, "scopeprof: cycle %d (%s)\n", g->cycle, g->no_output ? "no file" : g->path);
-        scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
-        scopeprof_table_notes(stderr, &g->agg);
-        scopeprof__print_memory(g, &mem, stderr);
-        fflush(stderr);
-    }
-    if (g->cycle_fn && had) {
+    scopeprof__file_end(g, &mem);
+    char title[sizeof g->out.path + 64];
+    snprintf(title, sizeof title, "scopeprof: cycle %d (%s)", g->sched.cycle,
+             g->out.no_output ? "no file" : g->out.path);
+    scopeprof__summary_print(g, &mem, had, title);
+    if (g->sched.cycle_fn && had) {
         /* The callback may do anything, profiling included: not under our lock. */
-        scopeprof_cycle_fn fn = g->cycle_fn;
-        void *user = g->cycle_user;
-        char path[sizeof g->path];
-        int c = g->cycle;
-        memcpy(path, g->path, sizeof path);
-        g->writer_paused = 1; /* the file is closed: no write until it is set up again */
+        scopeprof_cycle_fn fn = g->sched.cycle_fn;
+        void *user = g->sched.cycle_user;
+        char path[sizeof g->out.path];
+        int c = g->sched.cycle;
+        memcpy(path, g->out.path, sizeof path);
+        g->wr.paused = 1; /* the file is closed: no write until it is set up again */
         scopeprof__unlock(g);
-        fn(g->no_output ? NULL : path, c, user);
+        fn(g->out.no_output ? NULL : path, c, user);
         scopeprof__lock(g);
-        g->writer_paused = 0;
+        g->wr.paused = 0;
     }
-    scopeprof_agg_free(&g->agg);
-    scopeprof_agg_init(&g->agg);
-    free(g->site_row);
-    g->site_row = NULL;
-    g->site_row_cap = 0;
-    g->sites_written = 0;
-    g->gpu_names_written = 0;
-    g->events_written = 0;
-    g->window = 0;
-    g->fd = g->no_output ? -2 : -1;
-    scopeprof__cycle_path(g, ++g->cycle);
+    scopeprof__file_reset(g);
+    g->sched.window = 0;
+    scopeprof__cycle_path(g, ++g->sched.cycle);
 }
 
 SCOPEPROF__API void scopeprof__step(void) {
     uint64_t now = scopeprof__ticks();
     scopeprof__state *g = scopeprof__state_get();
     scopeprof__lock(g);
-    if (g->finalized) {
+    if (g->life.finalized) {
         scopeprof__unlock(g);
         return;
     }
-    if (g->nsteps == g->steps_cap) {
-        uint32_t cap = g->steps_cap ? g->steps_cap * 2 : 64;
-        scopeprof__steprec *v = (scopeprof__steprec *)realloc(g->steps, cap * sizeof *v);
-        if (v) g->steps = v, g->steps_cap = cap;
+    if (g->sched.nsteps == g->sched.steps_cap) {
+        uint32_t cap = g->sched.steps_cap ? g->sched.steps_cap * 2 : 64;
+        scopeprof__steprec *v = (scopeprof__steprec *)realloc(g->sched.steps, cap * sizeof *v);
+        if (v) g->sched.steps = v, g->sched.steps_cap = cap;
     }
-    if (g->nsteps < g->steps_cap) {
-        g->steps[g->nsteps].n = g->step;
-        g->steps[g->nsteps].start = g->step_start ? g->step_start : g->tick0;
-        g->steps[g->nsteps].end = now;
-        g->nsteps++;
+    if (g->sched.nsteps < g->sched.steps_cap) {
+        g->sched.steps[g->sched.nsteps].n = g->sched.step;
+        g->sched.steps[g->sched.nsteps].start = g->sched.step_start ? g->sched.step_start : g->clock.tick0;
+        g->sched.steps[g->sched.nsteps].end = now;
+        g->sched.nsteps++;
     }
-    if (g->sched) {
-        int ended = scopeprof__phase(g, g->step), next = scopeprof__phase(g, g->step + 1);
+    if (g->sched.on) {
+        int ended = scopeprof__phase(g, g->sched.step), next = scopeprof__phase(g, g->sched.step + 1);
         if (ended == SCOPEPROF__SAVE) scopeprof__end_cycle(g);
-        if ((next == SCOPEPROF__ACTIVE || next == SCOPEPROF__SAVE) && !g->window) {
-            g->window = 1;
-            g->win_start = now;
+        if ((next == SCOPEPROF__ACTIVE || next == SCOPEPROF__SAVE) && !g->sched.window) {
+            g->sched.window = 1;
+            g->sched.win_start = now;
         }
     }
-    g->step++;
-    g->step_start = now;
+    g->sched.step++;
+    g->sched.step_start = now;
     scopeprof__unlock(g);
 }
 
 SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g) {
-    snprintf(g->base_path, sizeof g->base_path, "%s", g->path);
-    scopeprof__cycle_path(g, g->cycle);
-    int ph = scopeprof__phase(g, g->step);
-    g->window = ph == SCOPEPROF__ACTIVE || ph == SCOPEPROF__SAVE;
-    g->win_start = g->tick0;
+    snprintf(g->sched.base_path, sizeof g->sched.base_path, "%s", g->out.path);
+    scopeprof__cycle_path(g, g->sched.cycle);
+    int ph = scopeprof__phase(g, g->sched.step);
+    g->sched.window = ph == SCOPEPROF__ACTIVE || ph == SCOPEPROF__SAVE;
+    g->sched.win_start = g->clock.tick0;
 }
 
 SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, int active, int repeat) {
@@ -2938,35 +3266,35 @@ SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, in
         return;
     }
     scopeprof__lock(g);
-    g->sched = 1;
-    g->skip_first = skip_first, g->wait = wait, g->warmup = warmup, g->active = active;
-    g->repeat = repeat;
-    if (!g->cycle) g->cycle = 1;
-    if (!g->base_path[0]) scopeprof__sched_start(g);
+    g->sched.on = 1;
+    g->sched.skip_first = skip_first, g->sched.wait = wait, g->sched.warmup = warmup, g->sched.active = active;
+    g->sched.repeat = repeat;
+    if (!g->sched.cycle) g->sched.cycle = 1;
+    if (!g->sched.base_path[0]) scopeprof__sched_start(g);
     scopeprof__unlock(g);
 }
 
 SCOPEPROF__API void scopeprof__on_cycle(scopeprof_cycle_fn fn, void *user) {
     scopeprof__state *g = scopeprof__state_get();
     scopeprof__lock(g);
-    g->cycle_fn = fn;
-    g->cycle_user = user;
+    g->sched.cycle_fn = fn;
+    g->sched.cycle_user = user;
     scopeprof__unlock(g);
 }
 
 SCOPEPROF__API void scopeprof__set_rank(int rank) {
     scopeprof__state *g = scopeprof__state_get();
     scopeprof__lock(g);
-    if (g->fd != -1 && g->fd != -2) {
+    if (g->out.fd != -1 && g->out.fd != -2) {
         scopeprof__warn("scopeprof: PROFILE_SET_RANK(%d) after the trace file was opened; the "
                         "file keeps its name", rank);
     } else {
-        g->rank = rank < 0 ? -1 : rank;
-        if (g->path_is_default) {
-            scopeprof__default_path(g->path, sizeof g->path, g->rank);
-            if (g->sched) {
-                snprintf(g->base_path, sizeof g->base_path, "%s", g->path);
-                scopeprof__cycle_path(g, g->cycle);
+        g->out.rank = rank < 0 ? -1 : rank;
+        if (g->out.path_is_default) {
+            scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+            if (g->sched.on) {
+                snprintf(g->sched.base_path, sizeof g->sched.base_path, "%s", g->out.path);
+                scopeprof__cycle_path(g, g->sched.cycle);
             }
         }
     }
@@ -2975,7 +3303,7 @@ SCOPEPROF__API void scopeprof__set_rank(int rank) {
 
 /* ---- Memory: PROFILE_ALLOC / PROFILE_FREE -------------------------------------
  * A map of live allocations gives each free its size. Linear probing with
- * backward-shift deletion keeps it tombstone-free. Lock: g->mlock. */
+ * backward-shift deletion keeps it tombstone-free. Lock: g->mem.lock. */
 static inline uint32_t scopeprof__live_slot(uintptr_t p, uint32_t dev, uint32_t cap) {
     uint64_t h = ((uint64_t)p ^ ((uint64_t)dev << 56)) * 0x9E3779B97F4A7C15ull;
     return (uint32_t)(h >> 32) & (cap - 1);
@@ -2983,26 +3311,26 @@ static inline uint32_t scopeprof__live_slot(uintptr_t p, uint32_t dev, uint32_t 
 
 SCOPEPROF__INTERNAL int scopeprof__live_put(scopeprof__state *g, uintptr_t p, uint32_t dev,
                                             int64_t bytes) {
-    if ((g->nlive + 1) * 2 > g->live_cap) {
-        uint32_t cap = g->live_cap ? g->live_cap * 2 : 1024;
+    if ((g->mem.nlive + 1) * 2 > g->mem.live_cap) {
+        uint32_t cap = g->mem.live_cap ? g->mem.live_cap * 2 : 1024;
         scopeprof__live *v = (scopeprof__live *)calloc(cap, sizeof *v);
         if (!v) return -1;
-        for (uint32_t i = 0; i < g->live_cap; i++) {
-            if (!g->live[i].ptr) continue;
-            uint32_t j = scopeprof__live_slot(g->live[i].ptr, g->live[i].dev, cap);
+        for (uint32_t i = 0; i < g->mem.live_cap; i++) {
+            if (!g->mem.live[i].ptr) continue;
+            uint32_t j = scopeprof__live_slot(g->mem.live[i].ptr, g->mem.live[i].dev, cap);
             while (v[j].ptr) j = (j + 1) & (cap - 1);
-            v[j] = g->live[i];
+            v[j] = g->mem.live[i];
         }
-        free(g->live);
-        g->live = v;
-        g->live_cap = cap;
+        free(g->mem.live);
+        g->mem.live = v;
+        g->mem.live_cap = cap;
     }
-    uint32_t j = scopeprof__live_slot(p, dev, g->live_cap);
-    while (g->live[j].ptr && !(g->live[j].ptr == p && g->live[j].dev == dev)) j = (j + 1) & (g->live_cap - 1);
-    if (!g->live[j].ptr) g->nlive++;
-    g->live[j].ptr = p;
-    g->live[j].dev = dev;
-    g->live[j].bytes = bytes;
+    uint32_t j = scopeprof__live_slot(p, dev, g->mem.live_cap);
+    while (g->mem.live[j].ptr && !(g->mem.live[j].ptr == p && g->mem.live[j].dev == dev)) j = (j + 1) & (g->mem.live_cap - 1);
+    if (!g->mem.live[j].ptr) g->mem.nlive++;
+    g->mem.live[j].ptr = p;
+    g->mem.live[j].dev = dev;
+    g->mem.live[j].bytes = bytes;
     return 0;
 }
 
@@ -3010,22 +3338,22 @@ SCOPEPROF__INTERNAL int scopeprof__live_put(scopeprof__state *g, uintptr_t p, ui
  * SCOPEPROF__INHERITED: allocated by the parent before a fork). */
 #define SCOPEPROF__INHERITED INT64_MIN
 SCOPEPROF__INTERNAL int64_t scopeprof__live_take(scopeprof__state *g, uintptr_t p, uint32_t dev) {
-    if (!g->live_cap) return -1;
-    uint32_t mask = g->live_cap - 1, j = scopeprof__live_slot(p, dev, g->live_cap);
-    while (g->live[j].ptr && !(g->live[j].ptr == p && g->live[j].dev == dev)) j = (j + 1) & mask;
-    if (!g->live[j].ptr) return -1;
-    int64_t bytes = g->live[j].bytes;
+    if (!g->mem.live_cap) return -1;
+    uint32_t mask = g->mem.live_cap - 1, j = scopeprof__live_slot(p, dev, g->mem.live_cap);
+    while (g->mem.live[j].ptr && !(g->mem.live[j].ptr == p && g->mem.live[j].dev == dev)) j = (j + 1) & mask;
+    if (!g->mem.live[j].ptr) return -1;
+    int64_t bytes = g->mem.live[j].bytes;
     /* Backward shift: move later entries of the run into the hole when their
      * home slot does not lie between the hole and them. */
-    for (uint32_t k = (j + 1) & mask; g->live[k].ptr; k = (k + 1) & mask) {
-        uint32_t home = scopeprof__live_slot(g->live[k].ptr, g->live[k].dev, g->live_cap);
+    for (uint32_t k = (j + 1) & mask; g->mem.live[k].ptr; k = (k + 1) & mask) {
+        uint32_t home = scopeprof__live_slot(g->mem.live[k].ptr, g->mem.live[k].dev, g->mem.live_cap);
         if (((k - home) & mask) >= ((k - j) & mask)) {
-            g->live[j] = g->live[k];
+            g->mem.live[j] = g->mem.live[k];
             j = k;
         }
     }
-    g->live[j].ptr = 0;
-    g->nlive--;
+    g->mem.live[j].ptr = 0;
+    g->mem.nlive--;
     return bytes;
 }
 
@@ -3035,11 +3363,11 @@ SCOPEPROF__INTERNAL void scopeprof__mem_event(scopeprof__state *g, scopeprof_sit
     if (id == 0) id = scopeprof__site_register(s);
     scopeprof__thread *t = scopeprof__tls;
     if (!t) t = scopeprof__thread_attach();
-    pthread_mutex_lock(&g->mlock);
-    g->mem_used |= 1u << (dev & 31);
-    g->mem_cur[dev] += delta;
-    if (g->mem_cur[dev] > g->mem_peak[dev]) g->mem_peak[dev] = g->mem_cur[dev];
-    pthread_mutex_unlock(&g->mlock);
+    pthread_mutex_lock(&g->mem.lock);
+    g->mem.used |= 1u << (dev & 31);
+    g->mem.cur[dev] += delta;
+    if (g->mem.cur[dev] > g->mem.peak[dev]) g->mem.peak[dev] = g->mem.cur[dev];
+    pthread_mutex_unlock(&g->mem.lock);
     scopeprof__emit(t, scopeprof__ticks(), (uint64_t)delta, id,
                     SCOPEPROF_DEPTH_MEM | dev << 24 | (t->depth & 0xFFFFFFu));
 }
@@ -3049,10 +3377,10 @@ SCOPEPROF__API void scopeprof__mem_alloc(scopeprof_site *s, uintptr_t ptr, uint6
     if (!ptr || device < 0 || device > 31) return; /* 0: CPU, 1..31: GPU 0..30 */
     scopeprof__state *g = scopeprof__state_get();
     int64_t b = bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)bytes;
-    pthread_mutex_lock(&g->mlock);
+    pthread_mutex_lock(&g->mem.lock);
     int64_t old = scopeprof__live_take(g, ptr, (uint32_t)device);
     int ok = scopeprof__live_put(g, ptr, (uint32_t)device, b) == 0;
-    pthread_mutex_unlock(&g->mlock);
+    pthread_mutex_unlock(&g->mem.lock);
     /* An address recorded twice without a free in between: the allocator
      * reused it behind our back (a free we did not see); replace it. */
     if (old >= 0) scopeprof__mem_event(g, s, -old, (uint32_t)device);
@@ -3062,78 +3390,130 @@ SCOPEPROF__API void scopeprof__mem_alloc(scopeprof_site *s, uintptr_t ptr, uint6
 SCOPEPROF__API void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int device) {
     if (!ptr || device < 0 || device > 31) return;
     scopeprof__state *g = scopeprof__state_get();
-    pthread_mutex_lock(&g->mlock);
+    pthread_mutex_lock(&g->mem.lock);
     int64_t b = scopeprof__live_take(g, ptr, (uint32_t)device);
     /* GPUs share one address space: a block freed while another device is
      * current is still found, on the device it was allocated on. */
     for (uint32_t d = 1; b == -1 && device > 0 && d < 32; d++)
         if (d != (uint32_t)device && (b = scopeprof__live_take(g, ptr, d)) != -1) device = (int)d;
     if (b == SCOPEPROF__INHERITED) { /* the parent's, before a fork: not in this profile */
-        pthread_mutex_unlock(&g->mlock);
+        pthread_mutex_unlock(&g->mem.lock);
         return;
     }
-    if (b < 0 && g->unknown_frees++ == 0) {
+    if (b < 0 && g->mem.unknown_frees++ == 0) {
         uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
-        pthread_mutex_unlock(&g->mlock);
+        pthread_mutex_unlock(&g->mem.lock);
         if (id == 0) id = scopeprof__site_register(s);
-        __atomic_store_n(&g->unknown_free_site, id, __ATOMIC_RELEASE);
+        __atomic_store_n(&g->mem.unknown_free_site, id, __ATOMIC_RELEASE);
         return;
     }
-    pthread_mutex_unlock(&g->mlock);
+    pthread_mutex_unlock(&g->mem.lock);
     if (b >= 0) scopeprof__mem_event(g, s, -b, (uint32_t)device);
 }
 
-/* Thread exit (pthread key destructor): close ranges left open, queue the
- * thread's partial chunk. The state stays in the registry for the output. */
-/* Report and close the thread's PROFILE_BEGIN ranges still open when `when`
- * happened. Takes the lock to report (the site table may be growing in
- * another thread) and releases it to close them (closing may need a new
- * chunk, which takes the lock). */
-SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof__state *g, scopeprof__thread *t,
-                                                      const char *when) {
-    if (!t || !t->nranges) return;
-    scopeprof__lock(g);
-    for (uint32_t i = t->nranges; i-- > 0;) {
-        const scopeprof__range *r = &t->ranges[i];
-        const scopeprof__siterec *sr = scopeprof__site_find(g, r->site);
-        scopeprof__warn("scopeprof: PROFILE_BEGIN(\"%s\") at %s:%u was still open when %s; "
-                        "closed there", sr ? sr->name : "?", sr ? sr->file : "?",
-                        sr ? sr->line : 0, when);
+#ifdef __cplusplus
+}
+#endif
+#endif /* steps.h */
+/* ==== part: include/parts/file.h ==== */
+/* file.h: the trace file's life: its name, opening, chunk framing, the
+ * chunks of sites, threads, devices, GPU intervals, memory and steps, and its
+ * end. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Naming ----------------------------------------------------------------
+ * Every name a trace file gets comes from here: the default
+ * (scopeprof__default_path), a second process's on a path taken
+ * (scopeprof__pid_path), a schedule's cycle (scopeprof__cycle_path), an
+ * exec'd image's (scopeprof__open_output); each is a word put before the
+ * ".sprof" of another name (scopeprof__path_insert). */
+
+/* The program's name (/proc/self/comm), for the default name and the file's
+ * header. */
+SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]) {
+    prog[0] = 0;
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f) {
+        if (fgets(prog, 256, f)) prog[strcspn(prog, "\n")] = 0;
+        fclose(f);
     }
-    scopeprof__unlock(g);
-    while (t->nranges) scopeprof__range_pop(t, scopeprof__ticks());
+    if (!prog[0]) snprintf(prog, 256, "scopeprof");
 }
 
-SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
-    scopeprof__thread *t = (scopeprof__thread *)p;
-    scopeprof__state *g = scopeprof__g;
-    if (!t || !g) return;
-    scopeprof__tls = t;
-    scopeprof__close_open_ranges(g, t, "its thread exited");
-    scopeprof__lock(g);
-    if (!t->explicit_name) scopeprof__self_name(t->name); /* may have been set since */
-    if (t->depth > 0 && !g->finalized)
-        /* pthread_exit or pthread_cancel inside scopes: C code built without
-         * -fexceptions runs no cleanup on that unwinding, so they never
-         * close. Their start and site live on the dead stack: say so. */
-        scopeprof__warn("scopeprof: thread %llu ('%s') ended (pthread_exit or pthread_cancel) "
-                        "inside %u open scope(s); they are not in the trace",
-                        (unsigned long long)t->tid, t->name, t->depth);
-    t->alive = 0;
-    pthread_mutex_lock(&g->qlock);
-    if (!g->finalized && t->chunk) {
-        uint32_t n = (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - t->chunk->ev);
-        scopeprof__queue(g, t, t->chunk, n);
-        t->chunk = NULL;
-        t->cur = t->lim = NULL;
-    }
-    pthread_mutex_unlock(&g->qlock);
-    free(t->ranges);
-    t->ranges = NULL;
-    t->nranges = t->rcap = 0;
-    scopeprof__unlock(g);
-    scopeprof__tls = NULL;
+/* <program>.<pid>.sprof, or <program>.rank<R>.<pid>.sprof when the rank is
+ * known, in the working directory. */
+SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank) {
+    char prog[256];
+    scopeprof__read_prog(prog);
+    for (char *p = prog; *p; p++)
+        if (*p == '/' || *p == ' ') *p = '_';
+    if (rank >= 0) snprintf(buf, n, "%s.rank%d.%d.sprof", prog, rank, (int)getpid());
+    else snprintf(buf, n, "%s.%d.sprof", prog, (int)getpid());
 }
+
+/* base with ".<word>" put before its ".sprof" ("run.sprof" -> "run.7.sprof"),
+ * or after it when it has none (then ".sprof" is added if `ext`). */
+static inline void scopeprof__path_insert(char *dst, size_t n, const char *base, const char *word,
+                                          int ext) {
+    size_t l = strlen(base);
+    int has = l > 6 && strcmp(base + l - 6, ".sprof") == 0;
+    snprintf(dst, n, "%.*s.%s%s", (int)(has ? l - 6 : l), base, word, has || ext ? ".sprof" : "");
+}
+
+/* "run.sprof" -> "run.<pid>.sprof": the name of a second process's trace
+ * when the path it was given belongs to another. */
+SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
+    char buf[sizeof g->out.path], word[16];
+    snprintf(word, sizeof word, "%d", g->pid);
+    scopeprof__path_insert(buf, sizeof buf, g->out.path, word, 0);
+    memcpy(g->out.path, buf, sizeof buf);
+}
+
+/* The path of cycle c: "run.sprof" -> "run.cycle0003.sprof". */
+SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c) {
+    char word[24];
+    snprintf(word, sizeof word, "cycle%04d", c);
+    scopeprof__path_insert(g->out.path, sizeof g->out.path, g->sched.base_path, word, 1);
+}
+
+/* An explicit SCOPEPROF_OUTPUT reaches every program this one execs, and
+ * every process a launcher starts with it: each would truncate the others'
+ * trace. So the first process claims the path, by binding an abstract socket
+ * named after it (Linux: no file is made, the name goes when the process
+ * does, and SOCK_CLOEXEC keeps an exec'd program from inheriting it); a
+ * process that finds the path claimed writes "<path>.<pid>.sprof". */
+SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
+    char abs[2 * sizeof g->out.path];
+    if (g->out.path[0] == '/' || !getcwd(abs, sizeof g->out.path)) abs[0] = 0;
+    else strcat(abs, "/");
+    strcat(abs, g->out.path);
+    /* The file is opened later, maybe after a chdir: it must be the path
+     * claimed, so a relative path is made absolute now. */
+    if (strlen(abs) < sizeof g->out.path) memcpy(g->out.path, abs, strlen(abs) + 1);
+    /* A union, not a cast of &sockaddr_un: no type-punned pointer. */
+    union { struct sockaddr_un un; struct sockaddr any; } addr;
+    struct sockaddr_un *a = &addr.un;
+    memset(&addr, 0, sizeof addr);
+    a->sun_family = AF_UNIX; /* sun_path[0] = 0: the abstract namespace */
+    int len = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "scopeprof/%016llx",
+                       (unsigned long long)scopeprof__hash(abs));
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return; /* cannot tell: write the path as given */
+    if (bind(fd, &addr.any, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len)) == 0) {
+        struct stat st;
+        g->out.claim_fd = fd;
+        g->out.claim_ino = fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+        return;
+    }
+    int taken = errno == EADDRINUSE;
+    close(fd);
+    if (taken) scopeprof__pid_path(g);
+}
+
+
 
 /* ---- Writing the trace file (lock held) ------------------------------------ */
 
@@ -3147,23 +3527,23 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
  * write to or close. */
 SCOPEPROF__INTERNAL int scopeprof__fd_ours(const scopeprof__state *g, int fd) {
     struct stat st;
-    return fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == g->fd_dev &&
-           (uint64_t)st.st_ino == g->fd_ino;
+    return fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == g->out.fd_dev &&
+           (uint64_t)st.st_ino == g->out.fd_ino;
 }
 
-/* Before each write: our file still behind g->fd, or reopened by its path
+/* Before each write: our file still behind g->out.fd, or reopened by its path
  * (appending; the file must be the same one). Else the trace stops, and
  * says so. */
 SCOPEPROF__INTERNAL int scopeprof__fd_check(scopeprof__state *g) {
-    if (scopeprof__fd_ours(g, g->fd)) return 0;
-    int fd = open(g->fd_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (scopeprof__fd_ours(g, g->out.fd)) return 0;
+    int fd = open(g->out.fd_path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (scopeprof__fd_ours(g, fd)) {
-        g->fd = fd; /* the old number is left to the program */
+        g->out.fd = fd; /* the old number is left to the program */
         return 0;
     }
     if (fd >= 0) close(fd);
-    g->fd = -2;
-    scopeprof__sig_say("scopeprof: the trace file '", g->fd_path,
+    g->out.fd = -2;
+    scopeprof__sig_say("scopeprof: the trace file '", g->out.fd_path,
                        "' was closed and its path no longer names it; the rest of the trace is "
                        "lost\n");
     return -1;
@@ -3171,53 +3551,42 @@ SCOPEPROF__INTERNAL int scopeprof__fd_check(scopeprof__state *g) {
 
 SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
     const char *p = (const char *)buf;
-    if (n && g->fd >= 0 && scopeprof__fd_check(g) != 0) return -1;
-    while (n && g->fd >= 0) {
-        ssize_t w = write(g->fd, p, n);
+    if (n && g->out.fd >= 0 && scopeprof__fd_check(g) != 0) return -1;
+    while (n && g->out.fd >= 0) {
+        ssize_t w = write(g->out.fd, p, n);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
             scopeprof__warn("scopeprof: cannot write trace file '%s': %s; the summary is still "
-                            "printed", g->path, w < 0 ? strerror(errno) : "short write");
+                            "printed", g->out.path, w < 0 ? strerror(errno) : "short write");
             scopeprof__close_output(g);
             return -1;
         }
         p += w;
         n -= (size_t)w;
     }
-    return g->fd >= 0 ? 0 : -1;
+    return g->out.fd >= 0 ? 0 : -1;
 }
 
-SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
-                                                const void *payload, uint32_t len) {
+/* Every chunk begins so (docs/FORMAT.md): magic, type, payload length, and
+ * the CRC of the payload continued over those 12 bytes, so it is written
+ * once the payload's CRC is known (a chunk too long to hold is visited twice:
+ * once for its CRC, once to write it). Returns 0, or -1 if the write failed
+ * (the file is then closed). */
+SCOPEPROF__INTERNAL int scopeprof__chunk_start(scopeprof__state *g, uint32_t type, uint32_t len,
+                                               uint32_t payload_crc) {
     unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE];
     scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
     scopeprof__put32(h + 4, type);
     scopeprof__put32(h + 8, len);
-    scopeprof__put32(h + 12, scopeprof_chunk_crc(scopeprof_crc32(0, payload, len), h));
-    if (scopeprof__write_all(g, h, sizeof h) == 0) scopeprof__write_all(g, payload, len);
+    scopeprof__put32(h + 12, scopeprof_chunk_crc(payload_crc, h));
+    return scopeprof__write_all(g, h, sizeof h);
 }
 
-SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
-    if (g->ns_per_tick > 0) return;
-    if (!g->use_tsc) {
-        g->ns_per_tick = 1.0;
-        return;
-    }
-    /* Ratio of TSC to CLOCK_MONOTONIC over at least 20 ms since start-up:
-     * within ~1e-6 even with a few microseconds of read jitter. */
-    uint64_t ns, tk;
-    do scopeprof__clock_pair(g, &ns, &tk);
-    while (ns - g->ns0 < 20000000u);
-    g->ns_per_tick = (double)(ns - g->ns0) / (double)(tk - g->tick0);
-}
-
-static inline uint64_t scopeprof__ticks_ns(uint64_t tick, uint64_t tick0, uint64_t ns0,
-                                           double ns_per_tick) {
-    int64_t d = (int64_t)(tick - tick0);
-    return ns0 + (uint64_t)(int64_t)((double)d * ns_per_tick);
-}
-static inline uint64_t scopeprof__to_ns(const scopeprof__state *g, uint64_t tick) {
-    return scopeprof__ticks_ns(tick, g->tick0, g->ns0, g->ns_per_tick);
+/* A chunk whose payload is in memory. */
+SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
+                                                const void *payload, uint32_t len) {
+    if (scopeprof__chunk_start(g, type, len, scopeprof_crc32(0, payload, len)) == 0)
+        scopeprof__write_all(g, payload, len);
 }
 
 /* Whether `path` holds a trace whose header names process `pid`: an earlier
@@ -3237,8 +3606,8 @@ SCOPEPROF__INTERNAL int scopeprof__earlier_image(const char *path, int pid) {
 /* Close the trace descriptor if it is still ours (scopeprof__fd_ours). */
 SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g) {
     int rc = 0;
-    if (scopeprof__fd_ours(g, g->fd)) rc = close(g->fd);
-    g->fd = -2;
+    if (scopeprof__fd_ours(g, g->out.fd)) rc = close(g->out.fd);
+    g->out.fd = -2;
     return rc;
 }
 
@@ -3246,7 +3615,7 @@ SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g) {
  * it before any event: u32 inside_ps, u32 outside_ps, u32 scopes measured,
  * u32 reserved. None with SCOPEPROF_COMPENSATE=0 (nothing was measured). */
 SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
-    if (!g->compensate) return;
+    if (!g->cfg.compensate) return;
     unsigned char b[16];
     uint32_t in, out;
     scopeprof__overhead_ps(g, &in, &out);
@@ -3258,50 +3627,50 @@ SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
 }
 
 SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
-    if (g->fd != -1) return;
+    if (g->out.fd != -1) return;
     /* Never truncate what an earlier image of this process wrote: this
      * image writes NAME.exec<k>.sprof instead. */
-    char base[sizeof g->path];
-    memcpy(base, g->path, sizeof base);
-    for (int k = 1; k < 1000 && scopeprof__earlier_image(g->path, g->pid); k++) {
-        size_t l = strlen(base);
-        int ext = l > 6 && strcmp(base + l - 6, ".sprof") == 0;
-        snprintf(g->path, sizeof g->path, "%.*s.exec%d.sprof", (int)(ext ? l - 6 : l), base, k);
+    char base[sizeof g->out.path];
+    memcpy(base, g->out.path, sizeof base);
+    for (int k = 1; k < 1000 && scopeprof__earlier_image(g->out.path, g->pid); k++) {
+        char word[16];
+        snprintf(word, sizeof word, "exec%d", k);
+        scopeprof__path_insert(g->out.path, sizeof g->out.path, base, word, 1);
     }
-    g->fd = open(g->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    g->out.fd = open(g->out.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     struct stat st;
-    if (g->fd >= 0 && fstat(g->fd, &st) == 0) {
-        g->fd_dev = (uint64_t)st.st_dev;
-        g->fd_ino = (uint64_t)st.st_ino;
+    if (g->out.fd >= 0 && fstat(g->out.fd, &st) == 0) {
+        g->out.fd_dev = (uint64_t)st.st_dev;
+        g->out.fd_ino = (uint64_t)st.st_ino;
         /* Absolute, to reopen it after a chdir (the displayed path stays as given). */
         size_t cl = 0;
-        if (g->path[0] != '/' && getcwd(g->fd_path, sizeof g->fd_path - 1)) {
-            cl = strlen(g->fd_path);
-            g->fd_path[cl++] = '/';
+        if (g->out.path[0] != '/' && getcwd(g->out.fd_path, sizeof g->out.fd_path - 1)) {
+            cl = strlen(g->out.fd_path);
+            g->out.fd_path[cl++] = '/';
         }
-        snprintf(g->fd_path + cl, sizeof g->fd_path - cl, "%s", g->path);
+        snprintf(g->out.fd_path + cl, sizeof g->out.fd_path - cl, "%s", g->out.path);
     }
-    if (g->fd < 0) {
-        if (g->in_signal) {
-            g->fd = -2;
+    if (g->out.fd < 0) {
+        if (g->life.in_signal) {
+            g->out.fd = -2;
             return;
         }
         scopeprof__warn("scopeprof: cannot create trace file '%s': %s; the summary is still "
-                        "printed", g->path, strerror(errno));
-        g->fd = -2;
+                        "printed", g->out.path, strerror(errno));
+        g->out.fd = -2;
         return;
     }
-    const char *prog = g->prog;
-    uint32_t plen = (uint32_t)strnlen(prog, sizeof g->prog);
+    const char *prog = g->cfg.prog;
+    uint32_t plen = (uint32_t)strnlen(prog, sizeof g->cfg.prog);
     unsigned char h[SCOPEPROF_FILE_HEADER_SIZE + 256 + 4];
     memset(h, 0, sizeof h);
     memcpy(h, SCOPEPROF_FILE_MAGIC, 8);
     scopeprof__put32(h + 8, SCOPEPROF_FORMAT_MAJOR | (SCOPEPROF_FORMAT_MINOR << 16));
     scopeprof__put32(h + 12, SCOPEPROF_FILE_HEADER_SIZE + plen + 4);
     scopeprof__put64(h + 16, (uint64_t)g->pid);
-    scopeprof__put64(h + 24, scopeprof__to_ns(g, g->tick0));
-    scopeprof__put64(h + 32, (uint64_t)g->realtime_minus_mono);
-    scopeprof__put32(h + 40, g->rank >= 0 ? (uint32_t)g->rank : 0xFFFFFFFFu);
+    scopeprof__put64(h + 24, scopeprof__to_ns(g, g->clock.tick0));
+    scopeprof__put64(h + 32, (uint64_t)g->clock.realtime_minus_mono);
+    scopeprof__put32(h + 40, g->out.rank >= 0 ? (uint32_t)g->out.rank : 0xFFFFFFFFu);
     scopeprof__put32(h + 44, plen);
     memcpy(h + SCOPEPROF_FILE_HEADER_SIZE, prog, plen);
     /* The header's own CRC (format 3): a flipped bit in the rank or the start
@@ -3317,11 +3686,11 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
 SCOPEPROF__INTERNAL void scopeprof__sites_pass(scopeprof__state *g, uint32_t upto, int write,
                                               uint32_t *len, uint32_t *crc) {
     unsigned char b[20];
-    scopeprof__put32(b, upto - g->sites_written);
+    scopeprof__put32(b, upto - g->out.sites_written);
     *len = 4;
     *crc = scopeprof_crc32(0, b, 4);
     if (write) scopeprof__write_all(g, b, 4);
-    for (uint32_t i = g->sites_written; i < upto; i++) {
+    for (uint32_t i = g->out.sites_written; i < upto; i++) {
         const scopeprof__siterec *s = scopeprof__site_at(g, i + 1);
         const char *str[3] = {s->name, s->file, s->func};
         uint32_t l[3] = {(uint32_t)strlen(s->name), (uint32_t)strlen(s->file),
@@ -3340,16 +3709,12 @@ SCOPEPROF__INTERNAL void scopeprof__sites_pass(scopeprof__state *g, uint32_t upt
 }
 
 SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g) {
-    uint32_t upto = __atomic_load_n(&g->nsites, __ATOMIC_ACQUIRE), len, crc;
-    if (g->sites_written == upto || g->fd < 0) return;
-    unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE];
+    uint32_t upto = __atomic_load_n(&g->reg.nsites, __ATOMIC_ACQUIRE), len, crc;
+    if (g->out.sites_written == upto || g->out.fd < 0) return;
     scopeprof__sites_pass(g, upto, 0, &len, &crc);
-    scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
-    scopeprof__put32(h + 4, SCOPEPROF_CHUNK_SITES);
-    scopeprof__put32(h + 8, len);
-    scopeprof__put32(h + 12, scopeprof_chunk_crc(crc, h));
-    if (scopeprof__write_all(g, h, sizeof h) == 0) scopeprof__sites_pass(g, upto, 1, &len, &crc);
-    g->sites_written = upto;
+    if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_SITES, len, crc) == 0)
+        scopeprof__sites_pass(g, upto, 1, &len, &crc);
+    g->out.sites_written = upto;
 }
 
 /* The current name of a live thread (pthread_setname_np may have changed it
@@ -3381,34 +3746,34 @@ SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof_
 
 /* The exit summary's row for a site: grouped by name, like key_averages(). */
 SCOPEPROF__INTERNAL uint32_t scopeprof__row_of(scopeprof__state *g, uint32_t site) {
-    if (site >= g->site_row_cap) {
-        uint32_t cap = g->site_row_cap ? g->site_row_cap : 256;
+    if (site >= g->sum.site_row_cap) {
+        uint32_t cap = g->sum.site_row_cap ? g->sum.site_row_cap : 256;
         while (cap <= site) cap *= 2;
-        uint32_t *v = (uint32_t *)realloc(g->site_row, cap * sizeof *v);
+        uint32_t *v = (uint32_t *)realloc(g->sum.site_row, cap * sizeof *v);
         if (!v) return UINT32_MAX;
-        memset(v + g->site_row_cap, 0xFF, (cap - g->site_row_cap) * sizeof *v);
-        g->site_row = v;
-        g->site_row_cap = cap;
+        memset(v + g->sum.site_row_cap, 0xFF, (cap - g->sum.site_row_cap) * sizeof *v);
+        g->sum.site_row = v;
+        g->sum.site_row_cap = cap;
     }
-    if (g->site_row[site] == UINT32_MAX) {
+    if (g->sum.site_row[site] == UINT32_MAX) {
         const scopeprof__siterec *sr = scopeprof__site_find(g, site);
         const char *name = sr ? sr->name : "<unknown>";
-        g->site_row[site] = scopeprof_agg_row(&g->agg, name, name, NULL);
+        g->sum.site_row[site] = scopeprof_agg_row(&g->sum.agg, name, name, NULL);
     }
-    return g->site_row[site];
+    return g->sum.site_row[site];
 }
 
 SCOPEPROF__INTERNAL void scopeprof__write_devices(scopeprof__state *g) {
-    uint32_t todo = g->gpu_named & ~g->gpu_names_written;
-    for (uint32_t d = 0; d < 16 && g->fd >= 0; d++) {
+    uint32_t todo = g->gpu.named & ~g->out.gpu_names_written;
+    for (uint32_t d = 0; d < 16 && g->out.fd >= 0; d++) {
         if (!(todo >> d & 1)) continue;
         unsigned char b[8 + 64];
-        uint32_t n = (uint32_t)strnlen(g->gpu_names[d], 64);
+        uint32_t n = (uint32_t)strnlen(g->gpu.names[d], 64);
         scopeprof__put32(b, d);
         scopeprof__put32(b + 4, n);
-        memcpy(b + 8, g->gpu_names[d], n);
+        memcpy(b + 8, g->gpu.names[d], n);
         scopeprof__write_chunk(g, SCOPEPROF_CHUNK_DEVICE, b, 8 + n);
-        g->gpu_names_written |= 1u << d;
+        g->out.gpu_names_written |= 1u << d;
     }
 }
 
@@ -3416,18 +3781,16 @@ SCOPEPROF__INTERNAL void scopeprof__write_devices(scopeprof__state *g) {
  * follows, in the same order. */
 SCOPEPROF__INTERNAL void scopeprof__write_gpu(scopeprof__state *g, const scopeprof__thread *t,
                                               const scopeprof_gpu_record *r, uint32_t n) {
-    unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE], b[48];
-    uint32_t len = 8 + n * 48, crc;
+    unsigned char b[48];
+    uint32_t len = 8 + n * 48, crc = 0;
     scopeprof__write_devices(g);
     for (int pass = 0; pass < 2; pass++) { /* 0: CRC, 1: write (no allocation) */
         scopeprof__put32(b, t->index);
         scopeprof__put32(b + 4, n);
         if (pass) {
-            scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
-            scopeprof__put32(h + 4, SCOPEPROF_CHUNK_GPU);
-            scopeprof__put32(h + 8, len);
-            scopeprof__put32(h + 12, scopeprof_chunk_crc(crc, h));
-            if (scopeprof__write_all(g, h, sizeof h) || scopeprof__write_all(g, b, 8)) return;
+            if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_GPU, len, crc) ||
+                scopeprof__write_all(g, b, 8))
+                return;
         } else {
             crc = scopeprof_crc32(0, b, 8);
         }
@@ -3445,6 +3808,169 @@ SCOPEPROF__INTERNAL void scopeprof__write_gpu(scopeprof__state *g, const scopepr
         }
     }
 }
+
+/* In a signal handler the lock is only tried (the interrupted thread may hold
+ * it): then the copy is best effort. */
+SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset) {
+    int locked = g->life.in_signal ? pthread_mutex_trylock(&g->mem.lock) == 0 : pthread_mutex_lock(&g->mem.lock) == 0;
+    s->used = g->mem.used;
+    memcpy(s->peak, g->mem.peak, sizeof s->peak);
+    memcpy(s->cur, g->mem.cur, sizeof s->cur);
+    s->unknown_frees = g->mem.unknown_frees;
+    if (reset) {
+        memcpy(g->mem.peak, g->mem.cur, sizeof s->peak);
+        g->mem.unknown_frees = 0;
+    }
+    if (locked) pthread_mutex_unlock(&g->mem.lock);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g, const scopeprof__memsnap *s) {
+    unsigned char b[4 + 32 * 32];
+    uint32_t n = 0;
+    for (uint32_t d = 0; d < 32; d++) {
+        if (!(s->used >> d & 1)) continue;
+        unsigned char *p = b + 4 + n++ * 32;
+        scopeprof__put32(p, d);
+        scopeprof__put32(p + 4, 0);
+        scopeprof__put64(p + 8, (uint64_t)s->peak[d]);
+        scopeprof__put64(p + 16, (uint64_t)s->cur[d]);
+        scopeprof__put64(p + 24, d == 0 ? s->unknown_frees : 0);
+    }
+    if (!n && !s->unknown_frees) return;
+    scopeprof__put32(b, n);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_MEMORY, b, 4 + n * 32);
+}
+
+/* After the table: peak memory per device, and frees we could not match. */
+SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out) {
+    char b[64];
+    for (uint32_t d = 0; d < 32; d++) {
+        if (!(s->used >> d & 1)) continue;
+        if (d == 0) fprintf(out, "Peak CPU memory: %s\n", scopeprof_format_mem(b, sizeof b, s->peak[d]));
+        else fprintf(out, "Peak GPU %u memory: %s\n", d - 1, scopeprof_format_mem(b, sizeof b, s->peak[d]));
+    }
+    if (s->unknown_frees) {
+        uint32_t id = g->mem.unknown_free_site;
+        const scopeprof__siterec *r = scopeprof__site_find(g, id);
+        fprintf(out, "scopeprof: %" PRIu64 " free(s) of pointers not recorded by PROFILE_ALLOC "
+                "(first at %s:%u)\n", s->unknown_frees, r ? r->file : "?", r ? r->line : 0);
+    }
+}
+
+/* STEPS chunk: u32 count, u32 reserved, then per step u64 number, u64
+ * start_ns, u64 end_ns. Only steps not written yet (under a schedule, only
+ * those in the recording window). Three passes, no allocation: count, CRC,
+ * write. */
+SCOPEPROF__INTERNAL int scopeprof__step_kept(const scopeprof__state *g, uint32_t i) {
+    return !g->sched.on || (g->sched.window && g->sched.steps[i].start >= g->sched.win_start);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
+    uint32_t n = 0, crc = 0;
+    unsigned char b[24];
+    if (g->out.fd < 0) return;
+    for (uint32_t i = g->out.steps_written; i < g->sched.nsteps; i++) n += (uint32_t)scopeprof__step_kept(g, i);
+    if (n) {
+        scopeprof__calibrate(g);
+        for (int pass = 0; pass < 2; pass++) {
+            scopeprof__put32(b, n);
+            scopeprof__put32(b + 4, 0);
+            if (pass == 0) {
+                crc = scopeprof_crc32(0, b, 8);
+            } else {
+                if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_STEPS, 8 + n * 24, crc) ||
+                    scopeprof__write_all(g, b, 8))
+                    return;
+            }
+            for (uint32_t i = g->out.steps_written; i < g->sched.nsteps; i++) {
+                if (!scopeprof__step_kept(g, i)) continue;
+                scopeprof__put64(b, g->sched.steps[i].n);
+                scopeprof__put64(b + 8, scopeprof__to_ns(g, g->sched.steps[i].start));
+                scopeprof__put64(b + 16, scopeprof__to_ns(g, g->sched.steps[i].end));
+                if (pass == 0) crc = scopeprof_crc32(crc, b, 24);
+                else if (scopeprof__write_all(g, b, 24)) return;
+            }
+        }
+    }
+    g->out.steps_written = g->sched.nsteps;
+}
+
+/* Write everything, close the file. Lock held. Safe in a signal handler
+ * when g->life.in_signal is set (no allocation, no stdio). */
+SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
+    scopeprof__write_queued(g, 1);
+    scopeprof__write_partials(g);
+    int l = scopeprof__qlock(g); /* chunk_next reads it under the chunk lock */
+    g->life.finalized = 1;
+    scopeprof__qunlock(g, l);
+    if (!g->life.in_signal) pthread_cond_signal(&g->wr.wake); /* the writer stops */
+    /* Scopes that close after this point (other threads, later destructors)
+     * are dropped: the chunk_next slow path recycles the buffer. */
+    if (g->out.fd == -1 && g->out.events_written) scopeprof__open_output(g);
+    scopeprof__memsnap mem;
+    scopeprof__mem_snapshot(g, &mem, 0);
+    scopeprof__file_end(g, &mem);
+}
+
+/* The end of a trace file: what it still lacks (new sites, every thread's
+ * current name, memory, steps), the END chunk, the close. Lock held; no
+ * allocation, no stdio in a signal handler. */
+SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopeprof__memsnap *mem) {
+    if (g->out.fd < 0) return;
+    scopeprof__write_sites(g);
+    for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t);
+    scopeprof__write_memory(g, mem);
+    scopeprof__write_steps(g);
+    unsigned char b[16];
+    scopeprof__put64(b, g->out.events_written);
+    scopeprof__put64(b + 8, 0);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
+    if (g->out.fd >= 0 && scopeprof__close_output(g) != 0 && !g->life.in_signal)
+        scopeprof__warn("scopeprof: cannot write trace file '%s': %s", g->out.path, strerror(errno));
+    g->out.fd = -2;
+}
+
+/* A new trace file follows (a schedule's next cycle, a forked child's own):
+ * its summary and what was written of each kind start afresh, and a
+ * descriptor still open (a parent's, in a child) is closed, never written. */
+SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
+    scopeprof_agg_free(&g->sum.agg);
+    scopeprof_agg_init(&g->sum.agg);
+    free(g->sum.site_row);
+    g->sum.site_row = NULL;
+    g->sum.site_row_cap = 0;
+    g->out.sites_written = 0;
+    g->out.gpu_names_written = 0;
+    g->out.events_written = 0;
+    if (g->out.fd >= 0) scopeprof__close_output(g);
+    g->out.fd = g->out.no_output ? -2 : -1;
+}
+
+/* The table at exit (and at each schedule's cycle, after `title`): PyTorch's
+ * layout, the notes under it, peak memory. On rank 0, or every rank with
+ * SCOPEPROF_SUMMARY=all, when something was recorded. Lock held. */
+SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
+                                                  int recorded, const char *title) {
+    if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
+    fflush(stdout);
+    if (title) fprintf(stderr, "%s\n", title);
+    scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
+    scopeprof_table_notes(stderr, &g->sum.agg);
+    scopeprof__print_memory(g, mem, stderr);
+    fflush(stderr);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* file.h */
+/* ==== part: include/parts/writer.h ==== */
+/* writer.h: turning queued chunks into the file (conversion, aggregation,
+ * encoding), draining the queue, and the background writer thread. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Decode the record at slot s (ticks) into e; returns its slots (1 or 2). */
 static inline uint32_t scopeprof__slot_get(const scopeprof__slot *s, scopeprof_event *e) {
@@ -3474,23 +4000,23 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
 SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__thread *t,
                                                scopeprof__slot *ev, uint32_t n) {
     scopeprof__calibrate(g);
-    if (!g->in_signal) scopeprof__overhead_apply(g);
+    if (!g->life.in_signal) scopeprof__overhead_apply(g);
     /* The GPU records of this span's GPU scopes, in the same order (counting
      * them is a pass over the span: only with a GPU backend). */
-    uint32_t k = g->gpu_take && !g->in_signal ? scopeprof__count_gpu(ev, n) : 0;
+    uint32_t k = g->gpu.take && !g->life.in_signal ? scopeprof__count_gpu(ev, n) : 0;
     scopeprof_gpu_record *gr = NULL;
     uint32_t ngr = 0, gi = 0, paired = 0;
-    if (k && (gr = (scopeprof_gpu_record *)malloc(k * sizeof *gr))) ngr = g->gpu_take(g, t, gr, k);
+    if (k && (gr = (scopeprof_gpu_record *)malloc(k * sizeof *gr))) ngr = g->gpu.take(g, t, gr, k);
     unsigned char *b = (unsigned char *)ev; /* converted in place */
     size_t out = 0;                         /* bytes written to b */
     uint32_t kept = 0;
     /* What stays the same over the span, in locals: the compiler cannot
      * know that the calls in the loop leave g alone. The writer runs this
      * loop for every event recorded, so every instruction here counts. */
-    const uint64_t tick0 = g->tick0, ns0 = g->ns0, win_start = g->win_start;
-    const double ns_per_tick = g->ns_per_tick;
-    const int sched = g->sched, window = g->window, aggregate = !g->in_signal;
-    scopeprof_agg *agg = &g->agg;
+    const uint64_t tick0 = g->clock.tick0, ns0 = g->clock.ns0, win_start = g->sched.win_start;
+    const double ns_per_tick = g->clock.ns_per_tick;
+    const int sched = g->sched.on, window = g->sched.window, aggregate = !g->life.in_signal;
+    scopeprof_agg *agg = &g->sum.agg;
     const uint32_t thread = t->slot; /* the summary's slot (the file keeps t->index) */
     for (uint32_t i = 0; i < n;) {
         scopeprof_event e;
@@ -3519,8 +4045,8 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
         if (slots == 1 && e.end - e.start >= SCOPEPROF_REC_LONG_MARK) {
             /* Only a clock under 32 MHz stretches 2^27 ticks this far. */
             e.end = e.start + SCOPEPROF_REC_LONG_MARK - 1;
-            if (!g->warned_slow_clock) {
-                g->warned_slow_clock = 1;
+            if (!g->out.warned_slow_clock) {
+                g->out.warned_slow_clock = 1;
                 scopeprof__warn("scopeprof: the tick clock runs under 32 MHz; durations over "
                                 "4.29 s that started as short records are cut to 4.29 s");
             }
@@ -3537,8 +4063,8 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
         }
         if (aggregate) {
             /* The site's row from the table, the call only for a new site. */
-            uint32_t row = e.site < g->site_row_cap && g->site_row[e.site] != UINT32_MAX
-                               ? g->site_row[e.site]
+            uint32_t row = e.site < g->sum.site_row_cap && g->sum.site_row[e.site] != UINT32_MAX
+                               ? g->sum.site_row[e.site]
                                : scopeprof__row_of(g, e.site); /* UINT32_MAX: out of memory */
             if (row != UINT32_MAX)
                 scopeprof__agg_event(agg, thread, row, e.start, e.end,
@@ -3552,9 +4078,9 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
             out += scopeprof__rec_encode(b + out, &e);
         }
     }
-    g->events_written += kept;
-    if (g->fd == -1 && kept) scopeprof__open_output(g);
-    if (g->fd < 0 || kept == 0) {
+    g->out.events_written += kept;
+    if (g->out.fd == -1 && kept) scopeprof__open_output(g);
+    if (g->out.fd < 0 || kept == 0) {
         free(gr);
         return;
     }
@@ -3564,16 +4090,12 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     free(gr);
     /* Payload = thread index, count, records; the 8-byte prefix is written
      * separately so the records need no copy. */
-    unsigned char pre[8], h[SCOPEPROF_CHUNK_HEADER_SIZE];
+    unsigned char pre[8];
     scopeprof__put32(pre, t->index);
     scopeprof__put32(pre + 4, kept);
-    uint32_t len = (uint32_t)(8 + out);
     uint32_t crc = scopeprof_crc32(scopeprof_crc32(0, pre, 8), b, out);
-    scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
-    scopeprof__put32(h + 4, SCOPEPROF_CHUNK_EVENTS);
-    scopeprof__put32(h + 8, len);
-    scopeprof__put32(h + 12, scopeprof_chunk_crc(crc, h));
-    if (scopeprof__write_all(g, h, sizeof h) == 0 && scopeprof__write_all(g, pre, 8) == 0)
+    if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_EVENTS, (uint32_t)(8 + out), crc) == 0 &&
+        scopeprof__write_all(g, pre, 8) == 0)
         scopeprof__write_all(g, b, out);
 }
 
@@ -3599,20 +4121,20 @@ static inline int scopeprof__thread_gone(const scopeprof__state *g, const scopep
  * to the state when that was the head. */
 SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
     int saved_errno = errno; /* the program's: a slow path must not change it */
-    for (scopeprof__thread **pp = &g->threads, *t; (t = __atomic_load_n(pp, __ATOMIC_ACQUIRE)) != NULL;) {
+    for (scopeprof__thread **pp = &g->reg.threads, *t; (t = __atomic_load_n(pp, __ATOMIC_ACQUIRE)) != NULL;) {
         int busy = t->alive;
         if (!busy) { /* a revived thread may take a chunk meanwhile (chunk_next) */
-            pthread_mutex_lock(&g->qlock);
+            pthread_mutex_lock(&g->buf.lock);
             busy = t->chunk || t->nqueued;
-            pthread_mutex_unlock(&g->qlock);
+            pthread_mutex_unlock(&g->buf.lock);
         }
         if (busy || t->gpu || t->ranges || !scopeprof__thread_gone(g, t)) {
             pp = &t->next;
             continue;
         }
-        if (t->slot < g->agg.nthreads) { /* the summary's per-depth sums: all closed */
-            free(g->agg.threads[t->slot].pend); /* not under `reg`: no malloc there */
-            memset(&g->agg.threads[t->slot], 0, sizeof g->agg.threads[t->slot]);
+        if (t->slot < g->sum.agg.nthreads) { /* the summary's per-depth sums: all closed */
+            free(g->sum.agg.threads[t->slot].pend); /* not under `reg`: no malloc there */
+            memset(&g->sum.agg.threads[t->slot], 0, sizeof g->sum.agg.threads[t->slot]);
         }
         scopeprof__reg_lock(g);
         while (*pp != t) pp = &(*pp)->next; /* states pushed before it since */
@@ -3623,31 +4145,31 @@ SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
     errno = saved_errno;
 }
 
-/* The chunk lock, also from a signal handler (g->in_signal) or the unlock
+/* The chunk lock, also from a signal handler (g->life.in_signal) or the unlock
  * after one. Its holder is then another thread (signals are held while a
  * thread holds it, and the writer blocks them all), out of it within a few
  * pointer moves or a malloc: it is tried for up to a second, and after that
  * the work goes on without it (best effort, as the handler's whole write).
  * Returns whether it was taken, for scopeprof__qunlock. */
 SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g) {
-    if (!g->in_signal) return pthread_mutex_lock(&g->qlock) == 0;
+    if (!g->life.in_signal) return pthread_mutex_lock(&g->buf.lock) == 0;
     for (int i = 0; i < 1100; i++) {
-        if (pthread_mutex_trylock(&g->qlock) == 0) return 1;
+        if (pthread_mutex_trylock(&g->buf.lock) == 0) return 1;
         struct timespec ms = {0, 1000000};
         if (i >= 100) nanosleep(&ms, NULL);
     }
     return 0;
 }
 static inline void scopeprof__qunlock(scopeprof__state *g, int locked) {
-    if (locked) pthread_mutex_unlock(&g->qlock);
+    if (locked) pthread_mutex_unlock(&g->buf.lock);
 }
 
 /* A written chunk back to the free list, where the next thread that needs
  * one takes it before any other (its pages are warm). */
 SCOPEPROF__INTERNAL void scopeprof__recycle(scopeprof__state *g, scopeprof__chunk *c) {
     int l = scopeprof__qlock(g);
-    c->next = g->free_list;
-    g->free_list = c;
+    c->next = g->buf.free_list;
+    g->buf.free_list = c;
     scopeprof__qunlock(g, l);
 }
 
@@ -3657,23 +4179,23 @@ SCOPEPROF__INTERNAL void scopeprof__recycle(scopeprof__state *g, scopeprof__chun
  * the head seen under the chunk lock is still the head after the GPU check. */
 SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait) {
     int l = scopeprof__qlock(g);
-    scopeprof__chunk *c = g->full_head;
+    scopeprof__chunk *c = g->buf.full_head;
     scopeprof__qunlock(g, l);
     if (!c) return 0;
-    if (!may_wait && g->gpu_ready) {
+    if (!may_wait && g->gpu.ready) {
         uint32_t k = scopeprof__count_gpu(c->ev + c->first, c->count - c->first);
-        if (k && !g->gpu_ready(g, c->thread, k)) return 0;
+        if (k && !g->gpu.ready(g, c->thread, k)) return 0;
     }
     l = scopeprof__qlock(g);
-    g->full_head = c->next;
-    if (!g->full_head) g->full_tail = NULL;
-    g->queued -= sizeof *c;
+    g->buf.full_head = c->next;
+    if (!g->buf.full_head) g->buf.full_tail = NULL;
+    g->buf.queued -= sizeof *c;
     scopeprof__qunlock(g, l);
     scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
     l = scopeprof__qlock(g);
     c->thread->nqueued--; /* after its write: the thread is not reaped before */
-    c->next = g->free_list;
-    g->free_list = c;
+    c->next = g->buf.free_list;
+    g->buf.free_list = c;
     scopeprof__qunlock(g, l);
     return 1;
 }
@@ -3686,10 +4208,10 @@ SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait) 
  * chunks off the queue, so those are the first ones until written. */
 SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait) {
     int l = scopeprof__qlock(g);
-    size_t n = g->queued / sizeof(scopeprof__chunk);
+    size_t n = g->buf.queued / sizeof(scopeprof__chunk);
     scopeprof__qunlock(g, l);
     while (n-- > 0 && scopeprof__write_one(g, may_wait)) {}
-    if (!g->in_signal) scopeprof__reap_threads(g);
+    if (!g->life.in_signal) scopeprof__reap_threads(g);
 }
 
 /* Write what every thread has published in its current chunk. The owners
@@ -3708,7 +4230,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g) {
         uint32_t n = c ? (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - c->ev) : 0;
         uint32_t taken = 0;
         if (t->nqueued) {
-            scopeprof__chunk **pp = &g->full_head, *prev = NULL;
+            scopeprof__chunk **pp = &g->buf.full_head, *prev = NULL;
             while (*pp) {
                 scopeprof__chunk *q = *pp;
                 if (q->thread != t) {
@@ -3717,13 +4239,13 @@ SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g) {
                     continue;
                 }
                 *pp = q->next;
-                g->queued -= sizeof *q;
+                g->buf.queued -= sizeof *q;
                 q->next = NULL;
                 *tail = q;
                 tail = &q->next;
                 taken++;
             }
-            g->full_tail = prev;
+            g->buf.full_tail = prev;
         }
         scopeprof__qunlock(g, l);
         while (mine) {
@@ -3745,7 +4267,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g) {
 SCOPEPROF__API void scopeprof__flush(void) {
     scopeprof__state *g = scopeprof__state_get();
     scopeprof__lock(g);
-    if (!g->finalized) {
+    if (!g->life.finalized) {
         scopeprof__write_queued(g, 1);
         scopeprof__write_partials(g);
     }
@@ -3769,14 +4291,13 @@ SCOPEPROF__API void scopeprof__flush(void) {
  * forked child has none (its recording threads write, as without a writer);
  * at exit the final write drains the queue and the writer stops when it next
  * looks. With SCOPEPROF_OUTPUT=none it runs all the same: it feeds the exit
- * summary and recycles the memory. Lock order: lock, then reg, then qlock,
- * then mlock. */
+ * summary and recycles the memory. Its locks: state.h, "Locks". */
 SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g) {
-    pthread_mutex_init(&g->qlock, NULL);
+    pthread_mutex_init(&g->buf.lock, NULL);
     pthread_condattr_t a;
     pthread_condattr_init(&a);
     pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&g->wake, &a);
+    pthread_cond_init(&g->wr.wake, &a);
     pthread_condattr_destroy(&a);
 }
 
@@ -3789,30 +4310,30 @@ SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
          * takes: a fork never finds this thread inside the allocator (ASan's,
          * in gcc 12, stayed locked in the child: its leak check hung). The
          * chunk is reachable from the registry while its pages are touched
-         * (g->touching), without the lock: a child forked meanwhile frees
+         * (g->wr.touching), without the lock: a child forked meanwhile frees
          * it, and holding the lock for the 16 page faults disturbed the GPU
          * tests' clock alignment under ASan. */
         scopeprof__lock(g);
-        pthread_mutex_lock(&g->qlock);
-        int go = g->nready < SCOPEPROF__READY && !g->finalized &&
-                 g->bytes + sizeof(scopeprof__chunk) <= g->budget;
-        pthread_mutex_unlock(&g->qlock);
+        pthread_mutex_lock(&g->buf.lock);
+        int go = g->buf.nready < SCOPEPROF__READY && !g->life.finalized &&
+                 g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+        pthread_mutex_unlock(&g->buf.lock);
         scopeprof__chunk *c = go ? scopeprof__chunk_map() : NULL;
-        g->touching = c;
+        g->wr.touching = c;
         scopeprof__unlock(g);
         if (!c) return;
         volatile unsigned char *p = (volatile unsigned char *)c;
         for (size_t o = 0; o < sizeof *c; o += 4096) p[o] = 0;
         p[sizeof *c - 1] = 0;
         scopeprof__lock(g);
-        g->touching = NULL;
-        pthread_mutex_lock(&g->qlock);
-        c->next = g->ready;
-        g->ready = c;
-        g->nready++;
-        g->bytes += sizeof *c;
-        if (g->bytes > g->peak_bytes) g->peak_bytes = g->bytes;
-        pthread_mutex_unlock(&g->qlock);
+        g->wr.touching = NULL;
+        pthread_mutex_lock(&g->buf.lock);
+        c->next = g->buf.ready;
+        g->buf.ready = c;
+        g->buf.nready++;
+        g->buf.bytes += sizeof *c;
+        if (g->buf.bytes > g->buf.peak_bytes) g->buf.peak_bytes = g->buf.bytes;
+        pthread_mutex_unlock(&g->buf.lock);
         scopeprof__unlock(g);
     }
 }
@@ -3824,12 +4345,12 @@ SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
 SCOPEPROF__INTERNAL void scopeprof__writer_drain(scopeprof__state *g, int partials) {
     for (int more = 1; more;) {
         scopeprof__lock(g);
-        if (g->finalized || g->writer_paused) {
+        if (g->life.finalized || g->wr.paused) {
             scopeprof__unlock(g);
             return;
         }
         more = scopeprof__write_one(g, 0);
-        if (!more && partials && !g->gpu_take) scopeprof__write_partials(g);
+        if (!more && partials && !g->gpu.take) scopeprof__write_partials(g);
         if (!more) scopeprof__reap_threads(g);
         scopeprof__unlock(g);
     }
@@ -3860,90 +4381,153 @@ SCOPEPROF__INTERNAL int scopeprof__writer_alone(void) {
 
 SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
     scopeprof__state *g = (scopeprof__state *)arg;
-    __atomic_store_n(&g->writer_up, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&g->wr.up, 1, __ATOMIC_RELEASE);
     prctl(PR_SET_NAME, "scopeprof-write", 0, 0, 0);
-    uint64_t period = (uint64_t)g->flush_ms * 1000000u, last = scopeprof__mono_ns();
+    uint64_t period = (uint64_t)g->cfg.flush_ms * 1000000u, last = scopeprof__mono_ns();
     scopeprof__writer_refill(g);
-    pthread_mutex_lock(&g->qlock);
-    while (!g->finalized && g->writer == SCOPEPROF__WRITER_RUNNING) {
+    pthread_mutex_lock(&g->buf.lock);
+    while (!g->life.finalized && g->wr.state == SCOPEPROF__WRITER_RUNNING) {
         uint64_t now = scopeprof__mono_ns();
         int timed = now - last >= period;
         if (!timed && !scopeprof__writer_has_work(g)) {
             uint64_t at = last + period;
             struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
-            pthread_cond_timedwait(&g->wake, &g->qlock, &ts);
+            pthread_cond_timedwait(&g->wr.wake, &g->buf.lock, &ts);
             continue;
         }
-        int drain = timed || g->queued >= g->budget / 8;
-        pthread_mutex_unlock(&g->qlock);
+        int drain = timed || g->buf.queued >= g->cfg.budget / 8;
+        pthread_mutex_unlock(&g->buf.lock);
         scopeprof__writer_refill(g);
         if (drain) scopeprof__writer_drain(g, timed);
         scopeprof__writer_refill(g);
         if (timed) last = now;
         if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
-        pthread_mutex_lock(&g->qlock);
+        pthread_mutex_lock(&g->buf.lock);
     }
-    pthread_mutex_unlock(&g->qlock);
+    pthread_mutex_unlock(&g->buf.lock);
     return NULL;
 }
 
 /* Start the process's writer once (first thread to record), with every
  * signal blocked in it. If it cannot start, recording threads write, as with
  * SCOPEPROF_WRITER=0. Its code is that of the module that made the registry
- * (g->writer_main), which is pinned: a dlclose'd library's copy would vanish
+ * (g->wr.main), which is pinned: a dlclose'd library's copy would vanish
  * under it. */
 SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g) {
-    if (__atomic_load_n(&g->writer, __ATOMIC_ACQUIRE) != SCOPEPROF__WRITER_NONE) return;
+    if (__atomic_load_n(&g->wr.state, __ATOMIC_ACQUIRE) != SCOPEPROF__WRITER_NONE) return;
     sigset_t all, old;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* held here too: qlock is taken */
-    pthread_mutex_lock(&g->qlock);
-    if (g->writer == SCOPEPROF__WRITER_NONE) {
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* held here too: buf.lock is taken */
+    pthread_mutex_lock(&g->buf.lock);
+    if (g->wr.state == SCOPEPROF__WRITER_NONE) {
         pthread_attr_t a;
         pthread_t th;
         int ok = pthread_attr_init(&a) == 0;
         ok = ok && pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 &&
-             pthread_create(&th, &a, g->writer_main, g) == 0;
+             pthread_create(&th, &a, g->wr.main, g) == 0;
         pthread_attr_destroy(&a);
-        __atomic_store_n(&g->writer, ok ? SCOPEPROF__WRITER_RUNNING : SCOPEPROF__WRITER_NEVER,
+        __atomic_store_n(&g->wr.state, ok ? SCOPEPROF__WRITER_RUNNING : SCOPEPROF__WRITER_NEVER,
                          __ATOMIC_RELEASE);
         /* Wait (up to a second) until the writer runs its own code: the
          * thread's start-up before it, in the C library and in sanitizers'
          * runtimes, allocates. A fork that caught it there left the
          * allocator's lock held in the child under ASan, whose leak check
          * at exit then hung (tests/life, fork: 1 run in about 20). */
-        for (uint64_t t0 = scopeprof__mono_ns(); ok && !__atomic_load_n(&g->writer_up, __ATOMIC_ACQUIRE) &&
+        for (uint64_t t0 = scopeprof__mono_ns(); ok && !__atomic_load_n(&g->wr.up, __ATOMIC_ACQUIRE) &&
                                                   scopeprof__mono_ns() - t0 < 1000000000u;)
             sched_yield();
     }
-    pthread_mutex_unlock(&g->qlock);
+    pthread_mutex_unlock(&g->buf.lock);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* writer.h */
+/* ==== part: include/parts/survival.h ==== */
+/* survival.h: the program's life around the profiler: thread exit, process
+ * exit, fork, signals. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Thread exit (pthread key destructor): close ranges left open, queue the
+ * thread's partial chunk. The state stays in the registry for the output. */
+/* Report and close the thread's PROFILE_BEGIN ranges still open when `when`
+ * happened. Takes the lock to report (the site table may be growing in
+ * another thread) and releases it to close them (closing may need a new
+ * chunk, which takes the lock). */
+SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof__state *g, scopeprof__thread *t,
+                                                      const char *when) {
+    if (!t || !t->nranges) return;
+    scopeprof__lock(g);
+    for (uint32_t i = t->nranges; i-- > 0;) {
+        const scopeprof__range *r = &t->ranges[i];
+        const scopeprof__siterec *sr = scopeprof__site_find(g, r->site);
+        scopeprof__warn("scopeprof: PROFILE_BEGIN(\"%s\") at %s:%u was still open when %s; "
+                        "closed there", sr ? sr->name : "?", sr ? sr->file : "?",
+                        sr ? sr->line : 0, when);
+    }
+    scopeprof__unlock(g);
+    while (t->nranges) scopeprof__range_pop(t, scopeprof__ticks());
+}
+
+SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
+    scopeprof__thread *t = (scopeprof__thread *)p;
+    scopeprof__state *g = scopeprof__g;
+    if (!t || !g) return;
+    scopeprof__tls = t;
+    scopeprof__close_open_ranges(g, t, "its thread exited");
+    scopeprof__lock(g);
+    if (!t->explicit_name) scopeprof__self_name(t->name); /* may have been set since */
+    if (t->depth > 0 && !g->life.finalized)
+        /* pthread_exit or pthread_cancel inside scopes: C code built without
+         * -fexceptions runs no cleanup on that unwinding, so they never
+         * close. Their start and site live on the dead stack: say so. */
+        scopeprof__warn("scopeprof: thread %llu ('%s') ended (pthread_exit or pthread_cancel) "
+                        "inside %u open scope(s); they are not in the trace",
+                        (unsigned long long)t->tid, t->name, t->depth);
+    t->alive = 0;
+    pthread_mutex_lock(&g->buf.lock);
+    if (!g->life.finalized && t->chunk) {
+        uint32_t n = (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - t->chunk->ev);
+        scopeprof__queue(g, t, t->chunk, n);
+        t->chunk = NULL;
+        t->cur = t->lim = NULL;
+    }
+    pthread_mutex_unlock(&g->buf.lock);
+    free(t->ranges);
+    t->ranges = NULL;
+    t->nranges = t->rcap = 0;
+    scopeprof__unlock(g);
+    scopeprof__tls = NULL;
 }
 
 /* fork(): the parent's lock is held across the fork so the child inherits a
  * consistent registry. The child starts a fresh profile: the parent's events
  * and other threads are dropped (they are the parent's to write), the sites
  * are kept (call sites cache their ids), and the output gets the child's pid. */
-/* Every lock of the registry is held across the fork, in the one order the
- * code nests them: g->lock, then g->reg (registration), then g->qlock (the
- * chunk lists), then g->mlock (the memory map). A lock left held by another
+/* Every lock of the registry is held across the fork, in the lock order
+ * (state.h, "Locks"). A lock left held by another
  * thread would stay held forever in the child (the first PROFILE_ALLOC
- * there hung when the fork came while a thread held mlock). */
+ * there hung when the fork came while a thread held mem.lock). */
 SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g) return;
     scopeprof__lock(g);
-    pthread_mutex_lock(&g->reg);
-    pthread_mutex_lock(&g->qlock);
-    pthread_mutex_lock(&g->mlock);
+    pthread_mutex_lock(&g->reg.lock);
+    pthread_mutex_lock(&g->buf.lock);
+    pthread_mutex_lock(&g->mem.lock);
 }
 
 SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g) return;
-    pthread_mutex_unlock(&g->mlock);
-    pthread_mutex_unlock(&g->qlock);
-    pthread_mutex_unlock(&g->reg);
+    pthread_mutex_unlock(&g->mem.lock);
+    pthread_mutex_unlock(&g->buf.lock);
+    pthread_mutex_unlock(&g->reg.lock);
     scopeprof__unlock(g);
 }
 
@@ -3952,231 +4536,100 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void) {
  * memory; their entries stay, marked, so that freeing one is neither an
  * event nor an unknown free. */
 SCOPEPROF__INTERNAL void scopeprof__atfork_child_memory(scopeprof__state *g) {
-    pthread_mutex_init(&g->mlock, NULL);
-    for (uint32_t i = 0; i < g->live_cap; i++)
-        if (g->live[i].ptr) g->live[i].bytes = SCOPEPROF__INHERITED;
-    memset(g->mem_cur, 0, sizeof g->mem_cur);
-    memset(g->mem_peak, 0, sizeof g->mem_peak);
-    g->mem_used = 0;
-    g->unknown_frees = 0;
-    g->unknown_free_site = 0;
+    pthread_mutex_init(&g->mem.lock, NULL);
+    for (uint32_t i = 0; i < g->mem.live_cap; i++)
+        if (g->mem.live[i].ptr) g->mem.live[i].bytes = SCOPEPROF__INHERITED;
+    memset(g->mem.cur, 0, sizeof g->mem.cur);
+    memset(g->mem.peak, 0, sizeof g->mem.peak);
+    g->mem.used = 0;
+    g->mem.unknown_frees = 0;
+    g->mem.unknown_free_site = 0;
 }
 
 SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__state *g = scopeprof__g;
     if (!g) return;
     pthread_mutex_init(&g->lock, NULL);
-    pthread_mutex_init(&g->reg, NULL);
+    pthread_mutex_init(&g->reg.lock, NULL);
     scopeprof__in_lock = 0;
     /* No writer in the child: its threads write their chunks themselves. */
     scopeprof__writer_init_locks(g);
-    g->writer = SCOPEPROF__WRITER_NEVER;
-    if (g->touching) { /* the parent's writer was touching it: ours to free */
-        munmap(g->touching, sizeof *g->touching);
-        g->touching = NULL;
+    g->wr.state = SCOPEPROF__WRITER_NEVER;
+    if (g->wr.touching) { /* the parent's writer was touching it: ours to free */
+        munmap(g->wr.touching, sizeof *g->wr.touching);
+        g->wr.touching = NULL;
     }
-    g->writer_paused = 0;
-    g->queued = 0;
-    g->self_writes = 0;
+    g->wr.paused = 0;
+    g->buf.queued = 0;
+    g->buf.self_writes = 0;
     scopeprof__atfork_child_memory(g);
-    __atomic_store_n(&g->sig_pending, 0, __ATOMIC_RELAXED); /* the parent's signal */
+    __atomic_store_n(&g->life.sig_pending, 0, __ATOMIC_RELAXED); /* the parent's signal */
     scopeprof__thread *self = (scopeprof__thread *)pthread_getspecific(g->key);
     /* Every chunk but the forking thread's current one goes to the free list. */
-    while (g->full_head) {
-        scopeprof__chunk *c = g->full_head;
-        g->full_head = c->next;
-        c->next = g->free_list;
-        g->free_list = c;
+    while (g->buf.full_head) {
+        scopeprof__chunk *c = g->buf.full_head;
+        g->buf.full_head = c->next;
+        c->next = g->buf.free_list;
+        g->buf.free_list = c;
     }
-    g->full_tail = NULL;
+    g->buf.full_tail = NULL;
     /* The other threads do not exist in the child: their buffers go to the
      * free list and their state is freed (their GPU state, if any, is left:
      * no GPU runtime survives a fork). */
-    for (scopeprof__thread *t = g->threads, *next; t; t = next) {
+    for (scopeprof__thread *t = g->reg.threads, *next; t; t = next) {
         next = t->next;
         if (t == self) continue;
         if (t->chunk) {
-            t->chunk->next = g->free_list;
-            g->free_list = t->chunk;
+            t->chunk->next = g->buf.free_list;
+            g->buf.free_list = t->chunk;
         }
         free(t->ranges);
         scopeprof__thread_release(g, t);
     }
-    g->threads = NULL;
-    g->nthreads = 0;
+    g->reg.threads = NULL;
+    g->reg.nthreads = 0;
     if (self) {
         self->next = NULL;
         self->nqueued = 0; /* its queued chunks went to the free list above */
-        self->index = g->nthreads++;
+        self->index = g->reg.nthreads++;
         self->tid = scopeprof__gettid();
-        g->threads = self;
+        g->reg.threads = self;
         if (self->chunk) {
             self->cur = self->chunk->ev; /* the parent's events are not ours */
             self->chunk->first = 0;
         }
     }
-    scopeprof_agg_free(&g->agg);
-    scopeprof_agg_init(&g->agg);
-    free(g->site_row);
-    g->site_row = NULL;
-    g->site_row_cap = 0;
-    g->sites_written = 0;
-    g->events_written = 0;
-    if (g->fd >= 0) scopeprof__close_output(g); /* the parent's descriptor: never write to it */
-    g->fd = g->no_output ? -2 : -1;
+    scopeprof__file_reset(g); /* closes the parent's descriptor: never ours to write */
     g->pid = (int)getpid();
-    if (g->path_is_default) {
-        scopeprof__default_path(g->path, sizeof g->path, g->rank);
-    } else if (!g->no_output) {
+    if (g->out.path_is_default) {
+        scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+    } else if (!g->out.no_output) {
         /* Explicit SCOPEPROF_OUTPUT: the parent keeps the path and its claim. */
         struct stat st;
-        if (g->claim_fd >= 0 && fstat(g->claim_fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
-            (uint64_t)st.st_ino == g->claim_ino)
-            close(g->claim_fd);
-        g->claim_fd = -1;
+        if (g->out.claim_fd >= 0 && fstat(g->out.claim_fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+            (uint64_t)st.st_ino == g->out.claim_ino)
+            close(g->out.claim_fd);
+        g->out.claim_fd = -1;
         scopeprof__pid_path(g);
     }
     scopeprof__anchor_set(g);
 }
 
 /* MEMORY chunk: peak and final net bytes per device used. No allocation. */
-/* In a signal handler the lock is only tried (the interrupted thread may hold
- * it): then the copy is best effort. */
-SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset) {
-    int locked = g->in_signal ? pthread_mutex_trylock(&g->mlock) == 0 : pthread_mutex_lock(&g->mlock) == 0;
-    s->used = g->mem_used;
-    memcpy(s->peak, g->mem_peak, sizeof s->peak);
-    memcpy(s->cur, g->mem_cur, sizeof s->cur);
-    s->unknown_frees = g->unknown_frees;
-    if (reset) {
-        memcpy(g->mem_peak, g->mem_cur, sizeof s->peak);
-        g->unknown_frees = 0;
-    }
-    if (locked) pthread_mutex_unlock(&g->mlock);
-}
-
-SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g, const scopeprof__memsnap *s) {
-    unsigned char b[4 + 32 * 32];
-    uint32_t n = 0;
-    for (uint32_t d = 0; d < 32; d++) {
-        if (!(s->used >> d & 1)) continue;
-        unsigned char *p = b + 4 + n++ * 32;
-        scopeprof__put32(p, d);
-        scopeprof__put32(p + 4, 0);
-        scopeprof__put64(p + 8, (uint64_t)s->peak[d]);
-        scopeprof__put64(p + 16, (uint64_t)s->cur[d]);
-        scopeprof__put64(p + 24, d == 0 ? s->unknown_frees : 0);
-    }
-    if (!n && !s->unknown_frees) return;
-    scopeprof__put32(b, n);
-    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_MEMORY, b, 4 + n * 32);
-}
-
-/* After the table: peak memory per device, and frees we could not match. */
-SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out) {
-    char b[64];
-    for (uint32_t d = 0; d < 32; d++) {
-        if (!(s->used >> d & 1)) continue;
-        if (d == 0) fprintf(out, "Peak CPU memory: %s\n", scopeprof_format_mem(b, sizeof b, s->peak[d]));
-        else fprintf(out, "Peak GPU %u memory: %s\n", d - 1, scopeprof_format_mem(b, sizeof b, s->peak[d]));
-    }
-    if (s->unknown_frees) {
-        uint32_t id = g->unknown_free_site;
-        const scopeprof__siterec *r = scopeprof__site_find(g, id);
-        fprintf(out, "scopeprof: %" PRIu64 " free(s) of pointers not recorded by PROFILE_ALLOC "
-                "(first at %s:%u)\n", s->unknown_frees, r ? r->file : "?", r ? r->line : 0);
-    }
-}
-
-/* STEPS chunk: u32 count, u32 reserved, then per step u64 number, u64
- * start_ns, u64 end_ns. Only steps not written yet (under a schedule, only
- * those in the recording window). Three passes, no allocation: count, CRC,
- * write. */
-SCOPEPROF__INTERNAL int scopeprof__step_kept(const scopeprof__state *g, uint32_t i) {
-    return !g->sched || (g->window && g->steps[i].start >= g->win_start);
-}
-
-SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
-    uint32_t n = 0, crc;
-    unsigned char b[24], h[SCOPEPROF_CHUNK_HEADER_SIZE];
-    if (g->fd < 0) return;
-    for (uint32_t i = g->steps_written; i < g->nsteps; i++) n += (uint32_t)scopeprof__step_kept(g, i);
-    if (n) {
-        scopeprof__calibrate(g);
-        for (int pass = 0; pass < 2; pass++) {
-            scopeprof__put32(b, n);
-            scopeprof__put32(b + 4, 0);
-            if (pass == 0) {
-                crc = scopeprof_crc32(0, b, 8);
-            } else {
-                scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
-                scopeprof__put32(h + 4, SCOPEPROF_CHUNK_STEPS);
-                scopeprof__put32(h + 8, 8 + n * 24);
-                scopeprof__put32(h + 12, scopeprof_chunk_crc(crc, h));
-                if (scopeprof__write_all(g, h, sizeof h) || scopeprof__write_all(g, b, 8)) return;
-            }
-            for (uint32_t i = g->steps_written; i < g->nsteps; i++) {
-                if (!scopeprof__step_kept(g, i)) continue;
-                scopeprof__put64(b, g->steps[i].n);
-                scopeprof__put64(b + 8, scopeprof__to_ns(g, g->steps[i].start));
-                scopeprof__put64(b + 16, scopeprof__to_ns(g, g->steps[i].end));
-                if (pass == 0) crc = scopeprof_crc32(crc, b, 24);
-                else if (scopeprof__write_all(g, b, 24)) return;
-            }
-        }
-    }
-    g->steps_written = g->nsteps;
-}
-
-/* Write everything, close the file. Lock held. Safe in a signal handler
- * when g->in_signal is set (no allocation, no stdio). */
-SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
-    scopeprof__write_queued(g, 1);
-    scopeprof__write_partials(g);
-    int l = scopeprof__qlock(g); /* chunk_next reads it under the chunk lock */
-    g->finalized = 1;
-    scopeprof__qunlock(g, l);
-    if (!g->in_signal) pthread_cond_signal(&g->wake); /* the writer stops */
-    /* Scopes that close after this point (other threads, later destructors)
-     * are dropped: the chunk_next slow path recycles the buffer. */
-    if (g->fd == -1 && g->events_written) scopeprof__open_output(g);
-    if (g->fd >= 0) {
-        scopeprof__write_sites(g);
-        for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t);
-        scopeprof__memsnap mem;
-        scopeprof__mem_snapshot(g, &mem, 0);
-        scopeprof__write_memory(g, &mem);
-        scopeprof__write_steps(g);
-        unsigned char b[16];
-        scopeprof__put64(b, g->events_written);
-        scopeprof__put64(b + 8, 0);
-        scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
-        if (g->fd >= 0 && scopeprof__close_output(g) != 0 && !g->in_signal)
-            scopeprof__warn("scopeprof: cannot write trace file '%s': %s", g->path, strerror(errno));
-        g->fd = -2;
-    }
-}
-
 SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
-    if (!g->finalized) scopeprof__close_open_ranges(g, scopeprof__tls, "the program exited");
+    if (!g->life.finalized) scopeprof__close_open_ranges(g, scopeprof__tls, "the program exited");
     scopeprof__lock(g);
-    if (g->finalized) {
+    if (g->life.finalized) {
         scopeprof__unlock(g);
         return;
     }
     scopeprof__write_all_and_close(g);
-    if (g->summary && g->agg.events && (g->rank <= 0 || g->summary_all)) {
-        fflush(stdout);
-        scopeprof_table_print(stderr, &g->agg, g->sort, g->row_limit);
-        scopeprof_table_notes(stderr, &g->agg);
-        scopeprof__memsnap mem;
-        scopeprof__mem_snapshot(g, &mem, 0);
-        scopeprof__print_memory(g, &mem, stderr);
-        fflush(stderr);
-    }
-    pthread_mutex_lock(&g->qlock);
-    uint64_t behind = g->self_writes;
-    pthread_mutex_unlock(&g->qlock);
+    scopeprof__memsnap mem;
+    scopeprof__mem_snapshot(g, &mem, 0);
+    scopeprof__summary_print(g, &mem, g->sum.agg.events != 0, NULL);
+    pthread_mutex_lock(&g->buf.lock);
+    uint64_t behind = g->buf.self_writes;
+    pthread_mutex_unlock(&g->buf.lock);
     if (behind)
         scopeprof__warn("scopeprof: the background writer fell behind %llu time(s): recording "
                         "threads wrote a chunk themselves each time (nothing was lost)",
@@ -4212,10 +4665,10 @@ SCOPEPROF__INTERNAL int scopeprof__signal_deferrable(int sig) {
 /* The trace, from a handler or at the unlock after one: write(2) only.
  * Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
-    if (g->finalized) return;
-    g->in_signal = 1;
+    if (g->life.finalized) return;
+    g->life.in_signal = 1;
     scopeprof__write_all_and_close(g);
-    scopeprof__sig_say("scopeprof: signal received; trace written to '", g->path, "'\n");
+    scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
 }
 
 /* Let sig act as if we had never caught it: default action, unblocked in
@@ -4230,7 +4683,7 @@ static inline void scopeprof__reraise(int sig) {
 }
 
 SCOPEPROF__INTERNAL void scopeprof__signal_finish(scopeprof__state *g) {
-    int sig = __atomic_exchange_n(&g->sig_pending, 0, __ATOMIC_ACQ_REL);
+    int sig = __atomic_exchange_n(&g->life.sig_pending, 0, __ATOMIC_ACQ_REL);
     if (!sig) return;
     scopeprof__signal_write(g);
     scopeprof__reraise(sig); /* lock held: nothing is written after the END chunk */
@@ -4255,7 +4708,7 @@ SCOPEPROF__INTERNAL void scopeprof__on_signal(int sig) {
     int deferrable = scopeprof__signal_deferrable(sig);
     if (scopeprof__lock_mine(g, 1)) {
         if (deferrable) {
-            __atomic_store_n(&g->sig_pending, sig, __ATOMIC_RELEASE); /* see scopeprof__unlock */
+            __atomic_store_n(&g->life.sig_pending, sig, __ATOMIC_RELEASE); /* see scopeprof__unlock */
             errno = saved_errno;
             return;
         }
@@ -4264,14 +4717,14 @@ SCOPEPROF__INTERNAL void scopeprof__on_signal(int sig) {
         scopeprof__reraise(sig);
         return;
     }
-    if (deferrable) __atomic_store_n(&g->sig_pending, sig, __ATOMIC_RELEASE);
+    if (deferrable) __atomic_store_n(&g->life.sig_pending, sig, __ATOMIC_RELEASE);
     for (int i = 0; i < 10000; i++) { /* 10 s */
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
         if (pthread_mutex_trylock(&g->lock) == 0) {
             /* The holder released it without finishing (it had checked
              * before we set the flag), or the signal is a crash. */
-            __atomic_store_n(&g->sig_pending, 0, __ATOMIC_RELEASE);
+            __atomic_store_n(&g->life.sig_pending, 0, __ATOMIC_RELEASE);
             scopeprof__signal_write(g);
             scopeprof__reraise(sig);
             pthread_mutex_unlock(&g->lock);
@@ -4287,7 +4740,7 @@ SCOPEPROF__INTERNAL void scopeprof__on_signal(int sig) {
 SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
     static const int sigs[] = {SIGINT,  SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGSEGV,
                                SIGBUS,  SIGFPE,  SIGILL, SIGABRT};
-    if (!g->signals) return;
+    if (!g->cfg.signals) return;
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
         struct sigaction old, sa;
         if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
@@ -4302,103 +4755,11 @@ SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
 #ifdef __cplusplus
 }
 #endif
-#endif /* recording implementation */
-
-/* ======================================================================== */
-/* GPU scopes (PROFILE_HIP or PROFILE_CUDA): events on streams              */
-/* ======================================================================== */
-/* A GPU scope records an event on its stream when it opens and when it
- * closes, taking events from a pool per (thread, device), and records its CPU
- * side as a normal scope flagged SCOPEPROF_DEPTH_GPU. The GPU interval is
- * resolved later: polled (non-blocking, per stream) as scopes close, waited
- * for when the thread's events are written (budget reached, PROFILE_FLUSH),
- * and at the latest in an atexit handler registered at the first GPU scope,
- * which runs before the runtime's own teardown (nvcc's static CUDA runtime
- * answers every call from an ELF destructor with cudaErrorCudartUnloading).
- *
- * The device of a scope is its stream's (*StreamGetDevice where the runtime
- * has it, else the current device); events are created on that device, as
- * the runtime rejects an event recorded on another device's stream.
- *
- * A stream being captured into a graph (*StreamIsCapturing) gets no event:
- * the scope records its CPU side, and its GPU record says "captured". Calls
- * that a global-mode capture forbids (query, synchronize) are made in the
- * relaxed capture mode of the calling thread, so they never break a capture
- * the program has running on another stream or thread.
- *
- * GPU times land on the CPU timeline through an anchor per device: an event
- * recorded on a private non-blocking idle stream and waited for (never under
- * a lock), whose completion is placed at the tick read right after the wait
- * (retried when the wait was much longer than an idle device needs). That is
- * the latest it can have happened, so a GPU interval never lands before the
- * CPU scope that launched it (the midpoint is closer on average, but a thread
- * preempted between its clock read and the record put work before its launch
- * on the timeline, and flow arrows pointed backwards). A GPU time is the
- * anchor's tick, converted to ns as the CPU scopes' ticks are (so an error in
- * the conversion moves both alike), plus the elapsed time from the anchor
- * event. Scopes nested on one stream are all timed from the outermost one's
- * start event (and its anchor), so float rounding keeps a nested interval
- * inside its parent. Anchors are renewed every second (in a scope's open, on
- * the private stream only) to bound drift and the float precision.
- *
- * The runtime is found without changing how the program links: under nvcc
- * (whose runtime may be static) by direct calls; otherwise with dlsym, first
- * among what the program already loaded, then by dlopen of the runtime
- * library. No runtime, no device, or any error: one line on stderr, and GPU
- * scopes record their CPU side only. */
-#if SCOPEPROF__ON && (defined(PROFILE_HIP) || defined(PROFILE_CUDA)) && !defined(SCOPEPROF__GPU_DONE)
-#define SCOPEPROF__GPU_DONE
+#endif /* survival.h */
+/* ==== part: include/parts/gpu.h ==== */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON && (defined(PROFILE_HIP) || defined(PROFILE_CUDA))
 #include <dlfcn.h>
 #include <stdlib.h>
-#if defined(PROFILE_HIP)
-#if !defined(__HIP_PLATFORM_AMD__) && !defined(__HIP_PLATFORM_NVIDIA__)
-#define __HIP_PLATFORM_AMD__ 1
-#endif
-#include <hip/hip_runtime_api.h>
-#define SCOPEPROF__G(x) hip##x
-#define SCOPEPROF__G_NAME "HIP"
-#define SCOPEPROF__G_LIBS                                                           \
-    {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", NULL}
-typedef hipError_t scopeprof__gerr;
-typedef hipEvent_t scopeprof__gevent;
-typedef hipStream_t scopeprof__gstream;
-typedef hipDeviceProp_t scopeprof__gprop;
-typedef hipStreamCaptureStatus scopeprof__gcapstatus;
-typedef hipStreamCaptureMode scopeprof__gcapmode;
-#define SCOPEPROF__G_OK hipSuccess
-#define SCOPEPROF__G_NOT_READY hipErrorNotReady
-#define SCOPEPROF__G_NON_BLOCKING hipStreamNonBlocking
-#define SCOPEPROF__G_CAP_NONE hipStreamCaptureStatusNone
-#define SCOPEPROF__G_CAP_RELAXED hipStreamCaptureModeRelaxed
-#define SCOPEPROF__G_CAP_ERR(e)                                                     \
-    ((e) == hipErrorStreamCaptureImplicit || (e) == hipErrorStreamCaptureUnsupported || \
-     (e) == hipErrorStreamCaptureInvalidated)
-#else
-#include <cuda_runtime_api.h>
-#define SCOPEPROF__G(x) cuda##x
-#define SCOPEPROF__G_NAME "CUDA"
-#define SCOPEPROF__G_LIBS {"libcudart.so", "libcudart.so.13", "libcudart.so.12", NULL}
-typedef cudaError_t scopeprof__gerr;
-typedef cudaEvent_t scopeprof__gevent;
-typedef cudaStream_t scopeprof__gstream;
-typedef struct cudaDeviceProp scopeprof__gprop;
-typedef enum cudaStreamCaptureStatus scopeprof__gcapstatus;
-typedef enum cudaStreamCaptureMode scopeprof__gcapmode;
-#define SCOPEPROF__G_OK cudaSuccess
-#define SCOPEPROF__G_NOT_READY cudaErrorNotReady
-#define SCOPEPROF__G_NON_BLOCKING cudaStreamNonBlocking
-#define SCOPEPROF__G_CAP_NONE cudaStreamCaptureStatusNone
-#define SCOPEPROF__G_CAP_RELAXED cudaStreamCaptureModeRelaxed
-#define SCOPEPROF__G_CAP_ERR(e)                                                     \
-    ((e) == cudaErrorStreamCaptureImplicit || (e) == cudaErrorStreamCaptureUnsupported || \
-     (e) == cudaErrorStreamCaptureInvalidated)
-#if defined(__CUDACC__)
-/* nvcc links its runtime itself, statically by default: a static runtime
- * exports nothing that dlsym could find, and a second copy loaded with dlopen
- * would not know the program's streams. So call it directly. */
-#define SCOPEPROF__G_DIRECT 1
-#endif
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -4439,12 +4800,13 @@ typedef struct scopeprof__gapi {
     scopeprof__gerr (*ThreadExchangeStreamCaptureMode)(scopeprof__gcapmode *);
 } scopeprof__gapi;
 
-typedef struct scopeprof__ganchor {
+
+struct scopeprof__ganchor { /* typedef in gpu_api.h */
     scopeprof__gevent ev;
     uint64_t tick;    /* time of ev, in the CPU scopes' ticks */
     uint64_t born_ns; /* CLOCK_MONOTONIC when made: its age */
     int refs;         /* open or pending scopes timed against it, +1 while current */
-} scopeprof__ganchor;
+};
 
 /* GPU record status of a scope whose stream was being captured into a graph:
  * its GPU work runs when the graph is launched, not here. */
@@ -4524,19 +4886,10 @@ SCOPEPROF__INTERNAL void scopeprof__gpu_publish_names(void) {
     scopeprof__state *g = scopeprof__state_get();
     scopeprof__lock(g);
     for (int d = 0; d < SCOPEPROF__G_NAMED; d++)
-        if (todo >> d & 1) memcpy(g->gpu_names[d], names[d], sizeof names[d]);
-    g->gpu_named |= todo;
+        if (todo >> d & 1) memcpy(g->gpu.names[d], names[d], sizeof names[d]);
+    g->gpu.named |= todo;
     scopeprof__unlock(g);
 }
-
-typedef struct scopeprof_gpu_scope { /* what a PROFILE_GPU_SCOPE variable holds */
-    scopeprof_scope cpu;
-    scopeprof__gstream stream;
-    scopeprof__gevent start, base;
-    scopeprof__ganchor *anchor;
-    int device, ok, captured;
-    uint32_t slot; /* in the thread's open list */
-} scopeprof_gpu_scope;
 
 /* Turn GPU timing off for the rest of the run, with one line saying why. */
 SCOPEPROF__INTERNAL void scopeprof__gpu_off(const char *what, scopeprof__gerr err) {
@@ -4689,9 +5042,9 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_start(void) {
     __atomic_store_n(&m->status, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&scopeprof__gm_lock);
     scopeprof__lock(g); /* not under the module lock: lock order */
-    if (!g->gpu_take) {
-        g->gpu_take = scopeprof__gpu_take;
-        g->gpu_ready = scopeprof__gpu_ready;
+    if (!g->gpu.take) {
+        g->gpu.take = scopeprof__gpu_take;
+        g->gpu.ready = scopeprof__gpu_ready;
     }
     scopeprof__unlock(g);
     return 1;
@@ -5190,41 +5543,14 @@ SCOPEPROF__INTERNAL int scopeprof__gpu_close(scopeprof_gpu_scope *gs) {
     return 1;
 }
 
-static inline scopeprof_gpu_scope scopeprof__gpu_begin(scopeprof_site *s, scopeprof__gstream stream) {
-    scopeprof_gpu_scope gs;
-    gs.cpu = scopeprof__scope_begin(s);
-    gs.stream = stream;
-    gs.anchor = NULL;
-    gs.device = 0;
-    gs.captured = 0;
-    gs.slot = 0;
-    gs.ok = __atomic_load_n(&scopeprof__gm.status, __ATOMIC_ACQUIRE) >= 0 && scopeprof__gpu_open(&gs);
-    return gs;
-}
-
-static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
-    uint32_t flag = gs->ok && scopeprof__gpu_close(gs) ? SCOPEPROF_DEPTH_GPU : 0;
-    uint64_t end = scopeprof__ticks();
-    scopeprof__thread *t = gs->cpu.t;
-    t->depth = gs->cpu.depth;
-    scopeprof__emit(t, gs->cpu.start, end, gs->cpu.site, gs->cpu.depth | flag);
-}
-
-#define PROFILE_GPU_SCOPE(nm, stream) SCOPEPROF__GPU_SCOPE(nm, stream, __COUNTER__)
-#define SCOPEPROF__GPU_SCOPE(nm, stream, id)                                        \
-    SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), nm);                        \
-    scopeprof_gpu_scope SCOPEPROF__V(scopeprof__gscope_, id)                        \
-        __attribute__((cleanup(scopeprof__gpu_end), unused)) =                      \
-            scopeprof__gpu_begin(&SCOPEPROF__V(scopeprof__site_, id), (stream))
-
 #ifdef __cplusplus
 }
 #endif
-#endif /* GPU scopes */
-
-/* ======================================================================== */
-/* Opt-in allocation wrappers                                               */
-/* ======================================================================== */
+#endif /* GPU backend */
+/* ==== part: include/parts/wrap.h ==== */
+/* wrap.h: the opt-in allocation wrappers. Last of all (after the
+ * implementation, whose own allocations must not be wrapped): from here on,
+ * malloc and friends in the including file are recorded. */
 /* #define SCOPEPROF_WRAP_MALLOC before including the header (enabled build)
  * and malloc/calloc/realloc/free calls in that file are recorded as
  * PROFILE_ALLOC/PROFILE_FREE; SCOPEPROF_WRAP_GPU_MALLOC does the same for
@@ -5244,25 +5570,26 @@ static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
 
 #if SCOPEPROF__ON && defined(SCOPEPROF_WRAP_MALLOC) && !defined(SCOPEPROF__WRAP_DONE)
 #define SCOPEPROF__WRAP_DONE
+#include <stdlib.h> /* opt-in: malloc must be declared before it is wrapped */
 static inline void *scopeprof__malloc(size_t n, scopeprof_site *s) {
     void *p = malloc(n);
-    scopeprof__mem_alloc(s, (uintptr_t)p, n, 0);
+    scopeprof__mem_alloc(s, (scopeprof__uptr)p, n, 0);
     return p;
 }
 static inline void *scopeprof__calloc(size_t k, size_t n, scopeprof_site *s) {
     void *p = calloc(k, n);
-    scopeprof__mem_alloc(s, (uintptr_t)p, (uint64_t)k * n, 0);
+    scopeprof__mem_alloc(s, (scopeprof__uptr)p, (scopeprof__u64)k * n, 0);
     return p;
 }
 static inline void *scopeprof__realloc(void *old, size_t n, scopeprof_site *s) {
-    uintptr_t old_addr = (uintptr_t)old; /* taken before: old is dead after realloc */
+    scopeprof__uptr old_addr = (scopeprof__uptr)old; /* taken before: old is dead after realloc */
     void *p = realloc(old, n);
     if (p || n == 0) scopeprof__mem_free(s, old_addr, 0); /* the old block is gone */
-    scopeprof__mem_alloc(s, (uintptr_t)p, n, 0);
+    scopeprof__mem_alloc(s, (scopeprof__uptr)p, n, 0);
     return p;
 }
 static inline void scopeprof__free(void *p, scopeprof_site *s) {
-    scopeprof__mem_free(s, (uintptr_t)p, 0);
+    scopeprof__mem_free(s, (scopeprof__uptr)p, 0);
     free(p);
 }
 #define malloc(n) SCOPEPROF__WRAPPED("malloc", scopeprof__malloc, (n))
@@ -5274,16 +5601,16 @@ static inline void scopeprof__free(void *p, scopeprof_site *s) {
 #if SCOPEPROF__ON && defined(SCOPEPROF_WRAP_GPU_MALLOC) && defined(SCOPEPROF__GPU_DONE) && \
     !defined(SCOPEPROF__GWRAP_DONE)
 #define SCOPEPROF__GWRAP_DONE
-static inline scopeprof__gerr scopeprof__gpu_malloc(void **pp, size_t n, scopeprof_site *s) {
+static inline scopeprof__gerr scopeprof__gpu_malloc(void **pp, scopeprof__size n, scopeprof_site *s) {
     scopeprof__gerr err = SCOPEPROF__G(Malloc)(pp, n);
     int dev = 0;
     if (err == SCOPEPROF__G_OK && SCOPEPROF__G(GetDevice)(&dev) == SCOPEPROF__G_OK)
-        scopeprof__mem_alloc(s, (uintptr_t)*pp, n, dev + 1);
+        scopeprof__mem_alloc(s, (scopeprof__uptr)*pp, n, dev + 1);
     return err;
 }
 static inline scopeprof__gerr scopeprof__gpu_free(void *p, scopeprof_site *s) {
     int dev = 0;
-    if (p && SCOPEPROF__G(GetDevice)(&dev) == SCOPEPROF__G_OK) scopeprof__mem_free(s, (uintptr_t)p, dev + 1);
+    if (p && SCOPEPROF__G(GetDevice)(&dev) == SCOPEPROF__G_OK) scopeprof__mem_free(s, (scopeprof__uptr)p, dev + 1);
     return SCOPEPROF__G(Free)(p);
 }
 #if defined(PROFILE_HIP)
@@ -5294,5 +5621,8 @@ static inline scopeprof__gerr scopeprof__gpu_free(void *p, scopeprof_site *s) {
 #define cudaFree(p) SCOPEPROF__WRAPPED("cudaFree", scopeprof__gpu_free, (p))
 #endif
 #endif
-#pragma GCC diagnostic pop /* pushed before the API: see there */
-#endif /* SCOPEPROF_H */
+/* ==== part: include/parts/end.h ==== */
+/* end.h: the last part. This inclusion's implementation is done; the
+ * warnings the header silenced for its own lines are back. */
+#undef SCOPEPROF__IMPL
+#pragma GCC diagnostic pop /* pushed in api.h */

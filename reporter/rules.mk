@@ -2,7 +2,7 @@
 #   $(BUILD)/scopeprof       the reporter
 #   make fuzz                libFuzzer run over the reader and the aggregation
 #                            (FUZZ_TIME seconds, default 300; needs clang)
-REPORTER_SRCS := reporter/read.c reporter/chrome.c reporter/tree.c reporter/json.c reporter/cli.c \
+REPORTER_SRCS := reporter/scopeprof_impl.c reporter/read.c reporter/chrome.c reporter/tree.c reporter/json.c reporter/cli.c \
                  reporter/html.c reporter/flame.c reporter/filter.c reporter/output.c reporter/gz.c
 REPORTER_HDRS := reporter/read.h reporter/chrome.h reporter/tree.h reporter/json.h reporter/cli.h \
                  reporter/report.h reporter/flame.h reporter/filter.h reporter/output.h reporter/gz.h \

@@ -14,6 +14,7 @@
  * Without a GPU (or without the runtime) the profiler prints one line and
  * records CPU times only; hipMalloc then fails, the program says so, runs
  * the same masking on the CPU so the table still shows a profile, and exits 0. */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <stdio.h>

@@ -8,6 +8,7 @@
 // then the profiler's exit table shows the measured GPU time of "spin"
 // (GPU time avg) and the trace holds each interval. It also prints the CPU
 // cost of one GPU scope around an empty region.
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <cuda_runtime.h>

@@ -11,6 +11,7 @@
  * The arithmetic is real (a 3x3 convolution, ReLU, a linear layer, softmax
  * cross-entropy and their gradients) so that the table shows where the time of
  * such a loop goes: the convolution and its gradient dominate. */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <math.h>

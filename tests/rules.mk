@@ -11,5 +11,9 @@ test:
 	@bash tests/deps.sh
 	@$(MAKE) --no-print-directory test-run
 
+# Everything the tests run, built but not run.
+.PHONY: test-build
+test-build: $(TEST_BINS)
+
 test-run: $(TEST_BINS)
 	@bash tests/run.sh $(TEST_CMDS)

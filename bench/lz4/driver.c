@@ -6,6 +6,7 @@
  *   driver FILE [REPS [LEVEL]]
  */
 #define _POSIX_C_SOURCE 200809L
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 #include <stdio.h>
 #include <stdlib.h>

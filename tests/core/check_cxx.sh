@@ -29,7 +29,7 @@ fail=0
 for cxx in g++ clang++; do
   if ! command -v "$cxx" >/dev/null; then echo "FAILED: $cxx not installed"; fail=1; continue; fi
   for mode in "-DPROFILE_ENABLE" "" "-DPROFILE_ENABLE=0" "-DSCOPEPROF_AGGREGATION"; do
-    if "$cxx" -std=c++17 -Wall -Wextra -Werror -O2 -Iinclude $mode "$src" -o "$dir/use" -lpthread; then
+    if "$cxx" -std=c++17 -Wall -Wextra -Werror -O2 -Iinclude $mode -DSCOPEPROF_IMPLEMENTATION "$src" -o "$dir/use" -lpthread; then
       echo "ok: $cxx $mode"
     else
       echo "FAILED: $cxx $mode"; fail=1; continue
@@ -49,7 +49,7 @@ csrc=$dir/use.c
 sed -e 's/<cstdio>/<stdio.h>/' -e 's/std::printf/printf/' "$src" >"$csrc"
 for cc in gcc clang; do
   for std in "-std=c11 -D_POSIX_C_SOURCE=200809L" "-std=gnu99"; do
-    if "$cc" $std -Wall -Wextra -Werror -O2 -Iinclude -DPROFILE_ENABLE "$csrc" -o "$dir/usec" -lpthread &&
+    if "$cc" $std -Wall -Wextra -Werror -O2 -Iinclude -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION "$csrc" -o "$dir/usec" -lpthread &&
        SCOPEPROF_OUTPUT=none "$dir/usec" 2>&1 >/dev/null | grep -q "Self CPU time total"; then
       echo "ok: $cc $std builds, runs and prints its table"
     else

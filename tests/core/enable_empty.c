@@ -2,6 +2,7 @@
  * profiling on, as the header's comment says (the public constants below are
  * defined only when it is on). */
 #define PROFILE_ENABLE
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 int empty_define_enables(void);

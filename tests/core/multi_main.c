@@ -4,6 +4,7 @@
  * libsp_dl.so opened with dlopen(RTLD_LOCAL) (dl_lib_scope x5, called from
  * inside a main_scope, so at depth 1 if the thread state is shared). The
  * executable is built without -rdynamic. One table and one file expected. */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <dlfcn.h>

@@ -5,6 +5,7 @@
  * Scopes left by return, break and goto must still close (and restore the
  * depth, which the test reads back from the trace file). It exits with 3 so
  * the test can check that profiling leaves the exit status alone. */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <stdio.h>

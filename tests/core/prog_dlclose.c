@@ -2,6 +2,7 @@
  * is dlclose'd, and the program goes on recording: in the main thread
  * (after_dlclose x3) and in a new thread (thread_after x1). The profile must
  * hold all of it, in one summary at exit. See known_bugs.c. */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <dlfcn.h>

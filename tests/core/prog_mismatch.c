@@ -4,6 +4,7 @@
  * thread exits). Everything else must be recorded normally:
  * before 1, after 5, after_child 5, range 1, in_range 1, left_open 1,
  * inside_open 1, last 1. */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <pthread.h>

@@ -3,6 +3,7 @@
  * file's size (MIDSIZE): streaming must already have written most events.
  * PROG_WAIT_MS: sleep that long after the threads end, before MIDSIZE (the
  * background writer's timed flush). */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <pthread.h>

@@ -4,6 +4,7 @@
  * main_after 10; thread names "named-by-macro", "setname-early" and
  * "setname-late" (set after the thread's first scope). */
 #define _GNU_SOURCE
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <pthread.h>

@@ -92,5 +92,10 @@ $(CORE)/check_cxx: tests/core/check_cxx.sh $(HEADER)
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec bash tests/core/check_cxx.sh %s\n' '$(CORE)/cxx' > $@
 	chmod +x $@
-TEST_BINS += $(CORE)/check_disabled $(CORE)/check_cxx
-TEST_CMDS += $(CORE)/check_disabled $(CORE)/check_cxx
+# The environment table against the docs that list it (tests/core/env_doc.sh).
+$(CORE)/env_doc: tests/core/env_doc.sh
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec bash tests/core/env_doc.sh\n' > $@
+	chmod +x $@
+TEST_BINS += $(CORE)/check_disabled $(CORE)/check_cxx $(CORE)/env_doc
+TEST_CMDS += $(CORE)/check_disabled $(CORE)/check_cxx $(CORE)/env_doc

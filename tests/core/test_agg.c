@@ -4,6 +4,7 @@
  * tables were worked out from ../shared/spec/key_averages.md, not from the
  * code's output. */
 #define SCOPEPROF_AGGREGATION
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <stdarg.h>

@@ -4,6 +4,7 @@
  * only structure: counts, nesting, parent >= children, self + children =
  * total up to the table's rounding. */
 #define SCOPEPROF_AGGREGATION
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <stdarg.h>

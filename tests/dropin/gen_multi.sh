@@ -2,7 +2,8 @@
 # gen_multi.sh DIR N -- writes a program of N+1 files into DIR: part00.c ..
 # part<N-1>.c each define one function with three scopes (PROFILE_FUNCTION,
 # PROFILE_SCOPE in a loop, PROFILE_SCOPE_DYN), half of them including
-# scopeprof.h first and half after system headers; main.c calls them all.
+# scopeprof.h first and half after system headers; main.c calls them all
+# and holds the implementation (SCOPEPROF_IMPLEMENTATION).
 # Used by the code-size test (tests/dropin/size.sh) and bench-size.
 set -eu
 dir=$1 n=$2
@@ -31,7 +32,7 @@ C
   } >"$f"
 done
 {
-  printf '#include "scopeprof.h"\n#include <stdio.h>\n'
+  printf '#define SCOPEPROF_IMPLEMENTATION /* the one copy, in main.c */\n#include "scopeprof.h"\n#include <stdio.h>\n'
   for ((i = 0; i < n; i++)); do printf 'int part%d(int n);\n' "$i"; done
   printf 'int main(void) {\n    int s = 0;\n'
   for ((i = 0; i < n; i++)); do printf '    s += part%d(10);\n' "$i"; done

@@ -5,9 +5,11 @@
 # picked to find different faults, not to be exhaustive:
 #   - every C standard with gcc and clang, enabled, header included first
 #     (feature macros, C99/C11 differences, the strict warning set);
-#   - included after system headers (glibc has fixed the feature set): the
-#     GNU modes and -D_POSIX_C_SOURCE compile; strict ISO modes must stop with
-#     ONE error that names the fix, and C89 enabled likewise;
+#   - included after system headers (glibc has fixed the feature set): a file
+#     that is not the implementation compiles in every mode (it includes no C
+#     library header); the implementation's file compiles first in strict
+#     modes, and after system headers must stop with ONE error that names the
+#     fix, and C89 enabled likewise;
 #   - disabled, in C89 and C99, first and after (the no-op macros must be
 #     declarations: no "mixed declarations and code" at the user's lines);
 #   - C++11/14/17/20 with g++ and clang++, enabled and disabled;
@@ -59,8 +61,19 @@ for cc in gcc clang; do
   done
   ok "$cc -std=c99 -D_POSIX_C_SOURCE=200809L enabled, after" \
     $cc -std=c99 -D_POSIX_C_SOURCE=200809L $STRICT_C $syn -DPROFILE_ENABLE -DDROPIN_AFTER
-  refused "$cc -std=c11 enabled, after system headers" "_POSIX_C_SOURCE=200809L" \
-    $cc -std=c11 $STRICT_C $syn -DPROFILE_ENABLE -DDROPIN_AFTER
+  # A file that is not the implementation includes no C library header:
+  # strict ISO modes after system headers compile too (issue 21).
+  for std in c99 c11 c17; do
+    ok "$cc -std=$std enabled, after system headers" $cc -std=$std $STRICT_C $syn -DPROFILE_ENABLE -DDROPIN_AFTER
+  done
+  # The implementation's file needs POSIX: first in strict C it asks for it
+  # itself; after a system header it stops with one error naming the fixes.
+  for std in c99 c11; do
+    ok "$cc -std=$std enabled, implementation, header first" \
+      $cc -std=$std $STRICT_C $syn -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION
+  done
+  refused "$cc -std=c11 enabled, implementation after system headers" "_POSIX_C_SOURCE=200809L" \
+    $cc -std=c11 $STRICT_C $syn -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -DDROPIN_AFTER
   refused "$cc -std=c89 enabled" "needs C99" $cc -std=c89 $STRICT_C $syn -DPROFILE_ENABLE
   for std in c89 gnu89 c99; do
     ok "$cc -std=$std disabled, header first" $cc -std=$std $STRICT_C $syn
@@ -69,11 +82,14 @@ for cc in gcc clang; do
   ok "$cc -std=c99 PROFILE_ENABLE=0" $cc -std=c99 $STRICT_C $syn -DPROFILE_ENABLE=0
   ok "$cc -std=gnu11 -O2 enabled + malloc wrappers, after system headers (full compile)" \
     $cc -std=gnu11 $STRICT_C -O2 -c -o /dev/null -DPROFILE_ENABLE -DSCOPEPROF_WRAP_MALLOC -DDROPIN_AFTER
+  ok "$cc -std=gnu11 -O2 implementation + malloc wrappers, after system headers (full compile)" \
+    $cc -std=gnu11 $STRICT_C -O2 -c -o /dev/null -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -DSCOPEPROF_WRAP_MALLOC -DDROPIN_AFTER
 done
 for cxx in g++ clang++; do
   for std in c++11 c++14 c++17 c++20; do
     ok "$cxx -std=$std enabled" $cxx -x c++ -std=$std $STRICT_CXX $syn -DPROFILE_ENABLE
   done
+  ok "$cxx -std=c++17 enabled, implementation" $cxx -x c++ -std=c++17 $STRICT_CXX $syn -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION
   ok "$cxx -std=c++17 enabled, after system headers" $cxx -x c++ -std=c++17 $STRICT_CXX $syn -DPROFILE_ENABLE -DDROPIN_AFTER
   for std in c++11 c++20; do
     ok "$cxx -std=$std disabled" $cxx -x c++ -std=$std $STRICT_CXX $syn
@@ -85,6 +101,7 @@ hip="-DPROFILE_ENABLE -DPROFILE_HIP -D__HIP_PLATFORM_AMD__ -DSCOPEPROF_WRAP_MALL
 if echo '#include <hip/hip_runtime_api.h>' | gcc -D__HIP_PLATFORM_AMD__ -E -x c - >/dev/null 2>&1; then
   for cc in gcc clang; do
     ok "$cc -std=c11 PROFILE_HIP + wrappers" $cc -std=c11 $STRICT_C $syn $hip
+    ok "$cc -std=c11 PROFILE_HIP + wrappers, implementation" $cc -std=c11 $STRICT_C $syn $hip -DSCOPEPROF_IMPLEMENTATION
   done
   for cxx in g++ clang++; do
     ok "$cxx -std=c++11 PROFILE_HIP + wrappers" $cxx -x c++ -std=c++11 $STRICT_CXX $syn $hip

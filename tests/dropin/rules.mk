@@ -2,9 +2,9 @@
 #   matrix   the header in strict builds: gcc/clang x C standards x C/C++ x
 #            included first/after system headers x enabled/disabled, strict
 #            warning sets as errors (tests/dropin/matrix.sh: why these)
-#   size     code size of a 21-file program: implementation kept once with
-#            -ffunction-sections -fdata-sections -Wl,--gc-sections
-#            (tests/dropin/size.sh), built with this $(CC)
+#   size     the one-implementation model on a 21-file program linked with no
+#            flag: code per file, the implementation once, the link error
+#            that names SCOPEPROF_IMPLEMENTATION (tests/dropin/size.sh)
 DROPIN := $(BUILD)/tests/dropin
 
 # One-word commands for the runner (wrappers passing the scripts their
@@ -24,3 +24,4 @@ TEST_CMDS += $(DROPIN)/matrix $(DROPIN)/size
 .PHONY: bench-size
 bench-size:
 	@bash tests/dropin/size.sh $(BUILD)/bench/size-gcc gcc; bash tests/dropin/size.sh $(BUILD)/bench/size-clang clang
+	@bash bench/compile_cost.sh 5

@@ -4,6 +4,7 @@
  *   main:   3 steps, each "step" { "inner" x4, an allocation }, a flush
  *           after each step (one EVENTS chunk per step)
  *   worker: "work" x10 */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <pthread.h>

@@ -24,6 +24,7 @@
 #include "child.h"
 #include "read.h"
 #define SCOPEPROF_AGGREGATION
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 #ifndef SP_NO_ZLIB
 #include <zlib.h>

@@ -22,7 +22,7 @@ int main(void) {
 }
 C
 for cc in gcc clang; do
-  $cc -std=gnu11 -Wall -Wextra -Werror -O2 -DPROFILE_ENABLE -DPROFILE_CUDA -I"$CUDA/include" -Iinclude \
+  $cc -std=gnu11 -Wall -Wextra -Werror -O2 -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -DPROFILE_CUDA -I"$CUDA/include" -Iinclude \
     "$dir/c.c" -o "$dir/c_$cc" -lpthread -ldl
   LD_LIBRARY_PATH="$CUDA/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" SCOPEPROF_OUTPUT=none \
     "$dir/c_$cc" 2>"$dir/err_$cc"

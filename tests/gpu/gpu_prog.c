@@ -7,6 +7,7 @@
  * Kernel lengths are whole milliseconds: the double's elapsed times are then
  * exact in float, and so are the GPU durations the profiler derives. */
 #define SCOPEPROF_WRAP_GPU_MALLOC /* hipMalloc/hipFree recorded (mode malloc) */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include "hip_double.h"

@@ -4,6 +4,7 @@
  * way the profiler must print one "no HIP device" line and keep the CPU
  * table. No HIP function is called here: without a device there is nothing
  * to launch, and the stream handle is only passed through. */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <stdio.h>

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include "hip_double.h"

@@ -1,4 +1,5 @@
 /* Built against an installed scopeprof by tests/install/install.sh. */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include <scopeprof.h>
 #include <stdio.h>
 

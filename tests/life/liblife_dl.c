@@ -1,6 +1,7 @@
 /* liblife_dl.c -- a plugin that records, for the dlclose tests: prog_life
  * dlopens it, calls life_lib_work(n) and dlcloses it. Its scope names must
  * survive the unload (the registry copies them). */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <stdio.h>

@@ -31,6 +31,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 void *__real_malloc(size_t n);

@@ -6,6 +6,7 @@
  *
  * Scope names are what the tests count, so each mode documents exactly what
  * it records. */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <dlfcn.h>
@@ -618,7 +619,7 @@ static int mode_fd_steal(const char *how) {
     if (strcmp(how, "close") == 0) {
         int want = -1; /* the trace's number: own.txt is to get it */
 #if SCOPEPROF__ON
-        want = scopeprof__g->fd;
+        want = scopeprof__g->out.fd;
 #endif
         for (int k = 3; k < 1024; k++) close(k);
         for (int k = 3; k < want; k++)
@@ -628,9 +629,9 @@ static int mode_fd_steal(const char *how) {
     } else {
         fd = open("own.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 #if SCOPEPROF__ON
-        if (fd < 0 || dup2(fd, scopeprof__g->fd) < 0) return 90;
+        if (fd < 0 || dup2(fd, scopeprof__g->out.fd) < 0) return 90;
         close(fd);
-        fd = scopeprof__g->fd;
+        fd = scopeprof__g->out.fd;
 #endif
     }
     if (fd < 0) return 91;
@@ -961,7 +962,7 @@ static int mode_thread_slots(int n) {
     }
 #ifdef PROFILE_ENABLE
     scopeprof__state *g = scopeprof__g;
-    printf("threads %u summary_slots %u\n", g->nthreads, g->agg.nthreads);
+    printf("threads %u summary_slots %u\n", g->reg.nthreads, g->sum.agg.nthreads);
 #endif
     return 0;
 }

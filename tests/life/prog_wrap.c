@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #define SCOPEPROF_WRAP_MALLOC
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 int main(void) {

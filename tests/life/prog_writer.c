@@ -16,6 +16,7 @@
  *   stream N       2 threads record N "streamed" each, then exit 0.
  *   exit_busy      2 threads record "busy" without end; main exits after
  *                  50 ms while they (and the writer) are mid-chunk. */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <pthread.h>

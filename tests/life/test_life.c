@@ -4,6 +4,7 @@
  * and scopeprof's messages) and its trace file(s), read with trace.h.
  * Timing is never asserted; counts, nesting, byte values and names are. */
 #define SCOPEPROF_AGGREGATION
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <stdarg.h>

@@ -4,6 +4,7 @@
  * timing is asserted: where time matters the child waits many flush periods
  * before it acts, and the control run shows what the timed flush adds. */
 #define SCOPEPROF_AGGREGATION
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <stdarg.h>

@@ -6,6 +6,7 @@
  *   prog_robust killed N    N scopes flushed (PROFILE_FLUSH), N more, then
  *                           SIGKILL: a file with no END record
  *   prog_robust steps N     N steps (PROFILE_STEP), a scope "work" in each */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <pthread.h>

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 typedef struct tw {

@@ -3,6 +3,7 @@
  * gcc, whose linker drops a library only weakly referenced (--as-needed is
  * its default here). The header must not make the program's own calls weak:
  * then the library was dropped and the first call jumped to address 0. */
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <stdio.h>

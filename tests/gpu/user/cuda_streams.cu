@@ -1,5 +1,6 @@
 // cuda_streams.cu -- the CUDA twin of hip_streams.cpp, built with
 // nvcc -Werror all-warnings (tests/gpu/user_builds.sh).
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <cuda_runtime.h>

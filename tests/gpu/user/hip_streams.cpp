@@ -5,6 +5,7 @@
 // status from the profiler's.
 #include <hip/hip_runtime.h>
 
+#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <stdio.h>

@@ -1,0 +1,238 @@
+/* buffers.h: per-thread chunks, the memory budget, the hot path's slow
+ * path (a full chunk traded for an empty one) and PROFILE_BEGIN/END ranges. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A new chunk, from mmap (scopeprof__map): never malloc, as a chunk is taken
+ * in a recording thread's slow path, which a PROFILE_SCOPE in a signal
+ * handler reaches, and by the writer, which a fork may interrupt. Chunks are
+ * recycled through the free list, never unmapped while the process records. */
+static inline scopeprof__chunk *scopeprof__chunk_map(void) {
+    return (scopeprof__chunk *)scopeprof__map(sizeof(scopeprof__chunk));
+}
+
+/* An empty chunk for a recording thread: a written one from the free list
+ * (its pages are warm), else one the writer allocated and touched ahead
+ * (ready), else a new one, whose page faults this thread then takes (only
+ * when the writer is behind or absent). NULL when mmap fails. Whether the
+ * budget allows it is chunk_next's to decide. Chunk lock held. */
+SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g) {
+    scopeprof__chunk *c = g->buf.free_list;
+    if (c) {
+        g->buf.free_list = c->next;
+    } else if ((c = g->buf.ready) != NULL) {
+        g->buf.ready = c->next;
+        g->buf.nready--;
+    } else { /* mapped, not malloc'd: this may run in a signal handler */
+        c = scopeprof__chunk_map();
+        if (!c) return NULL;
+        g->buf.bytes += sizeof *c;
+        if (g->buf.bytes > g->buf.peak_bytes) g->buf.peak_bytes = g->buf.bytes;
+    }
+    c->next = NULL;
+    c->count = 0;
+    c->first = 0;
+    c->thread = NULL;
+    return c;
+}
+
+/* Queue the thread's current chunk (its first `n` events) for writing.
+ * Chunk lock held. */
+SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread *t,
+                                          scopeprof__chunk *c, uint32_t n) {
+    c->thread = t;
+    c->count = n;
+    c->next = NULL;
+    t->nqueued++;
+    if (g->buf.full_tail) g->buf.full_tail->next = c;
+    else g->buf.full_head = c;
+    g->buf.full_tail = c;
+    g->buf.queued += sizeof *c;
+}
+
+/* Chunks the writer keeps allocated and touched ahead of the recording
+ * threads (4 MiB): at 20 ns a scope, one thread fills them in 5 ms, and the
+ * writer refills one in ~16 page faults. */
+#define SCOPEPROF__READY 64u
+
+/* Whether the writer should wake before its next timed flush: a refill is
+ * due and the budget has room for it, or an eighth of the budget is queued.
+ * Chunk lock held. */
+static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
+    if (g->buf.queued >= g->cfg.budget / 8) return 1;
+    return g->buf.nready < SCOPEPROF__READY / 2 && !g->buf.free_list &&
+           g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+}
+
+/* Whether the thread that needs a chunk must write first: no recycled or
+ * ready chunk, and a new one would pass the budget, or, with a running
+ * writer that is behind, the budget plus a quarter (the writer's slack).
+ * Chunk lock held. */
+static inline int scopeprof__must_write_here(const scopeprof__state *g) {
+    if (g->buf.free_list || g->buf.ready || !g->buf.full_head) return 0;
+    size_t room = g->wr.state == SCOPEPROF__WRITER_RUNNING ? g->cfg.budget + g->cfg.budget / 4 : g->cfg.budget;
+    return g->buf.bytes + sizeof(scopeprof__chunk) > room;
+}
+
+/* Slow path of emit: the thread's chunk is full (or has one slot left and a
+ * long record comes). The full chunk is queued for the background writer and
+ * an empty one taken, under the chunk lock only: no write, no wait for one.
+ * Signals are held meanwhile, as under the registry lock (a handler that
+ * records must never find its own thread holding the chunk lock). Only
+ * without a writer (SCOPEPROF_WRITER=0, a forked child) does this thread
+ * write the whole queue past the budget; behind a running writer that is a
+ * quarter of the budget late, it writes one chunk per chunk it takes: a
+ * stall of one chunk's write, memory bounded, nothing dropped, and counted
+ * (said at exit). */
+SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
+    scopeprof__state *g = scopeprof__state_get();
+    uint64_t sigs = scopeprof__sigs_hold();
+    pthread_mutex_lock(&g->buf.lock);
+    /* A thread whose key destructor already ran (scopeprof__thread_exit took
+     * its chunk) can still record: a later destructor may call into another
+     * module, whose copy of the thread pointer is still set. It gets a chunk
+     * again, and the destructor is armed to run once more and queue it. */
+    int revived = t->chunk == NULL;
+    if (__atomic_load_n(&g->life.oom, __ATOMIC_ACQUIRE) && revived) {
+        /* Recording stopped: round and round the slots nobody reads. */
+        t->lim = g->buf.off_slots + sizeof g->buf.off_slots / sizeof *g->buf.off_slots;
+        __atomic_store_n(&t->cur, &g->buf.off_slots[0], __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&g->buf.lock);
+        scopeprof__sigs_release(sigs);
+        return g->buf.off_slots;
+    }
+    if (g->life.finalized && !revived) {
+        /* After the exit summary: keep the program running, drop events. */
+        pthread_mutex_unlock(&g->buf.lock);
+        scopeprof__sigs_release(sigs);
+        return t->chunk->ev;
+    }
+    if (!revived) scopeprof__queue(g, t, t->chunk, (uint32_t)(t->cur - t->chunk->ev));
+    /* Until the switch below the thread has no current chunk: a flusher that
+     * runs while this thread writes must not take the queued (perhaps
+     * already written and recycled) chunk for a partial one. */
+    t->chunk = NULL;
+    scopeprof__chunk *c = NULL;
+    for (int attempt = 0; attempt < 2 && !c; attempt++) {
+        /* The second attempt: malloc failed; write what is queued, then
+         * reuse its memory. */
+        if (attempt == 1 || scopeprof__must_write_here(g)) {
+            int behind = attempt == 0 && g->wr.state == SCOPEPROF__WRITER_RUNNING;
+            pthread_mutex_unlock(&g->buf.lock); /* the lock order (state.h): `lock` first */
+            scopeprof__lock(g);
+            /* Inside an open scope, GPU work is never waited for: chunks
+             * whose GPU scopes still run stay queued. */
+            int may_wait = attempt == 1 || t->depth == 0, wrote = 0;
+            if (g->life.finalized) {
+            } else if (behind) {
+                wrote = scopeprof__write_one(g, may_wait);
+            } else {
+                scopeprof__write_queued(g, may_wait);
+            }
+            scopeprof__unlock(g);
+            pthread_mutex_lock(&g->buf.lock);
+            g->buf.self_writes += (uint64_t)wrote;
+        }
+        c = scopeprof__chunk_alloc(g);
+    }
+    if (!c) {
+        /* its chunk is queued: written at exit */
+        t->lim = g->buf.off_slots + sizeof g->buf.off_slots / sizeof *g->buf.off_slots;
+        __atomic_store_n(&t->cur, &g->buf.off_slots[0], __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&g->buf.lock);
+        scopeprof__sigs_release(sigs);
+        scopeprof__oom(g);
+        return g->buf.off_slots;
+    }
+    /* Switch chunk and cursor under the chunk lock: a flusher (which takes
+     * it to read them) then sees either the old chunk with a cursor in it,
+     * or the new one with a cursor at its start, never a cursor that belongs
+     * to another chunk. */
+    t->chunk = c;
+    t->lim = c->ev + SCOPEPROF_EVENTS_PER_CHUNK;
+    __atomic_store_n(&t->cur, &c->ev[0], __ATOMIC_RELEASE);
+    int wake = g->wr.state == SCOPEPROF__WRITER_RUNNING && scopeprof__writer_has_work(g);
+    pthread_mutex_unlock(&g->buf.lock);
+    scopeprof__sigs_release(sigs);
+    if (wake) pthread_cond_signal(&g->wr.wake);
+    if (revived) pthread_setspecific(g->key, t);
+    return c->ev;
+}
+
+/* The 32-byte form of an event (see emit): two slots, never split between
+ * chunks, published together. */
+SCOPEPROF__API void scopeprof__emit_long(scopeprof__thread *t, uint64_t start, uint64_t end,
+                                         uint32_t site, uint32_t depth) {
+    scopeprof__slot *e = t->cur;
+    if (t->lim - e < 2) e = scopeprof__chunk_next(t);
+    e[0].start = start;
+    e[0].dur = SCOPEPROF_REC_LONG_MARK;
+    e[0].key = depth;
+    e[1].start = end;
+    e[1].dur = site;
+    e[1].key = 0;
+    __atomic_store_n(&t->cur, e + 2, __ATOMIC_RELEASE);
+}
+
+SCOPEPROF__API void scopeprof__range_begin(scopeprof_site *s) {
+    uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+    if (id == 0) id = scopeprof__site_register(s);
+    scopeprof__thread *t = scopeprof__tls;
+    if (!t) t = scopeprof__thread_attach();
+    if (t->nranges == t->rcap) {
+        uint32_t cap = t->rcap ? t->rcap * 2 : 16;
+        scopeprof__range *r = (scopeprof__range *)realloc(t->ranges, cap * sizeof *r);
+        if (!r) {
+            scopeprof__warn("scopeprof: out of memory for PROFILE_BEGIN at %s:%u; range not "
+                            "recorded", s->file, s->line);
+            return;
+        }
+        t->ranges = r;
+        t->rcap = cap;
+    }
+    scopeprof__range *r = &t->ranges[t->nranges++];
+    r->site = id;
+    r->depth = t->depth++;
+    r->start = scopeprof__ticks();
+}
+
+/* Close the thread's innermost open range at time `end`. */
+static inline void scopeprof__range_pop(scopeprof__thread *t, uint64_t end) {
+    scopeprof__range r = t->ranges[--t->nranges];
+    /* Scopes opened after the BEGIN and still open keep their own depth;
+     * only a properly nested END restores the depth. */
+    if (t->depth == r.depth + 1) t->depth = r.depth;
+    scopeprof__emit(t, r.start, end, r.site, r.depth);
+}
+
+SCOPEPROF__API void scopeprof__range_end(scopeprof_site *s) {
+    uint64_t end = scopeprof__ticks();
+    scopeprof__thread *t = scopeprof__tls;
+    if (!t) t = scopeprof__thread_attach();
+    if (t->nranges == 0) {
+        if (!t->warned_end) {
+            t->warned_end = 1;
+            scopeprof__warn("scopeprof: PROFILE_END at %s:%u (%s) has no matching PROFILE_BEGIN "
+                            "on this thread; ignored", s->file, s->line, s->func);
+        }
+        return;
+    }
+    scopeprof__range_pop(t, end);
+}
+
+SCOPEPROF__API void scopeprof__thread_name(const char *name) {
+    scopeprof__thread *t = scopeprof__tls;
+    if (!t) t = scopeprof__thread_attach();
+    scopeprof__state *g = scopeprof__state_get();
+    scopeprof__lock(g);
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+    t->explicit_name = 1;
+    scopeprof__unlock(g);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* buffers.h */

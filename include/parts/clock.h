@@ -1,0 +1,175 @@
+/* clock.h: the clock (TSC or CLOCK_MONOTONIC), ticks to nanoseconds, and the
+ * overhead calibration (what recording one scope costs). */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CLOCK_MONOTONIC in nanoseconds: the ticks when the TSC is not usable. */
+static inline uint64_t scopeprof__mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+SCOPEPROF__API uint64_t scopeprof__ticks_slow(void) { return scopeprof__mono_ns(); }
+
+/* One CLOCK_MONOTONIC time and the TSC at the same instant: the TSC read on
+ * both sides of the clock, best of four tries. A thread preempted between
+ * two single reads would pair them milliseconds apart and skew every
+ * converted time (GPU work then appeared before its launch). Without a TSC
+ * the ticks are the clock. */
+static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
+    *ns = scopeprof__mono_ns();
+    *tick = *ns;
+#if defined(__x86_64__) || defined(__i386__)
+    if (!g->clock.use_tsc) return;
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 4; i++) {
+        uint64_t a = __builtin_ia32_rdtsc();
+        uint64_t t = scopeprof__mono_ns();
+        uint64_t b = __builtin_ia32_rdtsc();
+        if (b - a < best) {
+            best = b - a;
+            *ns = t;
+            *tick = a + (b - a) / 2;
+        }
+    }
+#else
+    (void)g;
+#endif
+}
+
+/* The TSC is usable when the CPU says it is invariant (CPUID 0x80000007,
+ * EDX bit 8): constant rate, running in every power state. */
+static inline int scopeprof__tsc_invariant(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned r[4]; /* eax..edx; an array, as nvcc warns of a register set and never read */
+    __asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(0x80000000u), "c"(0));
+    if (r[0] < 0x80000007u) return 0;
+    __asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(0x80000007u), "c"(0));
+    return (r[3] >> 8) & 1;
+#else
+    return 0;
+#endif
+}
+
+/* ---- Overhead calibration (docs/DESIGN.md, "Overhead compensation") --------
+ * What recording one scope costs, measured once per process at start-up with
+ * PROFILE_SCOPE's own inline code (scopeprof__scope_begin and _end) on a
+ * throwaway thread state whose events are never queued nor written. Per
+ * process rather than per thread: threads run the same code on the same
+ * cores, and a thread's first scope must stay cheap. */
+enum { SCOPEPROF__CAL_BATCHES = 256, SCOPEPROF__CAL_PER = 8 /* scopes per batch */ };
+
+/* A call of a function without and with a scope in it: what the scope adds
+ * is the difference. Not inlined: scopes sit in the functions a program
+ * calls, and in one unrolled block the compiler could share the thread
+ * pointer and the cursor between scopes, which it cannot across calls. */
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_plain(scopeprof_site *s) {
+    __asm__ volatile("" : : "r"(s) : "memory");
+}
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_scoped(scopeprof_site *s) {
+    scopeprof_scope sc __attribute__((cleanup(scopeprof__scope_end), unused)) = scopeprof__scope_begin(s);
+    __asm__ volatile("" : : "r"(s) : "memory");
+}
+
+static int scopeprof__cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Batches of SCOPEPROF__CAL_PER calls each way; the lower quartile over
+ * batches, so that a batch that an interrupt or a preemption stretched does
+ * not count (a minimum would pick the one lucky batch instead of the usual
+ * cost). Costs about 256 * 8 * 2 calls: some 100 us with a TSC. */
+SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
+    enum { B = SCOPEPROF__CAL_BATCHES, K = SCOPEPROF__CAL_PER };
+    /* Registered already (id 1 of no trace): scope_begin never calls back into
+     * the state, whose creation is under way. */
+    scopeprof_site site = {"", "", "", 0, 1};
+    scopeprof__slot buf[4 * K]; /* room for K long records: never the slow path */
+    scopeprof__thread cal;
+    memset(&cal, 0, sizeof cal);
+    uint64_t plain[B], scoped[B], inside[B];
+    /* A signal handler's scopes would land in the throwaway buffer, and
+     * could fill it: none runs meanwhile. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    scopeprof__thread *saved = scopeprof__tls;
+    scopeprof__tls = &cal;
+    for (int b = -8; b < B; b++) { /* the first 8 warm the caches: not kept */
+        cal.cur = buf;
+        cal.lim = buf + 4 * K;
+        uint64_t t0 = scopeprof__ticks();
+        for (int k = 0; k < K; k++) scopeprof__cal_plain(&site);
+        uint64_t t1 = scopeprof__ticks();
+        for (int k = 0; k < K; k++) scopeprof__cal_scoped(&site);
+        uint64_t t2 = scopeprof__ticks();
+        if (b < 0) continue;
+        uint64_t in = 0;
+        for (const scopeprof__slot *e = buf; e < cal.cur; e++) in += e->dur; /* a long one: huge */
+        plain[b] = t1 - t0;
+        scoped[b] = t2 - t1;
+        inside[b] = in;
+    }
+    scopeprof__tls = saved;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    qsort(plain, B, sizeof *plain, scopeprof__cmp_u64);
+    qsort(scoped, B, sizeof *scoped, scopeprof__cmp_u64);
+    qsort(inside, B, sizeof *inside, scopeprof__cmp_u64);
+    double each = ((double)scoped[B / 4] - (double)plain[B / 4]) / (double)K;
+    double in = (double)inside[B / 4] / (double)K;
+    g->clock.comp_inside_ticks = in;
+    g->clock.comp_outside_ticks = each > in ? each - in : 0;
+}
+
+/* The calibration in picoseconds (the tick rate is known from the first
+ * write on: scopeprof__calibrate). */
+SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t *in, uint32_t *out) {
+    scopeprof__calibrate(g);
+    double f = g->clock.ns_per_tick * 1e3, i = g->clock.comp_inside_ticks * f, o = g->clock.comp_outside_ticks * f;
+    *in = i < 0 ? 0 : i > 4e9 ? 4000000000u : (uint32_t)(i + 0.5);
+    *out = o < 0 ? 0 : o > 4e9 ? 4000000000u : (uint32_t)(o + 0.5);
+}
+
+/* Before aggregating: the exit summary's table takes the calibration out
+ * (once per table: a schedule's cycle starts a new one). */
+SCOPEPROF__INTERNAL void scopeprof__overhead_apply(scopeprof__state *g) {
+    if (g->sum.agg.comp_state != SCOPEPROF_COMP_NONE) return;
+    if (!g->cfg.compensate) {
+        g->sum.agg.comp_state = SCOPEPROF_COMP_OFF_ENV;
+        return;
+    }
+    uint32_t in, out;
+    scopeprof__overhead_ps(g, &in, &out);
+    scopeprof_agg_calibration(&g->sum.agg, in, out, 1);
+}
+SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
+    if (g->clock.ns_per_tick > 0) return;
+    if (!g->clock.use_tsc) {
+        g->clock.ns_per_tick = 1.0;
+        return;
+    }
+    /* Ratio of TSC to CLOCK_MONOTONIC over at least 20 ms since start-up:
+     * within ~1e-6 even with a few microseconds of read jitter. */
+    uint64_t ns, tk;
+    do scopeprof__clock_pair(g, &ns, &tk);
+    while (ns - g->clock.ns0 < 20000000u);
+    g->clock.ns_per_tick = (double)(ns - g->clock.ns0) / (double)(tk - g->clock.tick0);
+}
+
+static inline uint64_t scopeprof__ticks_ns(uint64_t tick, uint64_t tick0, uint64_t ns0,
+                                           double ns_per_tick) {
+    int64_t d = (int64_t)(tick - tick0);
+    return ns0 + (uint64_t)(int64_t)((double)d * ns_per_tick);
+}
+static inline uint64_t scopeprof__to_ns(const scopeprof__state *g, uint64_t tick) {
+    return scopeprof__ticks_ns(tick, g->clock.tick0, g->clock.ns0, g->clock.ns_per_tick);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* clock.h */

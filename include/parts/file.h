@@ -1,0 +1,548 @@
+/* file.h: the trace file's life: its name, opening, chunk framing, the
+ * chunks of sites, threads, devices, GPU intervals, memory and steps, and its
+ * end. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Naming ----------------------------------------------------------------
+ * Every name a trace file gets comes from here: the default
+ * (scopeprof__default_path), a second process's on a path taken
+ * (scopeprof__pid_path), a schedule's cycle (scopeprof__cycle_path), an
+ * exec'd image's (scopeprof__open_output); each is a word put before the
+ * ".sprof" of another name (scopeprof__path_insert). */
+
+/* The program's name (/proc/self/comm), for the default name and the file's
+ * header. */
+SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]) {
+    prog[0] = 0;
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f) {
+        if (fgets(prog, 256, f)) prog[strcspn(prog, "\n")] = 0;
+        fclose(f);
+    }
+    if (!prog[0]) snprintf(prog, 256, "scopeprof");
+}
+
+/* <program>.<pid>.sprof, or <program>.rank<R>.<pid>.sprof when the rank is
+ * known, in the working directory. */
+SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank) {
+    char prog[256];
+    scopeprof__read_prog(prog);
+    for (char *p = prog; *p; p++)
+        if (*p == '/' || *p == ' ') *p = '_';
+    if (rank >= 0) snprintf(buf, n, "%s.rank%d.%d.sprof", prog, rank, (int)getpid());
+    else snprintf(buf, n, "%s.%d.sprof", prog, (int)getpid());
+}
+
+/* base with ".<word>" put before its ".sprof" ("run.sprof" -> "run.7.sprof"),
+ * or after it when it has none (then ".sprof" is added if `ext`). */
+static inline void scopeprof__path_insert(char *dst, size_t n, const char *base, const char *word,
+                                          int ext) {
+    size_t l = strlen(base);
+    int has = l > 6 && strcmp(base + l - 6, ".sprof") == 0;
+    snprintf(dst, n, "%.*s.%s%s", (int)(has ? l - 6 : l), base, word, has || ext ? ".sprof" : "");
+}
+
+/* "run.sprof" -> "run.<pid>.sprof": the name of a second process's trace
+ * when the path it was given belongs to another. */
+SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
+    char buf[sizeof g->out.path], word[16];
+    snprintf(word, sizeof word, "%d", g->pid);
+    scopeprof__path_insert(buf, sizeof buf, g->out.path, word, 0);
+    memcpy(g->out.path, buf, sizeof buf);
+}
+
+/* The path of cycle c: "run.sprof" -> "run.cycle0003.sprof". */
+SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c) {
+    char word[24];
+    snprintf(word, sizeof word, "cycle%04d", c);
+    scopeprof__path_insert(g->out.path, sizeof g->out.path, g->sched.base_path, word, 1);
+}
+
+/* An explicit SCOPEPROF_OUTPUT reaches every program this one execs, and
+ * every process a launcher starts with it: each would truncate the others'
+ * trace. So the first process claims the path, by binding an abstract socket
+ * named after it (Linux: no file is made, the name goes when the process
+ * does, and SOCK_CLOEXEC keeps an exec'd program from inheriting it); a
+ * process that finds the path claimed writes "<path>.<pid>.sprof". */
+SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
+    char abs[2 * sizeof g->out.path];
+    if (g->out.path[0] == '/' || !getcwd(abs, sizeof g->out.path)) abs[0] = 0;
+    else strcat(abs, "/");
+    strcat(abs, g->out.path);
+    /* The file is opened later, maybe after a chdir: it must be the path
+     * claimed, so a relative path is made absolute now. */
+    if (strlen(abs) < sizeof g->out.path) memcpy(g->out.path, abs, strlen(abs) + 1);
+    /* A union, not a cast of &sockaddr_un: no type-punned pointer. */
+    union { struct sockaddr_un un; struct sockaddr any; } addr;
+    struct sockaddr_un *a = &addr.un;
+    memset(&addr, 0, sizeof addr);
+    a->sun_family = AF_UNIX; /* sun_path[0] = 0: the abstract namespace */
+    int len = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "scopeprof/%016llx",
+                       (unsigned long long)scopeprof__hash(abs));
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return; /* cannot tell: write the path as given */
+    if (bind(fd, &addr.any, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len)) == 0) {
+        struct stat st;
+        g->out.claim_fd = fd;
+        g->out.claim_ino = fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+        return;
+    }
+    int taken = errno == EADDRINUSE;
+    close(fd);
+    if (taken) scopeprof__pid_path(g);
+}
+
+
+
+/* ---- Writing the trace file (lock held) ------------------------------------ */
+
+
+/* Write all of buf; on failure report once with the path and the reason and
+ * stop writing (the summary is still printed). */
+/* Whether descriptor fd still names the trace file we opened (fstat is
+ * async-signal-safe). A program may close descriptors it did not open
+ * (daemons close 3..1023) and get our number for a file of its own, or
+ * dup2 a file onto it: then the number is the program's, never ours to
+ * write to or close. */
+SCOPEPROF__INTERNAL int scopeprof__fd_ours(const scopeprof__state *g, int fd) {
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == g->out.fd_dev &&
+           (uint64_t)st.st_ino == g->out.fd_ino;
+}
+
+/* Before each write: our file still behind g->out.fd, or reopened by its path
+ * (appending; the file must be the same one). Else the trace stops, and
+ * says so. */
+SCOPEPROF__INTERNAL int scopeprof__fd_check(scopeprof__state *g) {
+    if (scopeprof__fd_ours(g, g->out.fd)) return 0;
+    int fd = open(g->out.fd_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (scopeprof__fd_ours(g, fd)) {
+        g->out.fd = fd; /* the old number is left to the program */
+        return 0;
+    }
+    if (fd >= 0) close(fd);
+    g->out.fd = -2;
+    scopeprof__sig_say("scopeprof: the trace file '", g->out.fd_path,
+                       "' was closed and its path no longer names it; the rest of the trace is "
+                       "lost\n");
+    return -1;
+}
+
+SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
+    const char *p = (const char *)buf;
+    if (n && g->out.fd >= 0 && scopeprof__fd_check(g) != 0) return -1;
+    while (n && g->out.fd >= 0) {
+        ssize_t w = write(g->out.fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            scopeprof__warn("scopeprof: cannot write trace file '%s': %s; the summary is still "
+                            "printed", g->out.path, w < 0 ? strerror(errno) : "short write");
+            scopeprof__close_output(g);
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return g->out.fd >= 0 ? 0 : -1;
+}
+
+/* Every chunk begins so (docs/FORMAT.md): magic, type, payload length, and
+ * the CRC of the payload continued over those 12 bytes, so it is written
+ * once the payload's CRC is known (a chunk too long to hold is visited twice:
+ * once for its CRC, once to write it). Returns 0, or -1 if the write failed
+ * (the file is then closed). */
+SCOPEPROF__INTERNAL int scopeprof__chunk_start(scopeprof__state *g, uint32_t type, uint32_t len,
+                                               uint32_t payload_crc) {
+    unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE];
+    scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
+    scopeprof__put32(h + 4, type);
+    scopeprof__put32(h + 8, len);
+    scopeprof__put32(h + 12, scopeprof_chunk_crc(payload_crc, h));
+    return scopeprof__write_all(g, h, sizeof h);
+}
+
+/* A chunk whose payload is in memory. */
+SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
+                                                const void *payload, uint32_t len) {
+    if (scopeprof__chunk_start(g, type, len, scopeprof_crc32(0, payload, len)) == 0)
+        scopeprof__write_all(g, payload, len);
+}
+
+/* Whether `path` holds a trace whose header names process `pid`: an earlier
+ * image of this process, before an exec (same pid, same path: the claim on
+ * an explicit path goes with the exec, and a program that re-execs itself
+ * gets the same default name). Only read(2): also from a handler. */
+SCOPEPROF__INTERNAL int scopeprof__earlier_image(const char *path, int pid) {
+    unsigned char h[24];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, h, sizeof h);
+    close(fd);
+    return n == (ssize_t)sizeof h && memcmp(h, SCOPEPROF_FILE_MAGIC, 8) == 0 &&
+           scopeprof__get64(h + 16) == (uint64_t)pid;
+}
+
+/* Close the trace descriptor if it is still ours (scopeprof__fd_ours). */
+SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g) {
+    int rc = 0;
+    if (scopeprof__fd_ours(g, g->out.fd)) rc = close(g->out.fd);
+    g->out.fd = -2;
+    return rc;
+}
+
+/* OVERHEAD chunk (format 3.1), first after the header so that a reader has
+ * it before any event: u32 inside_ps, u32 outside_ps, u32 scopes measured,
+ * u32 reserved. None with SCOPEPROF_COMPENSATE=0 (nothing was measured). */
+SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
+    if (!g->cfg.compensate) return;
+    unsigned char b[16];
+    uint32_t in, out;
+    scopeprof__overhead_ps(g, &in, &out);
+    scopeprof__put32(b, in);
+    scopeprof__put32(b + 4, out);
+    scopeprof__put32(b + 8, SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER);
+    scopeprof__put32(b + 12, 0);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_OVERHEAD, b, sizeof b);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
+    if (g->out.fd != -1) return;
+    /* Never truncate what an earlier image of this process wrote: this
+     * image writes NAME.exec<k>.sprof instead. */
+    char base[sizeof g->out.path];
+    memcpy(base, g->out.path, sizeof base);
+    for (int k = 1; k < 1000 && scopeprof__earlier_image(g->out.path, g->pid); k++) {
+        char word[16];
+        snprintf(word, sizeof word, "exec%d", k);
+        scopeprof__path_insert(g->out.path, sizeof g->out.path, base, word, 1);
+    }
+    g->out.fd = open(g->out.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    struct stat st;
+    if (g->out.fd >= 0 && fstat(g->out.fd, &st) == 0) {
+        g->out.fd_dev = (uint64_t)st.st_dev;
+        g->out.fd_ino = (uint64_t)st.st_ino;
+        /* Absolute, to reopen it after a chdir (the displayed path stays as given). */
+        size_t cl = 0;
+        if (g->out.path[0] != '/' && getcwd(g->out.fd_path, sizeof g->out.fd_path - 1)) {
+            cl = strlen(g->out.fd_path);
+            g->out.fd_path[cl++] = '/';
+        }
+        snprintf(g->out.fd_path + cl, sizeof g->out.fd_path - cl, "%s", g->out.path);
+    }
+    if (g->out.fd < 0) {
+        if (g->life.in_signal) {
+            g->out.fd = -2;
+            return;
+        }
+        scopeprof__warn("scopeprof: cannot create trace file '%s': %s; the summary is still "
+                        "printed", g->out.path, strerror(errno));
+        g->out.fd = -2;
+        return;
+    }
+    const char *prog = g->cfg.prog;
+    uint32_t plen = (uint32_t)strnlen(prog, sizeof g->cfg.prog);
+    unsigned char h[SCOPEPROF_FILE_HEADER_SIZE + 256 + 4];
+    memset(h, 0, sizeof h);
+    memcpy(h, SCOPEPROF_FILE_MAGIC, 8);
+    scopeprof__put32(h + 8, SCOPEPROF_FORMAT_MAJOR | (SCOPEPROF_FORMAT_MINOR << 16));
+    scopeprof__put32(h + 12, SCOPEPROF_FILE_HEADER_SIZE + plen + 4);
+    scopeprof__put64(h + 16, (uint64_t)g->pid);
+    scopeprof__put64(h + 24, scopeprof__to_ns(g, g->clock.tick0));
+    scopeprof__put64(h + 32, (uint64_t)g->clock.realtime_minus_mono);
+    scopeprof__put32(h + 40, g->out.rank >= 0 ? (uint32_t)g->out.rank : 0xFFFFFFFFu);
+    scopeprof__put32(h + 44, plen);
+    memcpy(h + SCOPEPROF_FILE_HEADER_SIZE, prog, plen);
+    /* The header's own CRC (format 3): a flipped bit in the rank or the start
+     * time would otherwise read as a valid value. */
+    scopeprof__put32(h + SCOPEPROF_FILE_HEADER_SIZE + plen,
+                     scopeprof_crc32(0, h, SCOPEPROF_FILE_HEADER_SIZE + plen));
+    if (scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen + 4) == 0) scopeprof__write_overhead(g);
+}
+
+/* SITES chunk with every site not written yet. No allocation (it also runs
+ * in a signal handler): the payload is visited twice, once for its length
+ * and CRC, once to write it, in pieces. */
+SCOPEPROF__INTERNAL void scopeprof__sites_pass(scopeprof__state *g, uint32_t upto, int write,
+                                              uint32_t *len, uint32_t *crc) {
+    unsigned char b[20];
+    scopeprof__put32(b, upto - g->out.sites_written);
+    *len = 4;
+    *crc = scopeprof_crc32(0, b, 4);
+    if (write) scopeprof__write_all(g, b, 4);
+    for (uint32_t i = g->out.sites_written; i < upto; i++) {
+        const scopeprof__siterec *s = scopeprof__site_at(g, i + 1);
+        const char *str[3] = {s->name, s->file, s->func};
+        uint32_t l[3] = {(uint32_t)strlen(s->name), (uint32_t)strlen(s->file),
+                         (uint32_t)strlen(s->func)};
+        scopeprof__put32(b, i + 1);
+        scopeprof__put32(b + 4, s->line);
+        for (int k = 0; k < 3; k++) scopeprof__put32(b + 8 + 4 * k, l[k]);
+        *len += 20 + l[0] + l[1] + l[2];
+        *crc = scopeprof_crc32(*crc, b, 20);
+        if (write) scopeprof__write_all(g, b, 20);
+        for (int k = 0; k < 3; k++) {
+            *crc = scopeprof_crc32(*crc, str[k], l[k]);
+            if (write) scopeprof__write_all(g, str[k], l[k]);
+        }
+    }
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g) {
+    uint32_t upto = __atomic_load_n(&g->reg.nsites, __ATOMIC_ACQUIRE), len, crc;
+    if (g->out.sites_written == upto || g->out.fd < 0) return;
+    scopeprof__sites_pass(g, upto, 0, &len, &crc);
+    if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_SITES, len, crc) == 0)
+        scopeprof__sites_pass(g, upto, 1, &len, &crc);
+    g->out.sites_written = upto;
+}
+
+/* The current name of a live thread (pthread_setname_np may have changed it
+ * after its first scope), from /proc with open/read: no allocation. */
+SCOPEPROF__INTERNAL void scopeprof__refresh_name(scopeprof__thread *t) {
+    char path[64], buf[64];
+    if (t->explicit_name || !t->alive) return;
+    snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)t->tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return;
+    buf[n] = 0;
+    buf[strcspn(buf, "\n")] = 0;
+    memcpy(t->name, buf, (size_t)n + 1);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t) {
+    unsigned char b[16 + 64];
+    scopeprof__refresh_name(t);
+    uint32_t n = (uint32_t)strnlen(t->name, sizeof t->name);
+    scopeprof__put32(b, t->index);
+    scopeprof__put32(b + 4, n);
+    scopeprof__put64(b + 8, t->tid);
+    memcpy(b + 16, t->name, n);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_THREAD, b, 16 + n);
+}
+
+/* The exit summary's row for a site: grouped by name, like key_averages(). */
+SCOPEPROF__INTERNAL uint32_t scopeprof__row_of(scopeprof__state *g, uint32_t site) {
+    if (site >= g->sum.site_row_cap) {
+        uint32_t cap = g->sum.site_row_cap ? g->sum.site_row_cap : 256;
+        while (cap <= site) cap *= 2;
+        uint32_t *v = (uint32_t *)realloc(g->sum.site_row, cap * sizeof *v);
+        if (!v) return UINT32_MAX;
+        memset(v + g->sum.site_row_cap, 0xFF, (cap - g->sum.site_row_cap) * sizeof *v);
+        g->sum.site_row = v;
+        g->sum.site_row_cap = cap;
+    }
+    if (g->sum.site_row[site] == UINT32_MAX) {
+        const scopeprof__siterec *sr = scopeprof__site_find(g, site);
+        const char *name = sr ? sr->name : "<unknown>";
+        g->sum.site_row[site] = scopeprof_agg_row(&g->sum.agg, name, name, NULL);
+    }
+    return g->sum.site_row[site];
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_devices(scopeprof__state *g) {
+    uint32_t todo = g->gpu.named & ~g->out.gpu_names_written;
+    for (uint32_t d = 0; d < 16 && g->out.fd >= 0; d++) {
+        if (!(todo >> d & 1)) continue;
+        unsigned char b[8 + 64];
+        uint32_t n = (uint32_t)strnlen(g->gpu.names[d], 64);
+        scopeprof__put32(b, d);
+        scopeprof__put32(b + 4, n);
+        memcpy(b + 8, g->gpu.names[d], n);
+        scopeprof__write_chunk(g, SCOPEPROF_CHUNK_DEVICE, b, 8 + n);
+        g->out.gpu_names_written |= 1u << d;
+    }
+}
+
+/* GPU chunk: the records paired with the GPU scopes of the EVENTS chunk that
+ * follows, in the same order. */
+SCOPEPROF__INTERNAL void scopeprof__write_gpu(scopeprof__state *g, const scopeprof__thread *t,
+                                              const scopeprof_gpu_record *r, uint32_t n) {
+    unsigned char b[48];
+    uint32_t len = 8 + n * 48, crc = 0;
+    scopeprof__write_devices(g);
+    for (int pass = 0; pass < 2; pass++) { /* 0: CRC, 1: write (no allocation) */
+        scopeprof__put32(b, t->index);
+        scopeprof__put32(b + 4, n);
+        if (pass) {
+            if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_GPU, len, crc) ||
+                scopeprof__write_all(g, b, 8))
+                return;
+        } else {
+            crc = scopeprof_crc32(0, b, 8);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            scopeprof__put64(b, r[i].start_ns);
+            scopeprof__put64(b + 8, r[i].end_ns);
+            scopeprof__put64(b + 16, r[i].launch_ns);
+            scopeprof__put64(b + 24, r[i].stream);
+            scopeprof__put32(b + 32, r[i].site);
+            scopeprof__put32(b + 36, r[i].device);
+            scopeprof__put32(b + 40, r[i].status);
+            scopeprof__put32(b + 44, 0);
+            if (pass && scopeprof__write_all(g, b, 48)) return;
+            if (!pass) crc = scopeprof_crc32(crc, b, 48);
+        }
+    }
+}
+
+/* In a signal handler the lock is only tried (the interrupted thread may hold
+ * it): then the copy is best effort. */
+SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset) {
+    int locked = g->life.in_signal ? pthread_mutex_trylock(&g->mem.lock) == 0 : pthread_mutex_lock(&g->mem.lock) == 0;
+    s->used = g->mem.used;
+    memcpy(s->peak, g->mem.peak, sizeof s->peak);
+    memcpy(s->cur, g->mem.cur, sizeof s->cur);
+    s->unknown_frees = g->mem.unknown_frees;
+    if (reset) {
+        memcpy(g->mem.peak, g->mem.cur, sizeof s->peak);
+        g->mem.unknown_frees = 0;
+    }
+    if (locked) pthread_mutex_unlock(&g->mem.lock);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g, const scopeprof__memsnap *s) {
+    unsigned char b[4 + 32 * 32];
+    uint32_t n = 0;
+    for (uint32_t d = 0; d < 32; d++) {
+        if (!(s->used >> d & 1)) continue;
+        unsigned char *p = b + 4 + n++ * 32;
+        scopeprof__put32(p, d);
+        scopeprof__put32(p + 4, 0);
+        scopeprof__put64(p + 8, (uint64_t)s->peak[d]);
+        scopeprof__put64(p + 16, (uint64_t)s->cur[d]);
+        scopeprof__put64(p + 24, d == 0 ? s->unknown_frees : 0);
+    }
+    if (!n && !s->unknown_frees) return;
+    scopeprof__put32(b, n);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_MEMORY, b, 4 + n * 32);
+}
+
+/* After the table: peak memory per device, and frees we could not match. */
+SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out) {
+    char b[64];
+    for (uint32_t d = 0; d < 32; d++) {
+        if (!(s->used >> d & 1)) continue;
+        if (d == 0) fprintf(out, "Peak CPU memory: %s\n", scopeprof_format_mem(b, sizeof b, s->peak[d]));
+        else fprintf(out, "Peak GPU %u memory: %s\n", d - 1, scopeprof_format_mem(b, sizeof b, s->peak[d]));
+    }
+    if (s->unknown_frees) {
+        uint32_t id = g->mem.unknown_free_site;
+        const scopeprof__siterec *r = scopeprof__site_find(g, id);
+        fprintf(out, "scopeprof: %" PRIu64 " free(s) of pointers not recorded by PROFILE_ALLOC "
+                "(first at %s:%u)\n", s->unknown_frees, r ? r->file : "?", r ? r->line : 0);
+    }
+}
+
+/* STEPS chunk: u32 count, u32 reserved, then per step u64 number, u64
+ * start_ns, u64 end_ns. Only steps not written yet (under a schedule, only
+ * those in the recording window). Three passes, no allocation: count, CRC,
+ * write. */
+SCOPEPROF__INTERNAL int scopeprof__step_kept(const scopeprof__state *g, uint32_t i) {
+    return !g->sched.on || (g->sched.window && g->sched.steps[i].start >= g->sched.win_start);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
+    uint32_t n = 0, crc = 0;
+    unsigned char b[24];
+    if (g->out.fd < 0) return;
+    for (uint32_t i = g->out.steps_written; i < g->sched.nsteps; i++) n += (uint32_t)scopeprof__step_kept(g, i);
+    if (n) {
+        scopeprof__calibrate(g);
+        for (int pass = 0; pass < 2; pass++) {
+            scopeprof__put32(b, n);
+            scopeprof__put32(b + 4, 0);
+            if (pass == 0) {
+                crc = scopeprof_crc32(0, b, 8);
+            } else {
+                if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_STEPS, 8 + n * 24, crc) ||
+                    scopeprof__write_all(g, b, 8))
+                    return;
+            }
+            for (uint32_t i = g->out.steps_written; i < g->sched.nsteps; i++) {
+                if (!scopeprof__step_kept(g, i)) continue;
+                scopeprof__put64(b, g->sched.steps[i].n);
+                scopeprof__put64(b + 8, scopeprof__to_ns(g, g->sched.steps[i].start));
+                scopeprof__put64(b + 16, scopeprof__to_ns(g, g->sched.steps[i].end));
+                if (pass == 0) crc = scopeprof_crc32(crc, b, 24);
+                else if (scopeprof__write_all(g, b, 24)) return;
+            }
+        }
+    }
+    g->out.steps_written = g->sched.nsteps;
+}
+
+/* Write everything, close the file. Lock held. Safe in a signal handler
+ * when g->life.in_signal is set (no allocation, no stdio). */
+SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
+    scopeprof__write_queued(g, 1);
+    scopeprof__write_partials(g);
+    int l = scopeprof__qlock(g); /* chunk_next reads it under the chunk lock */
+    g->life.finalized = 1;
+    scopeprof__qunlock(g, l);
+    if (!g->life.in_signal) pthread_cond_signal(&g->wr.wake); /* the writer stops */
+    /* Scopes that close after this point (other threads, later destructors)
+     * are dropped: the chunk_next slow path recycles the buffer. */
+    if (g->out.fd == -1 && g->out.events_written) scopeprof__open_output(g);
+    scopeprof__memsnap mem;
+    scopeprof__mem_snapshot(g, &mem, 0);
+    scopeprof__file_end(g, &mem);
+}
+
+/* The end of a trace file: what it still lacks (new sites, every thread's
+ * current name, memory, steps), the END chunk, the close. Lock held; no
+ * allocation, no stdio in a signal handler. */
+SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopeprof__memsnap *mem) {
+    if (g->out.fd < 0) return;
+    scopeprof__write_sites(g);
+    for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t);
+    scopeprof__write_memory(g, mem);
+    scopeprof__write_steps(g);
+    unsigned char b[16];
+    scopeprof__put64(b, g->out.events_written);
+    scopeprof__put64(b + 8, 0);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
+    if (g->out.fd >= 0 && scopeprof__close_output(g) != 0 && !g->life.in_signal)
+        scopeprof__warn("scopeprof: cannot write trace file '%s': %s", g->out.path, strerror(errno));
+    g->out.fd = -2;
+}
+
+/* A new trace file follows (a schedule's next cycle, a forked child's own):
+ * its summary and what was written of each kind start afresh, and a
+ * descriptor still open (a parent's, in a child) is closed, never written. */
+SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
+    scopeprof_agg_free(&g->sum.agg);
+    scopeprof_agg_init(&g->sum.agg);
+    free(g->sum.site_row);
+    g->sum.site_row = NULL;
+    g->sum.site_row_cap = 0;
+    g->out.sites_written = 0;
+    g->out.gpu_names_written = 0;
+    g->out.events_written = 0;
+    if (g->out.fd >= 0) scopeprof__close_output(g);
+    g->out.fd = g->out.no_output ? -2 : -1;
+}
+
+/* The table at exit (and at each schedule's cycle, after `title`): PyTorch's
+ * layout, the notes under it, peak memory. On rank 0, or every rank with
+ * SCOPEPROF_SUMMARY=all, when something was recorded. Lock held. */
+SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
+                                                  int recorded, const char *title) {
+    if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
+    fflush(stdout);
+    if (title) fprintf(stderr, "%s\n", title);
+    scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
+    scopeprof_table_notes(stderr, &g->sum.agg);
+    scopeprof__print_memory(g, mem, stderr);
+    fflush(stderr);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* file.h */

@@ -1,0 +1,442 @@
+/* state.h: the recording implementation (PROFILE_ENABLE) starts here. The
+ * process's one registry, made of one sub-struct per part, each saying which
+ * lock guards it; the locks and their one order. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#include <dlfcn.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#if !defined(CLOCK_MONOTONIC) || !defined(O_CLOEXEC) || !defined(SA_RESETHAND)
+#error "scopeprof.h: POSIX.1-2008 is hidden in the file that defines SCOPEPROF_IMPLEMENTATION (strict -std=c99/c11/c17 and a system header included before scopeprof.h): include scopeprof.h first there, put the implementation in a file of its own, or compile it with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
+#undef SCOPEPROF__IMPL /* one error, not a page: the rest is left out */
+#endif
+#endif
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef SCOPEPROF_EVENTS_PER_CHUNK
+#define SCOPEPROF_EVENTS_PER_CHUNK 4096
+#endif
+
+
+struct scopeprof__chunk {
+    scopeprof__chunk *next; /* in the full queue or the free list */
+    scopeprof__thread *thread;
+    uint32_t count; /* events, once the chunk is queued */
+    uint32_t first; /* events before this one were already written */
+    scopeprof__slot ev[SCOPEPROF_EVENTS_PER_CHUNK]; /* records; count and first in slots */
+};
+typedef char scopeprof__chunk_holds_a_long_record[SCOPEPROF_EVENTS_PER_CHUNK >= 2 ? 1 : -1];
+
+typedef struct scopeprof__siterec {
+    char *name, *file, *func;
+    uint32_t line;
+    const scopeprof_site *origin; /* for interning dynamic names */
+} scopeprof__siterec;
+
+typedef struct scopeprof__live { /* a live allocation */
+    uintptr_t ptr;
+    int64_t bytes;
+    uint32_t dev;
+} scopeprof__live;
+
+/* Sites live in blocks of SCOPEPROF__SITE_BLOCK records, mapped as needed,
+ * up to SCOPEPROF__SITE_BLOCKS blocks (16.7M sites; past that a new site is
+ * recorded as site 0, "<unknown>", as when out of memory). */
+#define SCOPEPROF__SITE_BLOCK 4096u
+#define SCOPEPROF__SITE_BLOCKS 4096u
+
+typedef struct scopeprof__steprec { /* a finished step, in ticks */
+    uint64_t n, start, end;
+} scopeprof__steprec;
+
+/* The one registry of a process. Every module (executable, shared library)
+ * that includes this header reaches the same instance (see scopeprof__state).
+ * `magic`/`layout` guard against modules built from different versions. */
+#define SCOPEPROF__STATE_MAGIC 0x53505253u /* "SRPS" */
+/* Modules agree on the registry only if they were built from the same shared
+ * structs: ABI is bumped on any change to them (the GPU backend's per-thread
+ * state included), and the sizes catch a forgotten bump. */
+#define SCOPEPROF__ABI 11u /* 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__LAYOUT                                                                  \
+    (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
+     (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
+/* ---- Locks -----------------------------------------------------------------
+ * Four mutexes guard the registry. THE LOCK ORDER, everywhere (fork's prepare
+ * handler takes all four in it): lock, then reg.lock, then buf.lock, then
+ * mem.lock. Each sub-struct below names the lock that guards it.
+ * - lock      (scopeprof__lock): the slow paths: the trace file, the summary,
+ *             steps and schedules, what the writer drains. Held across
+ *             malloc and write(2). Signals are held while it is held.
+ * - reg.lock  (scopeprof__reg_lock): registration of sites and threads. Its
+ *             holders never call malloc, take another lock or write: a signal
+ *             handler's scope may need it in a thread it interrupted inside
+ *             malloc, while the writer holds `lock` and waits in malloc.
+ * - buf.lock  the chunk lists: a recording thread takes only this one, for a
+ *             few pointer moves, to trade a full chunk for an empty one.
+ * - mem.lock  the live-allocation map and memory totals (PROFILE_ALLOC).
+ * The modules' own locks (scopeprof__module_lock, the GPU backend's) are
+ * never held while any of these is taken. */
+typedef struct scopeprof__state {
+    uint32_t magic, layout;
+    pthread_mutex_t lock; /* see "Locks" */
+    pthread_key_t key;    /* per-thread state shared by all modules */
+    int pid;
+    /* Configuration (env.h): set when the registry is made, read without a
+     * lock after. */
+    struct {
+        int summary, summary_all; /* SCOPEPROF_SUMMARY: 0, 1, all */
+        int row_limit;
+        scopeprof_sort sort;
+        int signals;    /* SCOPEPROF_SIGNALS: flush on SIGINT/SIGTERM/crashes */
+        int compensate; /* SCOPEPROF_COMPENSATE */
+        int flush_ms;   /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
+        size_t budget;  /* SCOPEPROF_BUFFER_MB, in bytes */
+        char prog[256]; /* program name, read once at start */
+    } cfg;
+    /* The clock (clock.h): set when the registry is made; ns_per_tick once,
+     * under `lock`, at the first write. comp_*: what recording one scope
+     * costs, in ticks (0 with SCOPEPROF_COMPENSATE=0): inside its own
+     * interval, and outside it in its parent's. */
+    struct {
+        int use_tsc;
+        uint64_t tick0, ns0;  /* calibration start (ticks, CLOCK_MONOTONIC ns) */
+        double ns_per_tick;   /* 0 until calibrated */
+        int64_t realtime_minus_mono;
+        double comp_inside_ticks, comp_outside_ticks;
+    } clock;
+    /* Registration (registry.h), under reg.lock. Sites, id = index + 1, in
+     * blocks that never move (scopeprof__site_at): readers take no lock; a
+     * site is complete before nsites (atomic, release) counts it. Threads are
+     * pushed at the head under reg.lock (an atomic store, after the state is
+     * complete), walked and unlinked under `lock` (an unlink also takes
+     * reg.lock). The arena: mapped memory for what a recording can need in a
+     * signal handler (scopeprof__arena_alloc): the unused rest of its block. */
+    struct {
+        pthread_mutex_t lock;
+        scopeprof__siterec *site_blk[SCOPEPROF__SITE_BLOCKS];
+        uint32_t nsites;
+        uint32_t *dyn_hash, dyn_cap; /* name+callsite -> site id, for _DYN */
+        scopeprof__thread *threads;
+        uint32_t nthreads;
+        scopeprof__thread *thread_free; /* states of reaped threads, for reuse */
+        uint32_t nslots;                /* thread states ever made: the summary's slots */
+        char *arena;
+        size_t arena_left;
+    } reg;
+    /* Chunks (buffers.h), under buf.lock: the full queue, the free list, the
+     * writer's ready list, and t->chunk / t->cur switches. Out of memory,
+     * threads without a buffer write into off_slots (never read), threads
+     * without a state use off_thread. */
+    struct {
+        pthread_mutex_t lock;
+        scopeprof__chunk *full_head, *full_tail, *free_list;
+        scopeprof__chunk *ready; /* fresh chunks whose pages the writer already touched */
+        uint32_t nready;
+        size_t bytes;          /* chunk memory held */
+        size_t queued;         /* bytes in the full queue */
+        size_t peak_bytes;     /* most chunk memory held at once */
+        uint64_t self_writes;  /* chunks recording threads wrote because the writer was behind */
+        scopeprof__slot off_slots[64];
+        scopeprof__thread off_thread;
+    } buf;
+    /* The background writer (writer.h): state and wake under buf.lock. */
+    struct {
+        int state;  /* SCOPEPROF__WRITER_*: none yet, running, never in this process */
+        int up;     /* the thread runs its own code (scopeprof__writer_start) */
+        int paused; /* a cycle callback runs with `lock` released */
+        pthread_cond_t wake; /* the writer sleeps on it, under buf.lock */
+        scopeprof__chunk *touching; /* the chunk it is touching (set under `lock`) */
+        void *(*main)(void *); /* of the module that made the state (pinned) */
+    } wr;
+    /* The trace file (file.h), under `lock`. fd: -1 not open yet, -2 failed
+     * or disabled. fd_dev/fd_ino tell our file from one of the program's that
+     * got the same descriptor number (scopeprof__fd_ours); fd_path is its
+     * absolute path, to reopen it. claim_fd holds the claim on an explicit
+     * path (scopeprof__claim_output), claim_ino its socket's inode. What was
+     * written of each kind, for the next chunk: *_written. */
+    struct {
+        int fd;
+        int no_output; /* SCOPEPROF_OUTPUT="" or none */
+        int path_is_default;
+        int claim_fd;
+        uint64_t claim_ino;
+        uint64_t fd_dev, fd_ino;
+        char fd_path[4096];
+        char path[4096];
+        int rank; /* -1: unknown */
+        uint64_t events_written;
+        uint32_t sites_written, gpu_names_written, steps_written;
+        int warned_slow_clock;
+    } out;
+    /* The exit summary (table.h's aggregation), fed as chunks are written,
+     * under `lock`; site_row maps a site to its row. */
+    struct {
+        scopeprof_agg agg;
+        uint32_t *site_row;
+        uint32_t site_row_cap;
+    } sum;
+    /* Memory (steps.h), under mem.lock: live allocations (pointer -> bytes)
+     * and per-device totals; used: bit mask of devices. */
+    struct {
+        pthread_mutex_t lock;
+        scopeprof__live *live;
+        uint32_t nlive, live_cap;
+        int64_t cur[64], peak[64];
+        uint64_t unknown_frees;
+        uint32_t unknown_free_site, used;
+    } mem;
+    /* Steps and the schedule (steps.h), under `lock`. */
+    struct {
+        uint64_t step;        /* steps completed */
+        uint64_t step_start;  /* tick the current step began */
+        scopeprof__steprec *steps;
+        uint32_t nsteps, steps_cap;
+        int on;               /* a schedule is set */
+        int skip_first, wait, warmup, active, repeat;
+        int window;           /* recording window open (schedule only) */
+        uint64_t win_start;   /* tick */
+        int cycle;            /* cycles written */
+        char base_path[4096]; /* the path cycle files are named after */
+        scopeprof_cycle_fn cycle_fn;
+        void *cycle_user;
+    } sched;
+    /* GPU (gpu.h): the backend of the module that ran the first GPU scope
+     * fills these, under `lock`. take hands over up to n GPU records of a
+     * thread, in close order, waiting for the GPU where needed (only ever at
+     * a write); ready says whether its next n GPU scopes are finished (never
+     * waits). named: bit mask of devices in names. */
+    struct {
+        uint32_t (*take)(struct scopeprof__state *g, scopeprof__thread *t,
+                         scopeprof_gpu_record *out, uint32_t n);
+        int (*ready)(struct scopeprof__state *g, scopeprof__thread *t, uint32_t n);
+        char names[16][64];
+        uint32_t named;
+    } gpu;
+    /* Life (survival.h, registry.h): atomics. sig_pending: a terminating
+     * signal whose handler found `lock` held: whoever releases it next writes
+     * the trace and lets it act (scopeprof__unlock). oom: out of memory
+     * (scopeprof__oom), recording has stopped for good; the program goes on. */
+    struct {
+        int modules, finalized;
+        int in_signal; /* writing from a signal handler: no malloc, no stdio */
+        int sig_pending;
+        int oom;
+        int warned_reentry; /* scopeprof__reentered said it */
+    } life;
+} scopeprof__state;
+
+/* Module-local cache of the shared state pointer. */
+__attribute__((weak, visibility("hidden"))) scopeprof__state *scopeprof__g;
+__attribute__((weak, visibility("hidden"))) int scopeprof__module_attached;
+__attribute__((weak, visibility("hidden"))) pthread_mutex_t scopeprof__module_lock = PTHREAD_MUTEX_INITIALIZER;
+
+
+static inline void scopeprof__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void scopeprof__warn(const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (n > (int)sizeof buf - 2) n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    /* write(2), not stdio: safe from any context, never interleaves oddly. */
+    ssize_t w = write(2, buf, (size_t)n);
+    (void)w;
+}
+
+/* Releasing the registry's lock is where a signal that arrived while it was
+ * held gets its trace written (see scopeprof__on_signal): under the lock,
+ * before any other thread can take it. Every slow path unlocks through here. */
+SCOPEPROF__INTERNAL void scopeprof__signal_finish(scopeprof__state *g);
+/* Set while this thread takes, holds or releases the registry's lock, for a
+ * signal handler on it that records: it must not take the lock (see
+ * scopeprof__lock_mine). Module-local, as scopeprof__tls. */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__in_lock;
+/* Signals (1-64) this thread had deliverable when it took the lock: they are
+ * blocked while it holds it, so no handler of the program (a PROFILE_SCOPE
+ * in it would need the lock for a new buffer) nor ours (it would write a
+ * half-updated registry) runs inside a locked section; a process-directed
+ * signal goes to another thread meanwhile, a thread-directed one waits for
+ * the unlock. Faults stay deliverable: blocked, they would kill. */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t scopeprof__lock_unblock;
+/* Block every signal but the faults; `all` gets the set blocked, `old` the
+ * mask before. */
+static inline void scopeprof__sig_hold(sigset_t *all, sigset_t *old) {
+    sigfillset(all);
+    sigdelset(all, SIGSEGV), sigdelset(all, SIGBUS), sigdelset(all, SIGFPE);
+    sigdelset(all, SIGILL), sigdelset(all, SIGTRAP), sigdelset(all, SIGSYS);
+    sigdelset(all, SIGABRT);
+    pthread_sigmask(SIG_BLOCK, all, old);
+}
+/* The same; returns the signals that were deliverable (as a bit mask). */
+static inline uint64_t scopeprof__sigs_hold(void) {
+    sigset_t all, old;
+    scopeprof__sig_hold(&all, &old);
+    uint64_t was = 0;
+    for (int sig = 1; sig <= 64; sig++)
+        if (sigismember(&all, sig) == 1 && sigismember(&old, sig) == 0) was |= 1ull << (sig - 1);
+    return was;
+}
+static inline void scopeprof__sigs_release(uint64_t was) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig = 1; sig <= 64; sig++)
+        if (was >> (sig - 1) & 1) sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+/* Take mutex m with this thread's signals held, marking *in meanwhile and
+ * keeping in *unblock the signals to give back (the registry's lock and the
+ * registration lock each have their own pair). */
+static inline void scopeprof__hold(pthread_mutex_t *m, int *in, uint64_t *unblock) {
+    uint64_t was = scopeprof__sigs_hold();
+    *in = 1;
+    pthread_mutex_lock(m);
+    *unblock = was;
+}
+static inline void scopeprof__release(pthread_mutex_t *m, int *in, const uint64_t *unblock) {
+    uint64_t was = *unblock;
+    pthread_mutex_unlock(m);
+    *in = 0;
+    scopeprof__sigs_release(was);
+}
+static inline void scopeprof__lock(scopeprof__state *g) {
+    scopeprof__hold(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock);
+}
+static inline void scopeprof__unlock(scopeprof__state *g) {
+    if (__builtin_expect(__atomic_load_n(&g->life.sig_pending, __ATOMIC_ACQUIRE) != 0, 0))
+        scopeprof__signal_finish(g);
+    scopeprof__release(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock);
+}
+
+/* Pieces of a message to stderr with write(2) alone (signal handlers). */
+static inline void scopeprof__sig_say(const char *a, const char *b, const char *c) {
+    ssize_t w = write(2, a, strlen(a));
+    if (b) w = write(2, b, strlen(b));
+    if (c) w = write(2, c, strlen(c));
+    (void)w;
+}
+
+/* Whether the calling thread holds the registry's lock (or is taking or
+ * releasing it): then it is a signal handler that interrupted this thread
+ * inside a locked section (a thread never takes the lock twice otherwise).
+ * Our own flag, else glibc's record of the owner's thread id in the mutex;
+ * elsewhere we cannot tell: `unknown` is returned. */
+static inline int scopeprof__lock_mine(scopeprof__state *g, int unknown) {
+    if (scopeprof__in_lock) return 1; /* this module's code took it (the usual case) */
+#ifdef __GLIBC__
+    (void)unknown; /* another module's code may have: the owner says */
+#if defined(SYS_gettid) && defined(__USE_MISC) /* syscall: declared unless strict ISO C */
+    return __atomic_load_n(&g->lock.__data.__owner, __ATOMIC_RELAXED) == (int)syscall(SYS_gettid);
+#else
+    (void)g;
+    return 0;
+#endif
+#else
+    (void)g;
+    return unknown;
+#endif
+}
+
+/* PROFILE_SCOPE (or any recording) in a program's signal handler that
+ * interrupted this thread while it held the lock: the lock cannot be taken
+ * (the thread would wait for itself), so what needs it is dropped, and said
+ * once. */
+static inline void scopeprof__reentered(scopeprof__state *g) {
+    if (!__atomic_exchange_n(&g->life.warned_reentry, 1, __ATOMIC_RELAXED))
+        scopeprof__sig_say("scopeprof: recording in a signal handler that interrupted the "
+                           "profiler on the same thread; those events are dropped\n", NULL, NULL);
+}
+
+/* The registration lock (g->reg.lock), with signals held as for `lock`: a
+ * handler that records never finds its own thread holding it. Its critical
+ * sections are a few stores and, at most, an mmap: no malloc, no other
+ * lock, no write. scopeprof__in_reg is set meanwhile, for a fault's handler
+ * on the same thread (faults stay deliverable). */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__in_reg;
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t scopeprof__reg_unblock;
+static inline void scopeprof__reg_lock(scopeprof__state *g) {
+    scopeprof__hold(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock);
+}
+static inline void scopeprof__reg_unlock(scopeprof__state *g) {
+    scopeprof__release(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock);
+}
+/* Registration's entry (a new site, a thread's first scope): the lock, or 0
+ * when a fault's handler interrupted this thread inside registration (what
+ * needed it is dropped, and said once). */
+static inline int scopeprof__reg_enter(scopeprof__state *g) {
+    if (scopeprof__in_reg) {
+        scopeprof__reentered(g);
+        return 0;
+    }
+    scopeprof__reg_lock(g);
+    return 1;
+}
+
+/* The memory totals, copied in one critical section (threads update them
+ * under mem.lock while the writer runs). */
+typedef struct scopeprof__memsnap {
+    uint32_t used; /* bit mask of devices */
+    int64_t peak[32], cur[32];
+    uint64_t unknown_frees;
+} scopeprof__memsnap;
+
+/* ---- Calls between parts -------------------------------------------------
+ * Every function one part calls in another that comes later, declared once
+ * here, so that the parts can follow an event's path. */
+SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]);
+SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank);
+SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c);
+SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g);
+static inline void scopeprof__qunlock(scopeprof__state *g, int locked);
+SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p);
+SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g);
+SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg);
+SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__pin_module(void);
+SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void);
+SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void);
+SCOPEPROF__INTERNAL void scopeprof__atfork_child(void);
+SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait);
+SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait);
+SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t);
+SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset);
+SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g, const scopeprof__memsnap *s);
+SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out);
+SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
+                                                const void *payload, uint32_t len);
+SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopeprof__memsnap *mem);
+SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
+                                                  int recorded, const char *title);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* state.h */

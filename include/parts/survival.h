@@ -1,0 +1,310 @@
+/* survival.h: the program's life around the profiler: thread exit, process
+ * exit, fork, signals. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Thread exit (pthread key destructor): close ranges left open, queue the
+ * thread's partial chunk. The state stays in the registry for the output. */
+/* Report and close the thread's PROFILE_BEGIN ranges still open when `when`
+ * happened. Takes the lock to report (the site table may be growing in
+ * another thread) and releases it to close them (closing may need a new
+ * chunk, which takes the lock). */
+SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof__state *g, scopeprof__thread *t,
+                                                      const char *when) {
+    if (!t || !t->nranges) return;
+    scopeprof__lock(g);
+    for (uint32_t i = t->nranges; i-- > 0;) {
+        const scopeprof__range *r = &t->ranges[i];
+        const scopeprof__siterec *sr = scopeprof__site_find(g, r->site);
+        scopeprof__warn("scopeprof: PROFILE_BEGIN(\"%s\") at %s:%u was still open when %s; "
+                        "closed there", sr ? sr->name : "?", sr ? sr->file : "?",
+                        sr ? sr->line : 0, when);
+    }
+    scopeprof__unlock(g);
+    while (t->nranges) scopeprof__range_pop(t, scopeprof__ticks());
+}
+
+SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
+    scopeprof__thread *t = (scopeprof__thread *)p;
+    scopeprof__state *g = scopeprof__g;
+    if (!t || !g) return;
+    scopeprof__tls = t;
+    scopeprof__close_open_ranges(g, t, "its thread exited");
+    scopeprof__lock(g);
+    if (!t->explicit_name) scopeprof__self_name(t->name); /* may have been set since */
+    if (t->depth > 0 && !g->life.finalized)
+        /* pthread_exit or pthread_cancel inside scopes: C code built without
+         * -fexceptions runs no cleanup on that unwinding, so they never
+         * close. Their start and site live on the dead stack: say so. */
+        scopeprof__warn("scopeprof: thread %llu ('%s') ended (pthread_exit or pthread_cancel) "
+                        "inside %u open scope(s); they are not in the trace",
+                        (unsigned long long)t->tid, t->name, t->depth);
+    t->alive = 0;
+    pthread_mutex_lock(&g->buf.lock);
+    if (!g->life.finalized && t->chunk) {
+        uint32_t n = (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - t->chunk->ev);
+        scopeprof__queue(g, t, t->chunk, n);
+        t->chunk = NULL;
+        t->cur = t->lim = NULL;
+    }
+    pthread_mutex_unlock(&g->buf.lock);
+    free(t->ranges);
+    t->ranges = NULL;
+    t->nranges = t->rcap = 0;
+    scopeprof__unlock(g);
+    scopeprof__tls = NULL;
+}
+
+/* fork(): the parent's lock is held across the fork so the child inherits a
+ * consistent registry. The child starts a fresh profile: the parent's events
+ * and other threads are dropped (they are the parent's to write), the sites
+ * are kept (call sites cache their ids), and the output gets the child's pid. */
+/* Every lock of the registry is held across the fork, in the lock order
+ * (state.h, "Locks"). A lock left held by another
+ * thread would stay held forever in the child (the first PROFILE_ALLOC
+ * there hung when the fork came while a thread held mem.lock). */
+SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void) {
+    scopeprof__state *g = scopeprof__g;
+    if (!g) return;
+    scopeprof__lock(g);
+    pthread_mutex_lock(&g->reg.lock);
+    pthread_mutex_lock(&g->buf.lock);
+    pthread_mutex_lock(&g->mem.lock);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void) {
+    scopeprof__state *g = scopeprof__g;
+    if (!g) return;
+    pthread_mutex_unlock(&g->mem.lock);
+    pthread_mutex_unlock(&g->buf.lock);
+    pthread_mutex_unlock(&g->reg.lock);
+    scopeprof__unlock(g);
+}
+
+/* The child's memory figures start at zero: its peak is what it allocates.
+ * Blocks the parent recorded are still live in the child's copy of the
+ * memory; their entries stay, marked, so that freeing one is neither an
+ * event nor an unknown free. */
+SCOPEPROF__INTERNAL void scopeprof__atfork_child_memory(scopeprof__state *g) {
+    pthread_mutex_init(&g->mem.lock, NULL);
+    for (uint32_t i = 0; i < g->mem.live_cap; i++)
+        if (g->mem.live[i].ptr) g->mem.live[i].bytes = SCOPEPROF__INHERITED;
+    memset(g->mem.cur, 0, sizeof g->mem.cur);
+    memset(g->mem.peak, 0, sizeof g->mem.peak);
+    g->mem.used = 0;
+    g->mem.unknown_frees = 0;
+    g->mem.unknown_free_site = 0;
+}
+
+SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
+    scopeprof__state *g = scopeprof__g;
+    if (!g) return;
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_mutex_init(&g->reg.lock, NULL);
+    scopeprof__in_lock = 0;
+    /* No writer in the child: its threads write their chunks themselves. */
+    scopeprof__writer_init_locks(g);
+    g->wr.state = SCOPEPROF__WRITER_NEVER;
+    if (g->wr.touching) { /* the parent's writer was touching it: ours to free */
+        munmap(g->wr.touching, sizeof *g->wr.touching);
+        g->wr.touching = NULL;
+    }
+    g->wr.paused = 0;
+    g->buf.queued = 0;
+    g->buf.self_writes = 0;
+    scopeprof__atfork_child_memory(g);
+    __atomic_store_n(&g->life.sig_pending, 0, __ATOMIC_RELAXED); /* the parent's signal */
+    scopeprof__thread *self = (scopeprof__thread *)pthread_getspecific(g->key);
+    /* Every chunk but the forking thread's current one goes to the free list. */
+    while (g->buf.full_head) {
+        scopeprof__chunk *c = g->buf.full_head;
+        g->buf.full_head = c->next;
+        c->next = g->buf.free_list;
+        g->buf.free_list = c;
+    }
+    g->buf.full_tail = NULL;
+    /* The other threads do not exist in the child: their buffers go to the
+     * free list and their state is freed (their GPU state, if any, is left:
+     * no GPU runtime survives a fork). */
+    for (scopeprof__thread *t = g->reg.threads, *next; t; t = next) {
+        next = t->next;
+        if (t == self) continue;
+        if (t->chunk) {
+            t->chunk->next = g->buf.free_list;
+            g->buf.free_list = t->chunk;
+        }
+        free(t->ranges);
+        scopeprof__thread_release(g, t);
+    }
+    g->reg.threads = NULL;
+    g->reg.nthreads = 0;
+    if (self) {
+        self->next = NULL;
+        self->nqueued = 0; /* its queued chunks went to the free list above */
+        self->index = g->reg.nthreads++;
+        self->tid = scopeprof__gettid();
+        g->reg.threads = self;
+        if (self->chunk) {
+            self->cur = self->chunk->ev; /* the parent's events are not ours */
+            self->chunk->first = 0;
+        }
+    }
+    scopeprof__file_reset(g); /* closes the parent's descriptor: never ours to write */
+    g->pid = (int)getpid();
+    if (g->out.path_is_default) {
+        scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+    } else if (!g->out.no_output) {
+        /* Explicit SCOPEPROF_OUTPUT: the parent keeps the path and its claim. */
+        struct stat st;
+        if (g->out.claim_fd >= 0 && fstat(g->out.claim_fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+            (uint64_t)st.st_ino == g->out.claim_ino)
+            close(g->out.claim_fd);
+        g->out.claim_fd = -1;
+        scopeprof__pid_path(g);
+    }
+    scopeprof__anchor_set(g);
+}
+
+/* MEMORY chunk: peak and final net bytes per device used. No allocation. */
+SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
+    if (!g->life.finalized) scopeprof__close_open_ranges(g, scopeprof__tls, "the program exited");
+    scopeprof__lock(g);
+    if (g->life.finalized) {
+        scopeprof__unlock(g);
+        return;
+    }
+    scopeprof__write_all_and_close(g);
+    scopeprof__memsnap mem;
+    scopeprof__mem_snapshot(g, &mem, 0);
+    scopeprof__summary_print(g, &mem, g->sum.agg.events != 0, NULL);
+    pthread_mutex_lock(&g->buf.lock);
+    uint64_t behind = g->buf.self_writes;
+    pthread_mutex_unlock(&g->buf.lock);
+    if (behind)
+        scopeprof__warn("scopeprof: the background writer fell behind %llu time(s): recording "
+                        "threads wrote a chunk themselves each time (nothing was lost)",
+                        (unsigned long long)behind);
+    scopeprof__unlock(g);
+}
+
+/* ---- Signals -----------------------------------------------------------------
+ * Terminating signals (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT): write the
+ * trace, then let the signal do what it would have done (the exit status is
+ * the same as without the profiler). Crashes (SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL, SIGABRT): the same, best effort. The exit table is not printed
+ * (stdio is not async-signal-safe).
+ *
+ * The trace is written under the registry's lock, and a handler must never
+ * wait for a lock that the thread it interrupted may hold. So:
+ * - lock free (trylock): the handler writes, with write(2) only;
+ * - held by the interrupted thread itself (its slow path is half done): the
+ *   handler leaves the signal pending in the registry and returns; that
+ *   thread finishes its slow path, and scopeprof__unlock writes the trace
+ *   and re-raises the signal before anyone else gets the lock;
+ * - held by another thread: the handler leaves the signal pending and waits
+ *   (trylock, nanosleep) for the holder's unlock, which does the same;
+ *   or it gets the lock and writes itself. After 10 s (a holder stuck in a
+ *   write to a full pipe, say) it gives up, says so, and lets the signal act.
+ * Crash signals cannot return to the faulting code: held by the thread
+ * itself, the trace is given up (said on stderr). */
+SCOPEPROF__INTERNAL int scopeprof__signal_deferrable(int sig) {
+    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE || sig == SIGQUIT;
+}
+
+
+/* The trace, from a handler or at the unlock after one: write(2) only.
+ * Lock held. */
+SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
+    if (g->life.finalized) return;
+    g->life.in_signal = 1;
+    scopeprof__write_all_and_close(g);
+    scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
+}
+
+/* Let sig act as if we had never caught it: default action, unblocked in
+ * this thread, raised. Returns only for a signal whose default is to go on. */
+static inline void scopeprof__reraise(int sig) {
+    sigset_t set;
+    signal(sig, SIG_DFL);
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__signal_finish(scopeprof__state *g) {
+    int sig = __atomic_exchange_n(&g->life.sig_pending, 0, __ATOMIC_ACQ_REL);
+    if (!sig) return;
+    scopeprof__signal_write(g);
+    scopeprof__reraise(sig); /* lock held: nothing is written after the END chunk */
+}
+
+SCOPEPROF__INTERNAL void scopeprof__on_signal(int sig) {
+    static volatile sig_atomic_t busy;
+    int saved_errno = errno; /* a deferred signal returns to the program */
+    scopeprof__state *g = scopeprof__g;
+    if (busy || !g || g->pid != (int)getpid()) {
+        scopeprof__reraise(sig);
+        errno = saved_errno;
+        return;
+    }
+    busy = 1;
+    if (pthread_mutex_trylock(&g->lock) == 0) {
+        scopeprof__signal_write(g);
+        scopeprof__reraise(sig);
+        pthread_mutex_unlock(&g->lock);
+        return;
+    }
+    int deferrable = scopeprof__signal_deferrable(sig);
+    if (scopeprof__lock_mine(g, 1)) {
+        if (deferrable) {
+            __atomic_store_n(&g->life.sig_pending, sig, __ATOMIC_RELEASE); /* see scopeprof__unlock */
+            errno = saved_errno;
+            return;
+        }
+        scopeprof__sig_say("scopeprof: crash inside the profiler's locked code; trace not "
+                           "completed\n", NULL, NULL);
+        scopeprof__reraise(sig);
+        return;
+    }
+    if (deferrable) __atomic_store_n(&g->life.sig_pending, sig, __ATOMIC_RELEASE);
+    for (int i = 0; i < 10000; i++) { /* 10 s */
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        if (pthread_mutex_trylock(&g->lock) == 0) {
+            /* The holder released it without finishing (it had checked
+             * before we set the flag), or the signal is a crash. */
+            __atomic_store_n(&g->life.sig_pending, 0, __ATOMIC_RELEASE);
+            scopeprof__signal_write(g);
+            scopeprof__reraise(sig);
+            pthread_mutex_unlock(&g->lock);
+            return;
+        }
+    }
+    scopeprof__sig_say("scopeprof: signal received while another thread held the profiler's lock "
+                       "for 10 s; trace not completed\n", NULL, NULL);
+    scopeprof__reraise(sig);
+}
+
+/* Install the handlers where the program has none (SIG_DFL), once. */
+SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
+    static const int sigs[] = {SIGINT,  SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGSEGV,
+                               SIGBUS,  SIGFPE,  SIGILL, SIGABRT};
+    if (!g->cfg.signals) return;
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = scopeprof__on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = (int)(SA_RESETHAND | SA_NODEFER); /* 0x80000000 > INT_MAX */
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* survival.h */

@@ -1,0 +1,573 @@
+/* table.h: the aggregation (events -> key_averages rows, self times in one
+ * streaming pass, overhead compensation) and the table in PyTorch's layout.
+ * One implementation serves the exit summary and the reporter. */
+#ifdef SCOPEPROF__IMPL
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Aggregation ---------------------------------------------------------- */
+static inline uint64_t scopeprof__hash(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static inline char *scopeprof__strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = (char *)malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+SCOPEPROF__API void scopeprof_agg_init(scopeprof_agg *a) { memset(a, 0, sizeof *a); }
+
+SCOPEPROF__API void scopeprof_agg_free(scopeprof_agg *a) {
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        free(a->rows[i].key);
+        free(a->rows[i].name);
+        free(a->rows[i].extra);
+    }
+    for (uint32_t i = 0; i < a->nthreads; i++) free(a->threads[i].pend);
+    free(a->rows);
+    free(a->hash);
+    free(a->threads);
+    memset(a, 0, sizeof *a);
+}
+
+SCOPEPROF__INTERNAL int scopeprof__agg_rehash(scopeprof_agg *a, uint32_t hcap) {
+    uint32_t *h = (uint32_t *)calloc(hcap, sizeof *h);
+    if (!h) return -1;
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        uint32_t j = (uint32_t)scopeprof__hash(a->rows[i].key) & (hcap - 1);
+        while (h[j]) j = (j + 1) & (hcap - 1);
+        h[j] = i + 1;
+    }
+    free(a->hash);
+    a->hash = h;
+    a->hcap = hcap;
+    return 0;
+}
+
+SCOPEPROF__API uint32_t scopeprof_agg_row(scopeprof_agg *a, const char *key,
+                                          const char *name, const char *extra) {
+    if (a->hcap == 0 && scopeprof__agg_rehash(a, 64) != 0) return UINT32_MAX;
+    uint32_t j = (uint32_t)scopeprof__hash(key) & (a->hcap - 1);
+    for (; a->hash[j]; j = (j + 1) & (a->hcap - 1))
+        if (strcmp(a->rows[a->hash[j] - 1].key, key) == 0) return a->hash[j] - 1;
+    if (a->nrows == a->cap) {
+        uint32_t cap = a->cap ? a->cap * 2 : 64;
+        scopeprof_row *r = (scopeprof_row *)realloc(a->rows, cap * sizeof *r);
+        if (!r) return UINT32_MAX;
+        a->rows = r;
+        a->cap = cap;
+    }
+    scopeprof_row *r = &a->rows[a->nrows];
+    memset(r, 0, sizeof *r);
+    r->key = scopeprof__strdup(key);
+    r->name = scopeprof__strdup(name);
+    r->extra = extra ? scopeprof__strdup(extra) : NULL;
+    if (!r->key || !r->name || (extra && !r->extra)) {
+        free(r->key);
+        free(r->name);
+        free(r->extra);
+        return UINT32_MAX;
+    }
+    a->hash[j] = ++a->nrows;
+    if (a->nrows * 2 > a->hcap) scopeprof__agg_rehash(a, a->hcap * 2); /* keeps old on failure */
+    return a->nrows - 1;
+}
+
+/* Sums saturate: a reader feeding crafted input must not overflow them. */
+static inline void scopeprof__add(int64_t *sum, int64_t v) {
+    if (__builtin_add_overflow(*sum, v, sum)) *sum = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
+SCOPEPROF__INTERNAL scopeprof_agg_thread *scopeprof__agg_thread(scopeprof_agg *a, uint32_t thread) {
+    if (thread >= a->nthreads) {
+        uint32_t n = thread + 1 > a->nthreads * 2 ? thread + 1 : a->nthreads * 2;
+        scopeprof_agg_thread *t = (scopeprof_agg_thread *)realloc(a->threads, (size_t)n * sizeof *t);
+        if (!t) return NULL;
+        memset(t + a->nthreads, 0, (size_t)(n - a->nthreads) * sizeof *t);
+        a->threads = t;
+        a->nthreads = n;
+    }
+    return &a->threads[thread];
+}
+
+/* The pending level of children at `depth`, pushed empty if it is not on
+ * top. Deeper levels on the stack can only hold scopes that never closed
+ * properly: they are dropped, so that they cannot leak into an unrelated
+ * parent. NULL if out of memory. */
+SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_thread *th,
+                                                                 uint32_t depth) {
+    while (th->n && th->pend[th->n - 1].depth > depth) th->n--;
+    if (th->n && th->pend[th->n - 1].depth == depth) return &th->pend[th->n - 1];
+    if (th->n == th->cap) {
+        uint32_t n = th->cap ? th->cap * 2 : 8;
+        scopeprof_agg_pending *p = (scopeprof_agg_pending *)realloc(th->pend, (size_t)n * sizeof *p);
+        if (!p) return NULL;
+        th->pend = p;
+        th->cap = n;
+    }
+    scopeprof_agg_pending *p = &th->pend[th->n++];
+    memset(p, 0, sizeof *p);
+    p->depth = depth;
+    return p;
+}
+
+/* Overhead compensation: how much of a scope's measured times its own
+ * recording and that of the scopes nested in it added (docs/DESIGN.md,
+ * "Overhead compensation"). Let a scope S do work W(S) of its own, and let
+ * recording one scope add I inside its own measured interval (an empty
+ * scope measures I) and O outside it, within its parent's interval (the
+ * code between the parent's clock reads and the child's: the emit, the
+ * other half of each clock read). Measured, S lasts
+ *     D(S) = W(S) + I + sum over its children c of (D(c) + O),
+ * where without profiling it would last T(S) = W(S) + sum T(c). By
+ * induction, D(S) - T(S) = I + nested(S) * (I + O), nested(S) counting all
+ * scopes closed inside S at any depth. So
+ *     total = D(S) - I - nested(S) * (I + O)
+ *     self  = total - sum over children of their totals
+ *           = D(S) - sum D(c) - I - children(S) * O   (the measured self, less)
+ * Self is computed as the second line says, from the children's
+ * compensated totals, so that self + children's totals = total holds
+ * exactly, as it does for raw times. Everything is in picoseconds until it
+ * is added to a row, which keeps what is under a nanosecond (carry): a
+ * million 3.6 ns scopes make 3.6 ms, not 4 ms. A single event may come out
+ * negative (one that ran faster than the typical cost): it is added as is,
+ * so that the sums stay unbiased; what a row shows is scopeprof__comp_shown. */
+static inline int64_t scopeprof__comp_total_ps(int64_t dur, uint64_t nested, uint64_t in,
+                                               uint64_t out) {
+    uint64_t cut;
+    if (dur > INT64_MAX / 1000 || __builtin_mul_overflow(nested, in + out, &cut) ||
+        __builtin_add_overflow(cut, in, &cut) || cut > (uint64_t)INT64_MAX)
+        return dur > INT64_MAX / 1000 ? INT64_MAX : dur * 1000 - INT64_MAX; /* absurd input */
+    return dur * 1000 - (int64_t)cut;
+}
+
+/* Add v picoseconds to a compensated sum (*sum ns and *carry ps, signed). */
+static inline void scopeprof__add_ps(int64_t *sum, int32_t *carry, int64_t v) {
+    int64_t c = *carry + v % 1000, whole = v / 1000 + c / 1000;
+    *carry = (int32_t)(c % 1000);
+    scopeprof__add(sum, whole);
+}
+
+/* What a row shows of its compensated sums: total as max(sum, 0), self as
+ * that clamped to [0, shown total]. Clamping the sums rather than each event
+ * keeps self + children's totals = total. Self can only exceed total when
+ * the children's sum is negative (scopes about as short as the calibration,
+ * shown as 0): the self shown is then the total, which is total - 0, so the
+ * identity still holds for what is shown. */
+static inline int64_t scopeprof__comp_shown(const scopeprof_row *r, int self) {
+    int64_t t = r->comp_ns[0] > 0 ? r->comp_ns[0] : 0, s = r->comp_ns[1] > 0 ? r->comp_ns[1] : 0;
+    return !self ? t : s < t ? s : t;
+}
+
+/* Self time in one pass over events in close order. Children close before
+ * their parent, so when a scope at depth d closes, the scopes that closed at
+ * depth d+1 since the last scope at depth d closed are exactly its direct
+ * children: the pending level d+1 holds the sum of their durations. Children
+ * that do not lie inside the parent (mismatched BEGIN/END) are not
+ * subtracted. Any depth the writer can write (30 bits) is counted.
+ * Inline: the writer runs it for every event (scopeprof_agg_event_gpu is the
+ * same for everyone else). Speed: a leaf (no pending level, the usual case)
+ * reads and adds nothing for its children, and sums that would only add 0
+ * (no GPU time, no memory) are skipped: adding 0 changes no sum. */
+static inline __attribute__((always_inline)) int
+scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t start, uint64_t end,
+                     uint32_t depth, int64_t gpu_ns) {
+    scopeprof_row *r = &a->rows[row];
+    int64_t dur = end < start ? 0 : end - start > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(end - start);
+    a->events++;
+    r->count++;
+    scopeprof__add(&r->total_ns, dur);
+    if (gpu_ns >= 0) a->has_gpu = 1;
+    scopeprof_agg_thread *th = thread < a->nthreads ? &a->threads[thread] : scopeprof__agg_thread(a, thread);
+    if (!th) {
+        scopeprof__add(&r->self_ns, dur);
+        if (gpu_ns > 0) scopeprof__add(&r->gpu_total_ns, gpu_ns), scopeprof__add(&r->gpu_self_ns, gpu_ns);
+        return -1;
+    }
+    /* Input not in close order (a file we did not write) gives wrong self
+     * times, and cannot be put right in one pass: count it so the caller can
+     * say so. */
+    if (end < th->last_end && a->unordered++ == 0) a->unordered_thread = thread;
+    if (end > th->last_end) th->last_end = end;
+    /* Our children's level is consumed (deeper ones dropped with it). It is
+     * read in place: nothing is pushed on the stack before we are done. */
+    const scopeprof_agg_pending *kids = NULL;
+    uint32_t n = th->n; /* in a register: the stores below could alias th->n */
+    while (n && th->pend[n - 1].depth > (uint64_t)depth + 1) n--;
+    if (n && th->pend[n - 1].depth == (uint64_t)depth + 1) kids = &th->pend[--n];
+    th->n = n;
+    int64_t self = dur, kids_gpu = 0;
+    int has_mem = 0; /* else this scope's memory sums are all 0 */
+    int inside = 0;
+    if (kids) {
+        inside = kids->n && kids->min_start >= start && kids->max_end <= end;
+        self = inside && kids->sum_ns <= dur ? dur - kids->sum_ns : inside ? 0 : dur;
+        kids_gpu = inside ? kids->gpu_ns : 0;
+        has_mem = (kids->mem_direct[0] | kids->mem_direct[1] | kids->mem_kids[0] | kids->mem_kids[1]) != 0;
+    }
+    int64_t gpu_total = kids_gpu, gpu_self = 0;
+    if (gpu_ns >= 0) {
+        gpu_total = gpu_ns;
+        gpu_self = kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
+    }
+    /* Compensation (see scopeprof__comp_total_ps): children that were not
+     * subtracted (not inside) are not compensated for either. The parent's
+     * level gets both the measured and the compensated duration. */
+    int comp = (a->comp_inside_ps | a->comp_outside_ps) != 0;
+    uint64_t nested = inside ? kids->nested : 0;
+    int64_t comp_ps = 0;
+    if (comp) {
+        comp_ps = scopeprof__comp_total_ps(dur, nested, a->comp_inside_ps, a->comp_outside_ps);
+        int64_t self_ps = comp_ps;
+        if (inside && __builtin_sub_overflow(comp_ps, kids->comp_ps, &self_ps)) self_ps = 0;
+        /* total_ns and self_ns move by the change of what is shown; they
+         * also hold any raw times (events of a thread the aggregation could
+         * not track). */
+        int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
+        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], comp_ps);
+        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], self_ps);
+        scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total - dur); /* dur: added above */
+        scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
+    } else {
+        scopeprof__add(&r->self_ns, self > 0 ? self : 0);
+    }
+    if (gpu_total) scopeprof__add(&r->gpu_total_ns, gpu_total);
+    if (gpu_self > 0) scopeprof__add(&r->gpu_self_ns, gpu_self);
+    int64_t mem_total[2] = {0, 0}; /* CPU, GPU: made in this scope or its children */
+    if (has_mem) { /* self: made directly in it */
+        for (int m = 0; m < 2; m++) {
+            mem_total[m] = kids->mem_direct[m];
+            scopeprof__add(&mem_total[m], kids->mem_kids[m]);
+        }
+        scopeprof__add(&r->cpu_mem, mem_total[0]);
+        scopeprof__add(&r->self_cpu_mem, kids->mem_direct[0]);
+        scopeprof__add(&r->gpu_mem, mem_total[1]);
+        scopeprof__add(&r->self_gpu_mem, kids->mem_direct[1]);
+    }
+    if (depth == 0) { /* no parent to tell: the thread holds nothing now */
+        th->n = 0;
+        if (th->pend) {
+            free(th->pend);
+            th->pend = NULL;
+            th->cap = 0;
+        }
+        return 0;
+    }
+    /* Our level is usually on top already: the call only to push it. */
+    scopeprof_agg_pending *mine = n && th->pend[n - 1].depth == depth ? &th->pend[n - 1]
+                                                                       : scopeprof__agg_level(th, depth);
+    if (!mine) return -1;
+    if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
+    if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
+    mine->n++;
+    mine->nested += 1 + nested; /* at most one per event: cannot overflow */
+    if (comp) scopeprof__add(&mine->comp_ps, comp_ps);
+    scopeprof__add(&mine->sum_ns, dur);
+    if (gpu_total) scopeprof__add(&mine->gpu_ns, gpu_total);
+    if (has_mem) {
+        scopeprof__add(&mine->mem_kids[0], mem_total[0]);
+        scopeprof__add(&mine->mem_kids[1], mem_total[1]);
+    }
+    return 0;
+}
+
+SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row,
+                                           uint64_t start, uint64_t end, uint32_t depth,
+                                           int64_t gpu_ns) {
+    return scopeprof__agg_event(a, thread, row, start, end, depth, gpu_ns);
+}
+
+SCOPEPROF__API int scopeprof_agg_mem(scopeprof_agg *a, uint32_t thread, uint32_t depth,
+                                     uint32_t device, int64_t bytes) {
+    if (device) a->has_gpu_mem = 1;
+    else a->has_mem = 1;
+    if (depth == 0) return 0; /* made outside every scope: no row holds it */
+    scopeprof_agg_thread *th = scopeprof__agg_thread(a, thread);
+    scopeprof_agg_pending *p = th ? scopeprof__agg_level(th, depth) : NULL;
+    if (!p) return -1;
+    scopeprof__add(&p->mem_direct[device ? 1 : 0], bytes);
+    return 0;
+}
+
+SCOPEPROF__API int scopeprof_agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row,
+                                       uint64_t start, uint64_t end, uint32_t depth) {
+    return scopeprof_agg_event_gpu(a, thread, row, start, end, depth, -1);
+}
+
+SCOPEPROF__API int64_t scopeprof_agg_gpu_self_total(const scopeprof_agg *a) {
+    int64_t s = 0;
+    for (uint32_t i = 0; i < a->nrows; i++)
+        if (a->rows[i].gpu_role != SCOPEPROF_ROW_LAUNCHER) scopeprof__add(&s, a->rows[i].gpu_self_ns);
+    return s;
+}
+
+SCOPEPROF__API int64_t scopeprof_agg_self_total(const scopeprof_agg *a) {
+    int64_t s = 0;
+    for (uint32_t i = 0; i < a->nrows; i++) scopeprof__add(&s, a->rows[i].self_ns);
+    return s;
+}
+
+static const char *const scopeprof__sort_names[] = {
+    "cpu_time_total",   "self_cpu_time_total",   "cpu_time",
+    "count",            "gpu_time_total",        "self_gpu_time_total",
+    "gpu_time",         "cpu_memory_usage",      "self_cpu_memory_usage",
+    "gpu_memory_usage", "self_gpu_memory_usage",
+};
+
+SCOPEPROF__API int scopeprof_sort_parse(const char *s, scopeprof_sort *out) {
+    char buf[64];
+    if (!s) return -1;
+    if (strncmp(s, "cuda_", 5) == 0 || strncmp(s, "self_cuda_", 10) == 0) {
+        /* PyTorch's cuda_* spellings are aliases of gpu_*. */
+        const char *p = strstr(s, "cuda_");
+        if (strlen(s) >= sizeof buf) return -1;
+        snprintf(buf, sizeof buf, "%.*sgpu_%s", (int)(p - s), s, p + 5);
+        s = buf;
+    }
+    for (size_t i = 0; i < sizeof scopeprof__sort_names / sizeof *scopeprof__sort_names; i++)
+        if (strcmp(s, scopeprof__sort_names[i]) == 0) {
+            *out = (scopeprof_sort)i;
+            return 0;
+        }
+    return -1;
+}
+
+SCOPEPROF__API const char *scopeprof_sort_keys(void) {
+    return "cpu_time_total self_cpu_time_total cpu_time count gpu_time_total "
+           "self_gpu_time_total gpu_time cpu_memory_usage self_cpu_memory_usage "
+           "gpu_memory_usage self_gpu_memory_usage (cuda_* = gpu_*)";
+}
+
+static inline double scopeprof__sort_value(const scopeprof_row *r, scopeprof_sort k) {
+    double n = r->count ? (double)r->count : 1.0;
+    switch (k) {
+    case SCOPEPROF_SORT_CPU_TIME_TOTAL: return (double)r->total_ns;
+    case SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL: return (double)r->self_ns;
+    case SCOPEPROF_SORT_CPU_TIME: return (double)r->total_ns / n;
+    case SCOPEPROF_SORT_COUNT: return (double)r->count;
+    case SCOPEPROF_SORT_GPU_TIME_TOTAL: return (double)r->gpu_total_ns;
+    case SCOPEPROF_SORT_SELF_GPU_TIME_TOTAL: return (double)r->gpu_self_ns;
+    case SCOPEPROF_SORT_GPU_TIME: return (double)r->gpu_total_ns / n;
+    case SCOPEPROF_SORT_CPU_MEMORY_USAGE: return (double)r->cpu_mem;
+    case SCOPEPROF_SORT_SELF_CPU_MEMORY_USAGE: return (double)r->self_cpu_mem;
+    case SCOPEPROF_SORT_GPU_MEMORY_USAGE: return (double)r->gpu_mem;
+    case SCOPEPROF_SORT_SELF_GPU_MEMORY_USAGE: return (double)r->self_gpu_mem;
+    }
+    return 0;
+}
+
+SCOPEPROF__API uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key) {
+    uint32_t n = a->nrows;
+    uint32_t *idx = (uint32_t *)malloc((n ? n : 1) * sizeof *idx);
+    uint32_t *tmp = (uint32_t *)malloc((n ? n : 1) * sizeof *tmp);
+    if (!idx || !tmp) {
+        free(idx);
+        free(tmp);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++) idx[i] = i;
+    /* Bottom-up merge sort: stable, so ties keep first-seen order. */
+    for (uint32_t w = 1; w < n; w *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+            uint32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            uint32_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi)
+                tmp[o++] = scopeprof__sort_value(&a->rows[idx[j]], key) >
+                                   scopeprof__sort_value(&a->rows[idx[i]], key)
+                               ? idx[j++]
+                               : idx[i++];
+            while (i < mid) tmp[o++] = idx[i++];
+            while (j < hi) tmp[o++] = idx[j++];
+        }
+        uint32_t *s = idx;
+        idx = tmp;
+        tmp = s;
+    }
+    free(tmp);
+    return idx;
+}
+
+SCOPEPROF__API char *scopeprof_format_time(char *buf, size_t n, double us) {
+    if (us >= 1e6 || us <= -1e6) snprintf(buf, n, "%.3fs", us / 1e6);
+    else if (us >= 1e3 || us <= -1e3) snprintf(buf, n, "%.3fms", us / 1e3);
+    else snprintf(buf, n, "%.3fus", us);
+    return buf;
+}
+
+SCOPEPROF__API char *scopeprof_format_mem(char *buf, size_t n, int64_t bytes) {
+    const double kb = 1024.0, mb = kb * 1024, gb = mb * 1024;
+    double a = bytes < 0 ? -(double)bytes : (double)bytes;
+    if (a >= gb) snprintf(buf, n, "%.2f Gb", (double)bytes / gb);
+    else if (a >= mb) snprintf(buf, n, "%.2f Mb", (double)bytes / mb);
+    else if (a >= kb) snprintf(buf, n, "%.2f Kb", (double)bytes / kb);
+    else snprintf(buf, n, "%" PRId64 " b", bytes);
+    return buf;
+}
+
+static inline void scopeprof__percent(char *buf, size_t n, int64_t num, int64_t den) {
+    if (den == 0) snprintf(buf, n, "NaN");
+    else snprintf(buf, n, "%.2f%%", 100.0 * (double)num / (double)den);
+}
+
+/* One table cell: right-aligned in `w`, then two spaces (the last cell too). */
+static inline void scopeprof__cell(FILE *out, const char *s, int w) {
+    fprintf(out, "%*s  ", w, s);
+}
+
+SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
+                                          scopeprof_sort key, int row_limit) {
+    enum { NUM_W = 12, NAME_MAX_W = 55, SHAPES_MAX_W = 80, SRC_MAX_W = 75 }; /* PyTorch's */
+    static const char *const heads[] = {
+        "Self CPU %", "Self CPU",     "CPU total %", "CPU total", "CPU time avg",
+        "Self GPU",   "Self GPU %",   "GPU total",   "GPU time avg",
+        "CPU Mem",    "Self CPU Mem", "GPU Mem",     "Self GPU Mem", "# of Calls"};
+    int show[14];
+    for (int c = 0; c < 14; c++)
+        show[c] = c < 5 || c == 13 || (c < 9 ? a->has_gpu : c < 11 ? a->has_mem : a->has_gpu_mem);
+    uint32_t *idx = scopeprof_agg_sorted(a, key);
+    if (!idx) return;
+    uint32_t nshow = a->nrows;
+    if (row_limit > 0 && (uint32_t)row_limit < nshow) nshow = (uint32_t)row_limit;
+
+    /* Widths come from every row, shown or not, as PyTorch's _build_table
+     * does: a table keeps its shape whatever the row limit. */
+    int name_w = 4, extra_w = 0;
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        const scopeprof_row *r = &a->rows[i];
+        int l = (int)strlen(r->name) + 4;
+        if (l > name_w) name_w = l;
+        if (r->extra && (int)strlen(r->extra) > extra_w) extra_w = (int)strlen(r->extra);
+    }
+    if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
+    const char *eh = a->extra_header;
+    if (eh && (int)strlen(eh) > extra_w) extra_w = (int)strlen(eh);
+    /* PyTorch's text columns: Input Shapes at most 80 wide, cut at the end;
+     * a source location (or our stack) at most 75, keeping its end, the
+     * innermost part, behind "...". */
+    int shapes = eh && strcmp(eh, "Input Shapes") == 0;
+    if (extra_w > (shapes ? SHAPES_MAX_W : SRC_MAX_W)) extra_w = shapes ? SHAPES_MAX_W : SRC_MAX_W;
+
+    char sep[512];
+    size_t sl = 0;
+    int widths[16], nw = 0;
+    widths[nw++] = name_w;
+    for (int c = 0; c < 14; c++)
+        if (show[c]) widths[nw++] = NUM_W;
+    if (eh) widths[nw++] = extra_w;
+    for (int c = 0; c < nw; c++) { /* at most 55 + 14 * 12 + 75 + 2 * 16 < 512 */
+        memset(sep + sl, '-', (size_t)widths[c]);
+        sl += (size_t)widths[c];
+        sep[sl++] = ' ';
+        sep[sl++] = ' ';
+    }
+    sep[sl] = 0;
+
+    fprintf(out, "%s\n", sep);
+    scopeprof__cell(out, "Name", name_w);
+    for (int c = 0; c < 14; c++)
+        if (show[c]) scopeprof__cell(out, heads[c], NUM_W);
+    if (eh) scopeprof__cell(out, eh, extra_w);
+    fprintf(out, "\n%s\n", sep);
+
+    int64_t self_total = scopeprof_agg_self_total(a), gpu_self_total = scopeprof_agg_gpu_self_total(a);
+    for (uint32_t i = 0; i < nshow; i++) {
+        const scopeprof_row *r = &a->rows[idx[i]];
+        char name[NAME_MAX_W + 1], b[64];
+        if ((int)strlen(r->name) > name_w)
+            snprintf(name, sizeof name, "%.*s...", name_w - 3, r->name);
+        else
+            snprintf(name, sizeof name, "%s", r->name);
+        double n = r->count ? (double)r->count : 1.0;
+        scopeprof__cell(out, name, name_w);
+        scopeprof__percent(b, sizeof b, r->self_ns, self_total);
+        scopeprof__cell(out, b, NUM_W);
+        scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->self_ns / 1e3), NUM_W);
+        scopeprof__percent(b, sizeof b, r->total_ns, self_total);
+        scopeprof__cell(out, b, NUM_W);
+        scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->total_ns / 1e3), NUM_W);
+        scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->total_ns / 1e3 / n), NUM_W);
+        if (a->has_gpu) {
+            scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->gpu_self_ns / 1e3), NUM_W);
+            scopeprof__percent(b, sizeof b, r->gpu_self_ns, gpu_self_total);
+            scopeprof__cell(out, b, NUM_W);
+            scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->gpu_total_ns / 1e3), NUM_W);
+            scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->gpu_total_ns / 1e3 / n), NUM_W);
+        }
+        if (a->has_mem) {
+            scopeprof__cell(out, scopeprof_format_mem(b, sizeof b, r->cpu_mem), NUM_W);
+            scopeprof__cell(out, scopeprof_format_mem(b, sizeof b, r->self_cpu_mem), NUM_W);
+        }
+        if (a->has_gpu_mem) {
+            scopeprof__cell(out, scopeprof_format_mem(b, sizeof b, r->gpu_mem), NUM_W);
+            scopeprof__cell(out, scopeprof_format_mem(b, sizeof b, r->self_gpu_mem), NUM_W);
+        }
+        snprintf(b, sizeof b, "%" PRIu64, r->count);
+        scopeprof__cell(out, b, NUM_W);
+        if (eh) {
+            const char *x = r->extra ? r->extra : "";
+            char cut[SHAPES_MAX_W + 1];
+            size_t xl = strlen(x);
+            if ((int)xl > extra_w && shapes) x = (snprintf(cut, sizeof cut, "%.*s", extra_w, x), cut);
+            else if ((int)xl > extra_w) x = (snprintf(cut, sizeof cut, "...%s", x + xl - (size_t)(extra_w - 3)), cut);
+            scopeprof__cell(out, x, extra_w);
+        }
+        fputc('\n', out);
+    }
+    char b[64];
+    fprintf(out, "%s\nSelf CPU time total: %s\n", sep,
+            scopeprof_format_time(b, sizeof b, (double)self_total / 1e3));
+    if (a->has_gpu)
+        fprintf(out, "Self GPU time total: %s\n",
+                scopeprof_format_time(b, sizeof b, (double)gpu_self_total / 1e3));
+    free(idx);
+}
+
+SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps,
+                                              uint32_t outside_ps, int apply) {
+    uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
+    a->comp_inside_ps = apply ? inside_ps : 0;
+    a->comp_outside_ps = apply ? outside_ps : 0;
+    if (a->comp_state != SCOPEPROF_COMP_ON && a->comp_state != SCOPEPROF_COMP_OFF_RAW) {
+        a->comp_lo_ps = a->comp_hi_ps = each;
+    } else {
+        if (each < a->comp_lo_ps) a->comp_lo_ps = each;
+        if (each > a->comp_hi_ps) a->comp_hi_ps = each;
+    }
+    a->comp_state = apply ? SCOPEPROF_COMP_ON : SCOPEPROF_COMP_OFF_RAW;
+}
+
+/* One line each, so that a script that stops at "Self CPU time total"
+ * (PyTorch's last line) reads the table as before. */
+SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
+    fprintf(out, "CPU time is wall time on the thread, as in PyTorch: a thread's waits "
+                 "(locks, I/O, sleep) count as its self time\n");
+    char each[48];
+    if (a->comp_lo_ps == a->comp_hi_ps)
+        snprintf(each, sizeof each, "%.1f ns", a->comp_lo_ps / 1e3);
+    else
+        snprintf(each, sizeof each, "%.1f-%.1f ns", a->comp_lo_ps / 1e3, a->comp_hi_ps / 1e3);
+    switch (a->comp_state) {
+    case SCOPEPROF_COMP_ON:
+        fprintf(out, "Overhead compensation: %s per nested scope taken out (calibrated at start-up; "
+                     "raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table --no-compensate)\n", each);
+        break;
+    case SCOPEPROF_COMP_OFF_RAW:
+        fprintf(out, "Overhead compensation: off (--no-compensate); calibrated at start-up: %s per "
+                     "nested scope\n", each);
+        break;
+    case SCOPEPROF_COMP_OFF_ENV:
+        fprintf(out, "Overhead compensation: off (SCOPEPROF_COMPENSATE=0)\n");
+        break;
+    default: break;
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* table.h */

@@ -1,0 +1,480 @@
+/* writer.h: turning queued chunks into the file (conversion, aggregation,
+ * encoding), draining the queue, and the background writer thread. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Decode the record at slot s (ticks) into e; returns its slots (1 or 2). */
+static inline uint32_t scopeprof__slot_get(const scopeprof__slot *s, scopeprof_event *e) {
+    e->start = s->start;
+    if (s->dur != SCOPEPROF_REC_LONG_MARK) {
+        e->end = s->start + s->dur;
+        scopeprof__key_unpack(s->key, e);
+        return 1;
+    }
+    e->depth = s->key;
+    e->end = s[1].start;
+    e->site = s[1].dur;
+    return 2;
+}
+
+/* GPU scopes among the records of n slots. */
+static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i += s[i].dur == SCOPEPROF_REC_LONG_MARK ? 2 : 1)
+        k += s[i].key >> 31; /* the GPU flag is bit 31 in both forms */
+    return k;
+}
+
+/* Convert (in place), aggregate and write the records in n slots of thread
+ * t. In place works because no record grows: nanoseconds take no more room
+ * than ticks (see emit), and a record dropped or turned short only frees some. */
+SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__thread *t,
+                                               scopeprof__slot *ev, uint32_t n) {
+    scopeprof__calibrate(g);
+    if (!g->life.in_signal) scopeprof__overhead_apply(g);
+    /* The GPU records of this span's GPU scopes, in the same order (counting
+     * them is a pass over the span: only with a GPU backend). */
+    uint32_t k = g->gpu.take && !g->life.in_signal ? scopeprof__count_gpu(ev, n) : 0;
+    scopeprof_gpu_record *gr = NULL;
+    uint32_t ngr = 0, gi = 0, paired = 0;
+    if (k && (gr = (scopeprof_gpu_record *)malloc(k * sizeof *gr))) ngr = g->gpu.take(g, t, gr, k);
+    unsigned char *b = (unsigned char *)ev; /* converted in place */
+    size_t out = 0;                         /* bytes written to b */
+    uint32_t kept = 0;
+    /* What stays the same over the span, in locals: the compiler cannot
+     * know that the calls in the loop leave g alone. The writer runs this
+     * loop for every event recorded, so every instruction here counts. */
+    const uint64_t tick0 = g->clock.tick0, ns0 = g->clock.ns0, win_start = g->sched.win_start;
+    const double ns_per_tick = g->clock.ns_per_tick;
+    const int sched = g->sched.on, window = g->sched.window, aggregate = !g->life.in_signal;
+    scopeprof_agg *agg = &g->sum.agg;
+    const uint32_t thread = t->slot; /* the summary's slot (the file keeps t->index) */
+    for (uint32_t i = 0; i < n;) {
+        scopeprof_event e;
+        uint32_t key = ev[i].key; /* of a short record */
+        uint32_t slots = scopeprof__slot_get(ev + i, &e);
+        i += slots;
+        if (sched && (!window || e.start < win_start)) {
+            /* Outside the schedule's recording window (wait, warm-up, or an
+             * earlier cycle): dropped, with its GPU record if it has one. */
+            if ((e.depth & SCOPEPROF_DEPTH_GPU) && gi < ngr &&
+                gr[gi].launch_ns == scopeprof__ticks_ns(e.start, tick0, ns0, ns_per_tick))
+                gi++;
+            continue;
+        }
+        e.start = scopeprof__ticks_ns(e.start, tick0, ns0, ns_per_tick);
+        kept++;
+        if (e.depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
+            if (aggregate)
+                scopeprof_agg_mem(agg, thread, SCOPEPROF_MEM_DEPTH(e.depth),
+                                  SCOPEPROF_MEM_DEVICE(e.depth), (int64_t)e.end);
+            out += scopeprof__rec_encode(b + out, &e);
+            continue;
+        }
+        uint64_t en = scopeprof__ticks_ns(e.end, tick0, ns0, ns_per_tick);
+        e.end = en < e.start ? e.start : en;
+        if (slots == 1 && e.end - e.start >= SCOPEPROF_REC_LONG_MARK) {
+            /* Only a clock under 32 MHz stretches 2^27 ticks this far. */
+            e.end = e.start + SCOPEPROF_REC_LONG_MARK - 1;
+            if (!g->out.warned_slow_clock) {
+                g->out.warned_slow_clock = 1;
+                scopeprof__warn("scopeprof: the tick clock runs under 32 MHz; durations over "
+                                "4.29 s that started as short records are cut to 4.29 s");
+            }
+        }
+        int64_t gpu = -1;
+        if (e.depth & SCOPEPROF_DEPTH_GPU) {
+            /* Pair with the thread's next GPU record, which must be ours. */
+            if (gi < ngr && gr[gi].launch_ns == e.start) {
+                if (gr[gi].status == 0) gpu = (int64_t)(gr[gi].end_ns - gr[gi].start_ns);
+                gr[paired++] = gr[gi++]; /* compacted: only kept events' records */
+            } else {
+                e.depth &= SCOPEPROF_DEPTH_MASK; /* no GPU record: a CPU scope */
+            }
+        }
+        if (aggregate) {
+            /* The site's row from the table, the call only for a new site. */
+            uint32_t row = e.site < g->sum.site_row_cap && g->sum.site_row[e.site] != UINT32_MAX
+                               ? g->sum.site_row[e.site]
+                               : scopeprof__row_of(g, e.site); /* UINT32_MAX: out of memory */
+            if (row != UINT32_MAX)
+                scopeprof__agg_event(agg, thread, row, e.start, e.end,
+                                     e.depth & SCOPEPROF_DEPTH_MASK, gpu);
+        }
+        if (slots == 1) { /* still fits a short record (site, depth, clamped duration): same key */
+            scopeprof__rec_put_short(b + out, e.start, (uint32_t)(e.end - e.start),
+                                     e.depth & SCOPEPROF_DEPTH_GPU ? key : key & ~SCOPEPROF_DEPTH_GPU);
+            out += 16;
+        } else {
+            out += scopeprof__rec_encode(b + out, &e);
+        }
+    }
+    g->out.events_written += kept;
+    if (g->out.fd == -1 && kept) scopeprof__open_output(g);
+    if (g->out.fd < 0 || kept == 0) {
+        free(gr);
+        return;
+    }
+    scopeprof__write_sites(g);
+    scopeprof__write_thread(g, t);
+    if (paired) scopeprof__write_gpu(g, t, gr, paired);
+    free(gr);
+    /* Payload = thread index, count, records; the 8-byte prefix is written
+     * separately so the records need no copy. */
+    unsigned char pre[8];
+    scopeprof__put32(pre, t->index);
+    scopeprof__put32(pre + 4, kept);
+    uint32_t crc = scopeprof_crc32(scopeprof_crc32(0, pre, 8), b, out);
+    if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_EVENTS, (uint32_t)(8 + out), crc) == 0 &&
+        scopeprof__write_all(g, pre, 8) == 0)
+        scopeprof__write_all(g, b, out);
+}
+
+/* Recycle the state of threads that are gone and fully written: their last
+ * EVENTS chunk carried a THREAD chunk with their final name, so the file
+ * needs nothing more of them (a program that starts 300,000 short threads
+ * kept 390 bytes for each, then the summary's 24-byte slot for each). The
+ * state and its summary slot go to the next new thread (scopeprof__thread_new).
+ * Gone means gone from the kernel (tgkill with signal 0 fails): a key
+ * destructor that records after ours (another module's) can revive a thread
+ * only while it is still exiting. Lock held; not from a signal handler (free). */
+static inline int scopeprof__thread_gone(const scopeprof__state *g, const scopeprof__thread *t) {
+#if defined(SYS_tgkill) && (defined(__USE_MISC) || !defined(__GLIBC__))
+    return syscall(SYS_tgkill, g->pid, (pid_t)t->tid, 0) != 0 && errno == ESRCH;
+#else
+    (void)g, (void)t; /* cannot tell (strict ISO C): keep it */
+    return 0;
+#endif
+}
+
+/* Registry lock held. A thread may push its state at the head meanwhile
+ * (under `reg` only): the unlink, under `reg`, looks again for what points
+ * to the state when that was the head. */
+SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
+    int saved_errno = errno; /* the program's: a slow path must not change it */
+    for (scopeprof__thread **pp = &g->reg.threads, *t; (t = __atomic_load_n(pp, __ATOMIC_ACQUIRE)) != NULL;) {
+        int busy = t->alive;
+        if (!busy) { /* a revived thread may take a chunk meanwhile (chunk_next) */
+            pthread_mutex_lock(&g->buf.lock);
+            busy = t->chunk || t->nqueued;
+            pthread_mutex_unlock(&g->buf.lock);
+        }
+        if (busy || t->gpu || t->ranges || !scopeprof__thread_gone(g, t)) {
+            pp = &t->next;
+            continue;
+        }
+        if (t->slot < g->sum.agg.nthreads) { /* the summary's per-depth sums: all closed */
+            free(g->sum.agg.threads[t->slot].pend); /* not under `reg`: no malloc there */
+            memset(&g->sum.agg.threads[t->slot], 0, sizeof g->sum.agg.threads[t->slot]);
+        }
+        scopeprof__reg_lock(g);
+        while (*pp != t) pp = &(*pp)->next; /* states pushed before it since */
+        *pp = t->next;
+        scopeprof__thread_release(g, t); /* with its slot, for the next thread */
+        scopeprof__reg_unlock(g);
+    }
+    errno = saved_errno;
+}
+
+/* The chunk lock, also from a signal handler (g->life.in_signal) or the unlock
+ * after one. Its holder is then another thread (signals are held while a
+ * thread holds it, and the writer blocks them all), out of it within a few
+ * pointer moves or a malloc: it is tried for up to a second, and after that
+ * the work goes on without it (best effort, as the handler's whole write).
+ * Returns whether it was taken, for scopeprof__qunlock. */
+SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g) {
+    if (!g->life.in_signal) return pthread_mutex_lock(&g->buf.lock) == 0;
+    for (int i = 0; i < 1100; i++) {
+        if (pthread_mutex_trylock(&g->buf.lock) == 0) return 1;
+        struct timespec ms = {0, 1000000};
+        if (i >= 100) nanosleep(&ms, NULL);
+    }
+    return 0;
+}
+static inline void scopeprof__qunlock(scopeprof__state *g, int locked) {
+    if (locked) pthread_mutex_unlock(&g->buf.lock);
+}
+
+/* A written chunk back to the free list, where the next thread that needs
+ * one takes it before any other (its pages are warm). */
+SCOPEPROF__INTERNAL void scopeprof__recycle(scopeprof__state *g, scopeprof__chunk *c) {
+    int l = scopeprof__qlock(g);
+    c->next = g->buf.free_list;
+    g->buf.free_list = c;
+    scopeprof__qunlock(g, l);
+}
+
+/* Write and recycle the oldest queued chunk; 0 if there was none to write.
+ * Without may_wait, a chunk whose GPU scopes are still running is left at the
+ * head. Registry lock held: only its holder takes chunks off the queue, so
+ * the head seen under the chunk lock is still the head after the GPU check. */
+SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait) {
+    int l = scopeprof__qlock(g);
+    scopeprof__chunk *c = g->buf.full_head;
+    scopeprof__qunlock(g, l);
+    if (!c) return 0;
+    if (!may_wait && g->gpu.ready) {
+        uint32_t k = scopeprof__count_gpu(c->ev + c->first, c->count - c->first);
+        if (k && !g->gpu.ready(g, c->thread, k)) return 0;
+    }
+    l = scopeprof__qlock(g);
+    g->buf.full_head = c->next;
+    if (!g->buf.full_head) g->buf.full_tail = NULL;
+    g->buf.queued -= sizeof *c;
+    scopeprof__qunlock(g, l);
+    scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
+    l = scopeprof__qlock(g);
+    c->thread->nqueued--; /* after its write: the thread is not reaped before */
+    c->next = g->buf.free_list;
+    g->buf.free_list = c;
+    scopeprof__qunlock(g, l);
+    return 1;
+}
+
+/* Write and recycle the chunks queued now, oldest first (per-thread order).
+ * Without may_wait, stop at the first chunk whose GPU scopes are still
+ * running. Only those queued at the start: threads keep queuing without the
+ * registry lock, and one that fills chunks faster than they are written
+ * kept a PROFILE_FLUSH writing for ever. Only the lock's holder takes
+ * chunks off the queue, so those are the first ones until written. */
+SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait) {
+    int l = scopeprof__qlock(g);
+    size_t n = g->buf.queued / sizeof(scopeprof__chunk);
+    scopeprof__qunlock(g, l);
+    while (n-- > 0 && scopeprof__write_one(g, may_wait)) {}
+    if (!g->life.in_signal) scopeprof__reap_threads(g);
+}
+
+/* Write what every thread has published in its current chunk. The owners
+ * may be running (PROFILE_FLUSH, the writer's timed flush, exit() from one
+ * thread while others work): the events before the cursor's release store
+ * are complete and never touched again, so they are written and marked with
+ * chunk->first; anything later waits for the next write. A thread may have
+ * queued chunks since the queue was last drained (owners queue under the
+ * chunk lock only): those are taken out of the queue and written first, so
+ * each thread's events stay in order. Registry lock held. */
+SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g) {
+    for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) {
+        scopeprof__chunk *mine = NULL, **tail = &mine;
+        int l = scopeprof__qlock(g);
+        scopeprof__chunk *c = t->chunk;
+        uint32_t n = c ? (uint32_t)(__atomic_load_n(&t->cur, __ATOMIC_ACQUIRE) - c->ev) : 0;
+        uint32_t taken = 0;
+        if (t->nqueued) {
+            scopeprof__chunk **pp = &g->buf.full_head, *prev = NULL;
+            while (*pp) {
+                scopeprof__chunk *q = *pp;
+                if (q->thread != t) {
+                    prev = q;
+                    pp = &q->next;
+                    continue;
+                }
+                *pp = q->next;
+                g->buf.queued -= sizeof *q;
+                q->next = NULL;
+                *tail = q;
+                tail = &q->next;
+                taken++;
+            }
+            g->buf.full_tail = prev;
+        }
+        scopeprof__qunlock(g, l);
+        while (mine) {
+            scopeprof__chunk *q = mine;
+            mine = q->next;
+            scopeprof__write_span(g, t, q->ev + q->first, q->count - q->first);
+            scopeprof__recycle(g, q);
+        }
+        if (taken) {
+            l = scopeprof__qlock(g);
+            t->nqueued -= taken;
+            scopeprof__qunlock(g, l);
+        }
+        if (c && n > c->first) scopeprof__write_span(g, t, c->ev + c->first, n - c->first);
+        if (c) c->first = n;
+    }
+}
+
+SCOPEPROF__API void scopeprof__flush(void) {
+    scopeprof__state *g = scopeprof__state_get();
+    scopeprof__lock(g);
+    if (!g->life.finalized) {
+        scopeprof__write_queued(g, 1);
+        scopeprof__write_partials(g);
+    }
+    scopeprof__unlock(g);
+}
+
+/* ---- The background writer ---------------------------------------------
+ * One thread per process drains full chunks: it converts, aggregates and
+ * writes them under the registry lock, one chunk at a time (so nothing that
+ * needs that lock waits for more than one chunk's write), and recycles them
+ * to the free list. It also allocates chunks ahead and touches their pages
+ * (the ready list), so recording threads neither write nor take first-touch
+ * page faults. Every SCOPEPROF_FLUSH_MS (100) it also writes what live
+ * threads have published, so a process killed without a chance to write
+ * (SIGKILL, the OOM killer) loses at most that much of its recent past.
+ * When it falls behind, chunk memory grows past the budget by up to a
+ * quarter; past that the thread that needs a chunk writes one itself
+ * (nothing is dropped; counted and said at exit). It blocks every signal, so
+ * handlers run on the program's threads, and a terminating signal that
+ * finds it holding the lock is written at its unlock (scopeprof__unlock); a
+ * forked child has none (its recording threads write, as without a writer);
+ * at exit the final write drains the queue and the writer stops when it next
+ * looks. With SCOPEPROF_OUTPUT=none it runs all the same: it feeds the exit
+ * summary and recycles the memory. Its locks: state.h, "Locks". */
+SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g) {
+    pthread_mutex_init(&g->buf.lock, NULL);
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&g->wr.wake, &a);
+    pthread_condattr_destroy(&a);
+}
+
+/* Allocate and touch chunks until the ready list is full or the budget has no
+ * room. The pages are written now, on this thread, rather than by the first
+ * event that lands on each. */
+SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
+    for (;;) {
+        /* malloc under the registry lock, which fork's prepare handler
+         * takes: a fork never finds this thread inside the allocator (ASan's,
+         * in gcc 12, stayed locked in the child: its leak check hung). The
+         * chunk is reachable from the registry while its pages are touched
+         * (g->wr.touching), without the lock: a child forked meanwhile frees
+         * it, and holding the lock for the 16 page faults disturbed the GPU
+         * tests' clock alignment under ASan. */
+        scopeprof__lock(g);
+        pthread_mutex_lock(&g->buf.lock);
+        int go = g->buf.nready < SCOPEPROF__READY && !g->life.finalized &&
+                 g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+        pthread_mutex_unlock(&g->buf.lock);
+        scopeprof__chunk *c = go ? scopeprof__chunk_map() : NULL;
+        g->wr.touching = c;
+        scopeprof__unlock(g);
+        if (!c) return;
+        volatile unsigned char *p = (volatile unsigned char *)c;
+        for (size_t o = 0; o < sizeof *c; o += 4096) p[o] = 0;
+        p[sizeof *c - 1] = 0;
+        scopeprof__lock(g);
+        g->wr.touching = NULL;
+        pthread_mutex_lock(&g->buf.lock);
+        c->next = g->buf.ready;
+        g->buf.ready = c;
+        g->buf.nready++;
+        g->buf.bytes += sizeof *c;
+        if (g->buf.bytes > g->buf.peak_bytes) g->buf.peak_bytes = g->buf.bytes;
+        pthread_mutex_unlock(&g->buf.lock);
+        scopeprof__unlock(g);
+    }
+}
+
+/* Write the queue one chunk at a time, taking the registry lock for each;
+ * with `partials`, then what live threads have published. Waits for no GPU:
+ * chunks with running GPU scopes wait for a later round, and with a GPU
+ * backend the partial chunks are left to the exit's write. */
+SCOPEPROF__INTERNAL void scopeprof__writer_drain(scopeprof__state *g, int partials) {
+    for (int more = 1; more;) {
+        scopeprof__lock(g);
+        if (g->life.finalized || g->wr.paused) {
+            scopeprof__unlock(g);
+            return;
+        }
+        more = scopeprof__write_one(g, 0);
+        if (!more && partials && !g->gpu.take) scopeprof__write_partials(g);
+        if (!more) scopeprof__reap_threads(g);
+        scopeprof__unlock(g);
+    }
+}
+
+/* Whether the writer is the process's last thread: the program's main thread
+ * called pthread_exit and every other thread has ended, which would have
+ * ended the process (exit(0)) had the writer not been there (and, as it
+ * blocks every signal, it would not even end on SIGTERM). From
+ * /proc/self/stat: the main thread's state (field 3; 'Z' once it has
+ * exited, while it still counts) and the thread count (field 20). 0 when it
+ * cannot be read. */
+SCOPEPROF__INTERNAL int scopeprof__writer_alone(void) {
+    char b[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, b, sizeof b - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    b[n] = 0;
+    const char *p = strrchr(b, ')'); /* the name may hold spaces and parentheses */
+    if (!p || p[1] != ' ') return 0;
+    char state = p[2];
+    for (int field = 2; p && field < 20; field++) p = strchr(p + 1, ' ');
+    long threads = p ? atol(p + 1) : 0;
+    return threads == 1 || (threads == 2 && state == 'Z');
+}
+
+SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
+    scopeprof__state *g = (scopeprof__state *)arg;
+    __atomic_store_n(&g->wr.up, 1, __ATOMIC_RELEASE);
+    prctl(PR_SET_NAME, "scopeprof-write", 0, 0, 0);
+    uint64_t period = (uint64_t)g->cfg.flush_ms * 1000000u, last = scopeprof__mono_ns();
+    scopeprof__writer_refill(g);
+    pthread_mutex_lock(&g->buf.lock);
+    while (!g->life.finalized && g->wr.state == SCOPEPROF__WRITER_RUNNING) {
+        uint64_t now = scopeprof__mono_ns();
+        int timed = now - last >= period;
+        if (!timed && !scopeprof__writer_has_work(g)) {
+            uint64_t at = last + period;
+            struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+            pthread_cond_timedwait(&g->wr.wake, &g->buf.lock, &ts);
+            continue;
+        }
+        int drain = timed || g->buf.queued >= g->cfg.budget / 8;
+        pthread_mutex_unlock(&g->buf.lock);
+        scopeprof__writer_refill(g);
+        if (drain) scopeprof__writer_drain(g, timed);
+        scopeprof__writer_refill(g);
+        if (timed) last = now;
+        if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
+        pthread_mutex_lock(&g->buf.lock);
+    }
+    pthread_mutex_unlock(&g->buf.lock);
+    return NULL;
+}
+
+/* Start the process's writer once (first thread to record), with every
+ * signal blocked in it. If it cannot start, recording threads write, as with
+ * SCOPEPROF_WRITER=0. Its code is that of the module that made the registry
+ * (g->wr.main), which is pinned: a dlclose'd library's copy would vanish
+ * under it. */
+SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g) {
+    if (__atomic_load_n(&g->wr.state, __ATOMIC_ACQUIRE) != SCOPEPROF__WRITER_NONE) return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* held here too: buf.lock is taken */
+    pthread_mutex_lock(&g->buf.lock);
+    if (g->wr.state == SCOPEPROF__WRITER_NONE) {
+        pthread_attr_t a;
+        pthread_t th;
+        int ok = pthread_attr_init(&a) == 0;
+        ok = ok && pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 &&
+             pthread_create(&th, &a, g->wr.main, g) == 0;
+        pthread_attr_destroy(&a);
+        __atomic_store_n(&g->wr.state, ok ? SCOPEPROF__WRITER_RUNNING : SCOPEPROF__WRITER_NEVER,
+                         __ATOMIC_RELEASE);
+        /* Wait (up to a second) until the writer runs its own code: the
+         * thread's start-up before it, in the C library and in sanitizers'
+         * runtimes, allocates. A fork that caught it there left the
+         * allocator's lock held in the child under ASan, whose leak check
+         * at exit then hung (tests/life, fork: 1 run in about 20). */
+        for (uint64_t t0 = scopeprof__mono_ns(); ok && !__atomic_load_n(&g->wr.up, __ATOMIC_ACQUIRE) &&
+                                                  scopeprof__mono_ns() - t0 < 1000000000u;)
+            sched_yield();
+    }
+    pthread_mutex_unlock(&g->buf.lock);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* writer.h */
