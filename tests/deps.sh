@@ -8,10 +8,12 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok instal
 # What each is for, and its size: README.md, "Platform and dependencies".
 # zlib1g-dev: the reporter's gzip output; cmake, pkgconf, groff-base: the
 # install test (find_package, pkg-config, man pages); hipcc: the HIP C++
-# build of tests/gpu/user_builds.sh. Arguments: more packages (`make
-# test-html` asks for chromium).
+# build of tests/gpu/user_builds.sh; curl, xz-utils, tcl: tests/dropin/
+# real_sqlite.sh downloads SQLite's source, unpacks it and builds its
+# amalgamation (with tclsh). Arguments: more packages (`make test-html` asks
+# for chromium).
 for p in libcmocka-dev libamdhip64-dev libhsa-runtime-dev clang libclang-rt-14-dev valgrind \
-         zlib1g-dev cmake pkgconf groff-base hipcc "$@"; do
+         zlib1g-dev cmake pkgconf groff-base hipcc curl xz-utils tcl "$@"; do
   installed "$p" || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] && exit 0

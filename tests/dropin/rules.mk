@@ -5,6 +5,11 @@
 #   size     the one-implementation model on a 21-file program linked with no
 #            flag: code per file, the implementation once, the link error
 #            that names SCOPEPROF_IMPLEMENTATION (tests/dropin/size.sh)
+#   order    (issue 21) the header before `#define _GNU_SOURCE` and mremap,
+#            and after system headers in strict C99 (tests/dropin/order.sh)
+#   real_sqlite  (issue 21) SQLite's amalgamation compiled with the header
+#            first: Debian's source tarball, downloaded once into
+#            $(DROPIN)/cache (tests/dropin/real_sqlite.sh)
 DROPIN := $(BUILD)/tests/dropin
 
 # One-word commands for the runner (wrappers passing the scripts their
@@ -17,8 +22,16 @@ $(DROPIN)/size: tests/dropin/size.sh tests/dropin/gen_multi.sh $(HEADER)
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec bash tests/dropin/size.sh %s %s\n' '$(DROPIN)/size.d' '$(CC)' > $@
 	chmod +x $@
-TEST_BINS += $(DROPIN)/matrix $(DROPIN)/size
-TEST_CMDS += $(DROPIN)/matrix $(DROPIN)/size
+$(DROPIN)/order: tests/dropin/order.sh tests/dropin/gnu_after.c tests/dropin/system_first.c $(HEADER)
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec bash tests/dropin/order.sh include\n' > $@
+	chmod +x $@
+$(DROPIN)/real_sqlite: tests/dropin/real_sqlite.sh $(HEADER)
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec bash tests/dropin/real_sqlite.sh %s include\n' '$(DROPIN)/cache' > $@
+	chmod +x $@
+TEST_BINS += $(DROPIN)/matrix $(DROPIN)/size $(DROPIN)/order $(DROPIN)/real_sqlite
+TEST_CMDS += $(DROPIN)/matrix $(DROPIN)/size $(DROPIN)/order $(DROPIN)/real_sqlite
 
 # The code-size figures of docs/PERFORMANCE.md, with gcc and clang.
 .PHONY: bench-size
