@@ -137,7 +137,6 @@ static const char usage_flame[] =
     "  -o, --output OUT   write to OUT (default or '-': standard output)\n";
 
 static int parse_group(const char *g, int *group, uint32_t *n);
-static int worst(int a, int st);
 static void sat_add(int64_t *sum, int64_t v);
 typedef struct rank_stat rank_stat;
 typedef struct agg_ctx agg_ctx;
@@ -578,7 +577,7 @@ int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_
         uint64_t before = c.agg.events;
         c.file = i;
         int st = agg_file(&c, files[i], err);
-        rc = worst(rc, st);
+        rc = sp_exit_worst(rc, st);
         *usable += st == SP_OK || st == SP_TRUNCATED || c.agg.events > before;
     }
     if (footer) print_memory_footer(footer, &c);
@@ -904,10 +903,6 @@ static int parse_group(const char *g, int *group, uint32_t *n) {
     return 0;
 }
 
-static int worst(int a, int st) { /* the exit status after a file read with status st */
-    return (st == SP_OK || st == SP_TRUNCATED) ? a : SP_EXIT_INPUT;
-}
-
 /* ---- --steps ------------------------------------------------------------------ */
 /* "A:B" or "N": step numbers, A <= B. */
 static int parse_steps(const char *v, uint64_t *a, uint64_t *b) {
@@ -1128,7 +1123,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             if (o->per_rank) agg_ctx_init(dst = &one, group, n), one.raw = o->raw;
             if (o->steps) step_window(files[i], o->steps, &dst->win_lo, &dst->win_hi, err);
             int st = agg_file(dst, files[i], err);
-            rc = worst(rc, st);
+            rc = sp_exit_worst(rc, st);
             usage |= dst->native_shape;
             usable += st == SP_OK || st == SP_TRUNCATED || dst->agg.events > 0;
             if (o->per_rank) {
@@ -1195,7 +1190,7 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
     c.per_thread = o->per_thread;
     c.raw = o->raw;
     int rc = SP_EXIT_OK;
-    for (int i = 0; i < o->nfiles; i++) rc = worst(rc, agg_file(&c, o->files[i], err));
+    for (int i = 0; i < o->nfiles; i++) rc = sp_exit_worst(rc, agg_file(&c, o->files[i], err));
     for (uint32_t i = 0; i < c.agg.nrows; i++) {
         const scopeprof_row *r = &c.agg.rows[i];
         int64_t v = self ? r->self_ns : r->total_ns;
@@ -1243,7 +1238,7 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
             fprintf(err, "%s\n", msg);
         }
         warn_no_end(o->files[i], &res, err);
-        rc = worst(rc, st);
+        rc = sp_exit_worst(rc, st);
     }
     if (t && sp_trace_close(t) != 0 && rc != SP_EXIT_OUTPUT) {
         fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "exit.h"
 #include "flame.h"
 #include "json.h"
 #include "report.h"

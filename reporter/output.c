@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "exit.h"
 #include "filter.h" /* sp_output_open: plain or gzip (OUT.gz) */
 
 /* Whether `st` is the file an input names ("-": standard input). */
