@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "exit.h"
-#include "filter.h" /* sp_output_open: plain or gzip (OUT.gz) */
+#include "gz.h" /* sp_output_open: plain or gzip (OUT.gz) */
 
 /* Whether `st` is the file an input names ("-": standard input). */
 static int is_input(const struct stat *st, const char *input) {

@@ -7,8 +7,8 @@ REPORTER_SRCS := reporter/read.c reporter/chrome.c reporter/tree.c reporter/json
 REPORTER_HDRS := reporter/read.h reporter/chrome.h reporter/tree.h reporter/json.h reporter/cli.h \
                  reporter/report.h reporter/exit.h reporter/flame.h reporter/filter.h reporter/output.h reporter/gz.h \
                  $(HEADER)
-# -lm: chrome.c rounds JSON numbers (llround). -lz: gzip output (filter.c)
-# and input (gz.c), when zlib's header is there (Debian: zlib1g-dev). Without
+# -lm: chrome.c rounds JSON numbers (llround). -lz: gzip input and output
+# (gz.c), when zlib's header is there (Debian: zlib1g-dev). Without
 # it, -DSP_NO_ZLIB (it reaches the compiler: every rule compiles and links in
 # one command) builds a reporter that refuses gzip naming the package, and
 # `make` says so.
