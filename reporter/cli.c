@@ -9,6 +9,7 @@
 
 #include "chrome.h"
 #include "filter.h"
+#include "input.h"
 #include "json.h"
 #include "output.h"
 #include "read.h"
@@ -142,26 +143,6 @@ typedef struct rank_stat rank_stat;
 typedef struct agg_ctx agg_ctx;
 static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort key, long limit,
                             char **files, int nfiles, const rank_stat *rs, const agg_ctx *mem);
-
-/* The one place that reads an input file: every command goes through it.
- * The format is told from the content (chrome.h): a .sprof file or Chrome
- * trace JSON, from a file or standard input. */
-static int read_input(const char *path, const sp_callbacks *cb, sp_result *res) {
-    return sp_read_any(path, cb, res);
-}
-
-/* A .sprof file read to its end without the END record its writer closes it
- * with: the process never got to write it (kill -9, _exit, a crash with
- * SCOPEPROF_SIGNALS=0, still running). Read as it is, exit status unchanged,
- * but said: the numbers lack what the process still held. */
-static void warn_no_end(const char *path, const sp_result *res, FILE *err) {
-    if (!res->native || res->saw_end || (res->status != SP_OK && res->status != SP_TRUNCATED))
-        return;
-    fprintf(err, "%s: warning: no end record: the run did not finish (killed, _exit, or still "
-            "running); read %llu event(s) up to byte %llu; missing: the events not yet flushed "
-            "when it stopped, scopes still open then, and the final memory records\n",
-            path, (unsigned long long)res->events, (unsigned long long)res->good_end);
-}
 
 /* ---- Aggregation over files ------------------------------------------------ */
 enum { GROUP_NAME, GROUP_SITE, GROUP_STACK, GROUP_FOLDED, GROUP_SHAPE, GROUP_THREAD };
@@ -533,14 +514,14 @@ static int agg_file(agg_ctx *c, const char *path, FILE *err) {
     sp_callbacks cb = {c, agg_header, agg_events, agg_finish};
     sp_result res;
     uint64_t unordered = c->agg.unordered, undefined = c->undefined;
-    int st = read_input(path, &cb, &res);
+    int st = sp_read_any(path, &cb, &res);
     char msg[512];
     sp_result_message(&res, path, msg, sizeof msg);
     if (c->native_shape)
         fprintf(err, "%s: --group-by shape needs Chrome trace JSON with input shapes (PyTorch's "
                 "\"Input Dims\"); this is a scopeprof trace\n", path);
     else if (st != SP_OK) fprintf(err, "%s\n", msg);
-    if (!c->native_shape) warn_no_end(path, &res, err);
+    if (!c->native_shape) sp_warn_no_end(path, &res, err);
     if (c->oom) fprintf(err, "%s: out of memory: some events were not counted\n", path);
     /* Inconsistent files (not ours): say what is off. Only events out of
      * close order make the numbers wrong, so only they fail the command. */
@@ -965,7 +946,7 @@ static void step_window(const char *path, const char *steps, uint64_t *lo, uint6
     parse_steps(steps, &w.a, &w.b);
     sp_callbacks cb = {&w, NULL, NULL, win_finish};
     sp_result res;
-    read_input(path, &cb, &res);
+    sp_read_any(path, &cb, &res);
     *lo = w.found ? w.lo : 1;
     *hi = w.found ? w.hi : 0;
     if (w.found) return;
@@ -1225,7 +1206,7 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
         }
         sp_callbacks tcb = sp_trace_callbacks(t);
         sp_callbacks cb = sp_progress_wrap(&pg, &tcb, o->files[i], i, o->nfiles);
-        int st = read_input(o->files[i], &cb, &res);
+        int st = sp_read_any(o->files[i], &cb, &res);
         if (st == SP_STOPPED && ferror(out)) { /* the writer stopped the reader */
             fprintf(err, "scopeprof: cannot write the output '%s' (stopped while reading %s)\n",
                     o->out_name, o->files[i]);
@@ -1237,7 +1218,7 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
             sp_result_message(&res, o->files[i], msg, sizeof msg);
             fprintf(err, "%s\n", msg);
         }
-        warn_no_end(o->files[i], &res, err);
+        sp_warn_no_end(o->files[i], &res, err);
         rc = sp_exit_worst(rc, st);
     }
     if (t && sp_trace_close(t) != 0 && rc != SP_EXIT_OUTPUT) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "chrome.h"
+#include "input.h"
 #include "scopeprof.h"
 
 typedef struct ctx {

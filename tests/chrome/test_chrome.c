@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "chrome.h"
+#include "input.h"
 #include "scopeprof.h"
 
 static int failures;
