@@ -7,10 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "buf.h"
 #include "chrome.h"
+#include "chrome_write.h"
 #include "filter.h"
 #include "input.h"
-#include "json.h"
 #include "output.h"
 #include "read.h"
 #include "report.h"

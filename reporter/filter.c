@@ -9,7 +9,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "json.h"
+#include "chrome_write.h" /* SP_STEPS_SLOT */
 
 /* ---- Filters ------------------------------------------------------------------ */
 /* "12", "1.5ms", "30us", "2s", "100ns": ns in *ns. */

@@ -31,7 +31,7 @@ int sp_filter_active(const sp_filter *f);
  * kept when it overlaps the window, whose times count from the header's
  * start of the file (a .sprof file's start of profiling; 0 for Chrome JSON,
  * whose window is then in the JSON's own ts). The steps' track comes as
- * slot SP_STEPS_SLOT (json.h): its thread is "Steps", its name "ProfilerStep". */
+ * slot SP_STEPS_SLOT (chrome_write.h): its thread is "Steps", its name "ProfilerStep". */
 int sp_filter_keep(void *f, const sp_reader *r, uint32_t slot, const sp_event *e);
 
 /* Progress on err while a long conversion runs, at most twice a second:

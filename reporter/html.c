@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "exit.h"
 #include "flame.h"
-#include "json.h"
 #include "report.h"
 
 /* Write what was built in memory to `path` ("-" or NULL: out, which is
