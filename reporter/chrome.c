@@ -936,7 +936,7 @@ static int handle_event(cj *r) {
         return emit(r, slot, &k, &g, flow_of(r));
     }
     /* A step keeps its own name (a re-exported trace shows ProfilerStep#N);
-     * tables merge them into ProfilerStep* (cli.c). */
+     * tables merge them into ProfilerStep* (aggregate.c). */
     int step = strncmp(name, "ProfilerStep#", 13) == 0;
     const char *rowname = name;
     if (step && p == 'X' && add_step(r, strtoull(name + 13, NULL, 10), r->ts, r->ts + r->dur)) return -1;

@@ -3,11 +3,13 @@
  * The numbers come from cli.c's aggregation (report.h) and the table from
  * the header's printer: nothing is computed twice. docs/REPORTER.md. */
 #define _GNU_SOURCE /* open_memstream */
+#define SCOPEPROF_AGGREGATION
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregate.h"
 #include "buf.h"
 #include "exit.h"
 #include "flame.h"
