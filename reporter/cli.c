@@ -15,8 +15,8 @@
 #include "filter.h"
 #include "input.h"
 #include "output.h"
+#include "picture.h"
 #include "read.h"
-#include "report.h"
 #include "scopeprof.h"
 
 static const char usage_main[] =

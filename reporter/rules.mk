@@ -3,9 +3,9 @@
 #   make fuzz                libFuzzer run over the reader and the aggregation
 #                            (FUZZ_TIME seconds, default 300; needs clang)
 REPORTER_SRCS := reporter/read.c reporter/chrome.c reporter/tree.c reporter/aggregate.c reporter/buf.c reporter/chrome_write.c reporter/cli.c \
-                 reporter/html.c reporter/flame.c reporter/filter.c reporter/output.c reporter/input.c reporter/gz.c
+                 reporter/html.c reporter/picture.c reporter/flame.c reporter/flame_cmd.c reporter/filter.c reporter/output.c reporter/input.c reporter/gz.c
 REPORTER_HDRS := reporter/read.h reporter/chrome.h reporter/tree.h reporter/aggregate.h reporter/buf.h reporter/digits.h reporter/chrome_write.h reporter/cli.h \
-                 reporter/report.h reporter/exit.h reporter/flame.h reporter/filter.h reporter/output.h reporter/input.h reporter/gz.h \
+                 reporter/picture.h reporter/exit.h reporter/flame.h reporter/filter.h reporter/output.h reporter/input.h reporter/gz.h \
                  $(HEADER)
 # -lm: chrome.c rounds JSON numbers (llround). -lz: gzip input and output
 # (gz.c), when zlib's header is there (Debian: zlib1g-dev). Without
