@@ -16,7 +16,6 @@
  *              kernel time per External id, pass 2 delivers). */
 #define SCOPEPROF_AGGREGATION
 #include "chrome.h"
-#include "gz.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -937,7 +936,7 @@ static int handle_event(cj *r) {
         return emit(r, slot, &k, &g, flow_of(r));
     }
     /* A step keeps its own name (a re-exported trace shows ProfilerStep#N);
-     * tables merge them into ProfilerStep* (cli.c). */
+     * tables merge them into ProfilerStep* (aggregate.c). */
     int step = strncmp(name, "ProfilerStep#", 13) == 0;
     const char *rowname = name;
     if (step && p == 'X' && add_step(r, strtoull(name + 13, NULL, 10), r->ts, r->ts + r->dur)) return -1;
@@ -1369,9 +1368,7 @@ int sp_read_chrome_mem(const void *data, size_t n, const sp_callbacks *cb, sp_re
     return st;
 }
 
-/* Read from fd; `pre` holds bytes already taken from it (a pipe's head). */
-static int read_fd(int fd, const unsigned char *pre, size_t npre, const sp_callbacks *cb,
-                   sp_result *res) {
+int sp_read_chrome_fd(int fd, const void *pre, size_t npre, const sp_callbacks *cb, sp_result *res) {
     memset(res, 0, sizeof *res);
     cj *r = calloc(1, sizeof *r);
     if (r) r->buf = malloc(BUF_SIZE);
@@ -1397,96 +1394,7 @@ int sp_read_chrome_file(const char *path, const sp_callbacks *cb, sp_result *res
         snprintf(res->msg, sizeof res->msg, "cannot open: %s", strerror(errno));
         return res->status = SP_IOERR;
     }
-    int st = read_fd(fd, NULL, 0, cb, res);
-    if (fd > 0) close(fd);
-    return st;
-}
-
-int sp_is_chrome(const void *head, size_t n) {
-    const unsigned char *p = head;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t') continue;
-        return p[i] == '{' || p[i] == '[';
-    }
-    return 0;
-}
-
-int sp_read_any_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res) {
-    return sp_is_chrome(data, n < 4096 ? n : 4096) ? sp_read_chrome_mem(data, n, cb, res)
-                                                   : sp_read_mem(data, n, cb, res);
-}
-
-/* A gzip stream: inflated into a temporary file, then read as a regular
- * file of whichever format it holds. */
-static int read_gz(int fd, const unsigned char *head, size_t n, const sp_callbacks *cb, sp_result *res) {
-    int bad;
-    char why[sizeof res->msg];
-    int t = sp_gz_inflate(fd, head, n, res, &bad, why, sizeof why);
-    if (t < 0) return res->status;
-    unsigned char h[4096];
-    ssize_t got;
-    do got = read(t, h, sizeof h);
-    while (got < 0 && errno == EINTR);
-    int chrome = got > 0 && sp_is_chrome(h, (size_t)got), st;
-    if (lseek(t, 0, SEEK_SET) != 0) {
-        close(t);
-        memset(res, 0, sizeof *res);
-        snprintf(res->msg, sizeof res->msg, "gzip input: cannot rewind the temporary file");
-        return res->status = SP_IOERR;
-    }
-    st = chrome ? read_fd(t, NULL, 0, cb, res) : sp_read_fd(t, NULL, 0, cb, res);
-    close(t);
-    /* A damaged stream outranks what the reader thought of the part it saw. */
-    if (bad != SP_OK && (st == SP_OK || st == SP_TRUNCATED)) {
-        snprintf(res->msg, sizeof res->msg, "%s", why);
-        res->status = st = bad;
-        if (bad == SP_TRUNCATED) res->offset = res->good_end;
-    }
-    return st;
-}
-
-int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res) {
-    int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return sp_read_file(path, cb, res); /* its message */
-    unsigned char head[4096];
-    ssize_t got;
-    size_t n = 0;
-    struct stat sb;
-    int regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-    if (!regular && S_ISDIR(sb.st_mode)) { /* read() fails with EISDIR: not "empty" */
-        close(fd);
-        memset(res, 0, sizeof *res);
-        snprintf(res->msg, sizeof res->msg, "is a directory, not a trace file");
-        return res->status = SP_IOERR;
-    }
-    /* Enough of the head to see the first non-space byte. */
-    while (n < sizeof head) {
-        do got = read(fd, head + n, sizeof head - n);
-        while (got < 0 && errno == EINTR);
-        if (got <= 0) break;
-        size_t i = n;
-        n += (size_t)got;
-        while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
-        if (i < n) break;
-    }
-    if (sp_gz_magic(head, n)) {
-        int st = read_gz(fd, head, n, cb, res);
-        if (fd > 0) close(fd);
-        return st;
-    }
-    int chrome = sp_is_chrome(head, n), st;
-    if (regular && (fd > 0 || lseek(fd, 0, SEEK_SET) == 0)) {
-        /* The reader opens the file again; standard input is rewound, as
-         * the head was taken from it. */
-        if (fd > 0) close(fd);
-        return chrome ? sp_read_chrome_file(path, cb, res) : sp_read_file(path, cb, res);
-    }
-    if (chrome) {
-        st = read_fd(fd, head, n, cb, res);
-    } else {
-        /* A native trace from a pipe: streamed, the head handed back first. */
-        st = sp_read_fd(fd, head, n, cb, res);
-    }
+    int st = sp_read_chrome_fd(fd, NULL, 0, cb, res);
     if (fd > 0) close(fd);
     return st;
 }

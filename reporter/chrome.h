@@ -7,7 +7,8 @@
  * header's aggregation computes self/total times as PyTorch does. Memory is the
  * read buffer, the open ranges of each thread and the distinct names; a thread
  * whose events arrive out of start order is buffered and sorted at the end
- * (memory then grows with that thread's events). */
+ * (memory then grows with that thread's events). Which reader an input goes
+ * to is input.h's business. */
 #ifndef SP_CHROME_H
 #define SP_CHROME_H
 
@@ -22,19 +23,16 @@
 #define SP_CJ_MAX_NEST 1024u        /* nesting of arrays/objects in a value */
 #define SP_CJ_MAX_SHAPE 4096u       /* bytes of one "Input Dims" text */
 
-/* Content detection: 1 if the first non-space byte of `head` is '{' or '['. */
-int sp_is_chrome(const void *head, size_t n);
-
 /* Read a Chrome trace (path "-": standard input) or a buffer. Statuses and
  * messages as sp_read_file: SP_TRUNCATED for input cut short (everything up to
  * `good_end`, the end of the last whole event, was used), SP_CORRUPT for bad
  * JSON at `offset`. */
 int sp_read_chrome_file(const char *path, const sp_callbacks *cb, sp_result *res);
 int sp_read_chrome_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res);
-
-/* Either format, chosen from the content (not the file name). */
-int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res);
-int sp_read_any_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res);
+/* Read from fd (not closed); `pre` holds the npre bytes already taken from
+ * it (a pipe's head, input.c). Read twice when it is a regular file at
+ * offset 0 and npre is 0. */
+int sp_read_chrome_fd(int fd, const void *pre, size_t npre, const sp_callbacks *cb, sp_result *res);
 
 /* The accessors of r if it is a reader of another format (this one), NULL for
  * the native reader: both start with that pointer (read.h, sp_reader_vtbl). */

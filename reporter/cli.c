@@ -1,4 +1,6 @@
-/* cli.c -- the scopeprof commands: table, trace, stacks. */
+/* cli.c -- the scopeprof command line: usage texts, options, each command's
+ * output (-o OUT, output.h), and the commands table, trace and stacks. What
+ * they count comes from aggregate.c, what trace writes from chrome_write.c. */
 #define SCOPEPROF_AGGREGATION
 #include "cli.h"
 
@@ -7,14 +9,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "chrome.h"
+#include "aggregate.h"
+#include "buf.h"
+#include "chrome_write.h"
 #include "filter.h"
-#include "json.h"
+#include "input.h"
 #include "output.h"
+#include "picture.h"
 #include "read.h"
-#include "report.h"
 #include "scopeprof.h"
-#include "tree.h"
 
 static const char usage_main[] =
     "usage: scopeprof COMMAND [OPTIONS] FILE...\n"
@@ -135,483 +138,6 @@ static const char usage_flame[] =
     "  --per-thread       a frame per thread above the root (its name, else\n"
     "                     'tid N'); threads of one name are merged\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output)\n";
-
-static int parse_group(const char *g, int *group, uint32_t *n);
-static int worst(int a, int st);
-static void sat_add(int64_t *sum, int64_t v);
-typedef struct rank_stat rank_stat;
-typedef struct agg_ctx agg_ctx;
-static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort key, long limit,
-                            char **files, int nfiles, const rank_stat *rs, const agg_ctx *mem);
-
-/* The one place that reads an input file: every command goes through it.
- * The format is told from the content (chrome.h): a .sprof file or Chrome
- * trace JSON, from a file or standard input. */
-static int read_input(const char *path, const sp_callbacks *cb, sp_result *res) {
-    return sp_read_any(path, cb, res);
-}
-
-/* A .sprof file read to its end without the END record its writer closes it
- * with: the process never got to write it (kill -9, _exit, a crash with
- * SCOPEPROF_SIGNALS=0, still running). Read as it is, exit status unchanged,
- * but said: the numbers lack what the process still held. */
-static void warn_no_end(const char *path, const sp_result *res, FILE *err) {
-    if (!res->native || res->saw_end || (res->status != SP_OK && res->status != SP_TRUNCATED))
-        return;
-    fprintf(err, "%s: warning: no end record: the run did not finish (killed, _exit, or still "
-            "running); read %llu event(s) up to byte %llu; missing: the events not yet flushed "
-            "when it stopped, scopes still open then, and the final memory records\n",
-            path, (unsigned long long)res->events, (unsigned long long)res->good_end);
-}
-
-/* ---- Aggregation over files ------------------------------------------------ */
-enum { GROUP_NAME, GROUP_SITE, GROUP_STACK, GROUP_FOLDED, GROUP_SHAPE, GROUP_THREAD };
-
-struct agg_ctx {
-    scopeprof_agg agg;
-    int group;
-    uint32_t stack_n;
-    int per_thread;       /* folded: each stack under a frame naming its thread */
-    uint32_t thread_base; /* agg thread slots used by earlier files */
-    uint32_t nthreads;    /* slots of this file */
-    const sp_reader *rd;
-    uint32_t *site_row; /* per site id of this file: row + 1, 0 unknown yet */
-    uint32_t nsite_row;
-    sp_tree tree;
-    sp_out key, extra; /* scratch strings */
-    int oom;
-    uint64_t win_lo, win_hi; /* --steps: keep scopes inside [lo, hi] ns */
-    uint32_t rank;           /* of the last file's header */
-    /* MEMORY records over the files read: largest peak per device. */
-    int64_t peak[SP_MAX_DEVICES];
-    uint64_t peak_seen; /* bit mask of devices */
-    uint64_t unknown_frees;
-    int mem_files;      /* files with MEMORY records */
-    /* Sites of device events (sp_gpu_info.timed) of a Chrome trace, per site
-     * id of the file: their rows are DEVICE rows, the rest LAUNCHER rows
-     * (scopeprof_row.gpu_role); every row of a .sprof file is a DEVICE row. */
-    unsigned char *dev_site;
-    uint32_t ndev_site;
-    int native_shape; /* --group-by shape met a .sprof file */
-    uint64_t undefined; /* events whose site id no SITES chunk had defined yet */
-    int chrome;         /* the last file read is Chrome JSON */
-    sp_tap_fn tap;      /* sp_aggregate's caller sees the events too */
-    void *tap_ctx;
-    int file;           /* index of the file being read, for tap */
-    int raw;            /* --no-compensate: a file's OVERHEAD calibration is shown, not applied */
-};
-
-/* Grow a byte array to hold index i (zeroed); -1 if out of memory. */
-static int flags_fit(unsigned char **v, uint32_t *n, uint32_t i) {
-    if (i < *n) return 0;
-    uint32_t c = *n ? *n : 64;
-    while (c <= i) c *= 2;
-    unsigned char *p = realloc(*v, c);
-    if (!p) return -1;
-    memset(p + *n, 0, c - *n);
-    *v = p;
-    *n = c;
-    return 0;
-}
-
-static int scope_kept(const agg_ctx *c, const sp_event *e) {
-    return e->kind == SP_MEM ? e->start >= c->win_lo && e->start <= c->win_hi
-                             : e->start >= c->win_lo && e->end <= c->win_hi;
-}
-
-/* The name a scope has in tables: PyTorch's key_averages merges the steps
- * ProfilerStep#1, #2... into one row ProfilerStep*. */
-static const char *table_name(const char *name) {
-    return strncmp(name, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : name;
-}
-
-static const char *site_name(const sp_reader *r, uint32_t id) {
-    const sp_site *s = sp_reader_site(r, id);
-    return s ? table_name(s->name) : "<unknown>";
-}
-
-static const char *str_of(sp_out *o) {
-    sp_out_write(o, "", 1);
-    return o->err ? NULL : o->buf;
-}
-
-/* A name as one frame of a ';'-separated stack: no ';' and no line breaks,
- * which would split it. */
-static void put_frame(sp_out *o, const char *s) {
-    for (; *s; s++) {
-        char c = *s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s;
-        sp_out_write(o, &c, 1);
-    }
-}
-
-static uint32_t make_row(agg_ctx *c, const char *key, const char *name, const char *extra) {
-    if (!key || !name) return UINT32_MAX;
-    return scopeprof_agg_row(&c->agg, key, name, extra);
-}
-
-/* Row of a site for name and site grouping, cached per site id. */
-static uint32_t site_row(agg_ctx *c, uint32_t id) {
-    const sp_site *s = sp_reader_site(c->rd, id);
-    c->undefined += !s; /* not cached: counts every such event */
-    int cache = s && id < (1u << 20);
-    if (cache && id < c->nsite_row && c->site_row[id]) return c->site_row[id] - 1;
-    const char *name = s ? table_name(s->name) : "<unknown>";
-    uint32_t row;
-    if (c->group == GROUP_SITE) {
-        c->key.n = c->extra.n = 0;
-        if (s) {
-            char line[16];
-            snprintf(line, sizeof line, ":%u", s->line);
-            sp_out_str(&c->extra, s->file);
-            sp_out_str(&c->extra, line);
-        }
-        const char *ex = str_of(&c->extra);
-        sp_out_str(&c->key, name);
-        sp_out_write(&c->key, "\x1f", 1); /* a byte names do not hold in practice */
-        sp_out_str(&c->key, ex ? ex : "");
-        row = make_row(c, str_of(&c->key), name, ex);
-    } else if (c->group == GROUP_SHAPE) {
-        /* The reader is a Chrome one (agg_header checked): a site is one
-         * (name, input shapes) pair. */
-        const char *shape = sp_chrome_shape(c->rd, id);
-        c->key.n = 0;
-        sp_out_str(&c->key, name);
-        sp_out_write(&c->key, "\x1f", 1);
-        sp_out_str(&c->key, shape ? shape : "[]");
-        row = make_row(c, str_of(&c->key), name, shape ? shape : "[]");
-    } else {
-        row = make_row(c, name, name, NULL);
-    }
-    if (row != UINT32_MAX && cache) {
-        if (id >= c->nsite_row) {
-            uint32_t n = id + 1 > c->nsite_row * 2 ? id + 1 : c->nsite_row * 2;
-            uint32_t *v = realloc(c->site_row, (size_t)n * sizeof *v);
-            if (!v) return row;
-            memset(v + c->nsite_row, 0, (size_t)(n - c->nsite_row) * sizeof *v);
-            c->site_row = v;
-            c->nsite_row = n;
-        }
-        c->site_row[id] = row + 1;
-    }
-    return row;
-}
-
-/* What a thread is shown as, in the table's Thread column and the per-thread
- * stacks: its name, else its tid, else (no THREAD chunk describes it) the
- * file's thread index. `num` holds the text when it is made up. */
-static const char *thread_label(const sp_thread *t, char num[48]) {
-    if (t->name && t->name[0]) return t->name;
-    if (t->tid) snprintf(num, 48, "tid %llu", (unsigned long long)t->tid);
-    else snprintf(num, 48, "thread %u", t->index);
-    return num;
-}
-
-/* Row of a scope for thread grouping: one per (thread, name), so that a
- * thread's rows, sorted, say where its time went. Keyed by the thread's
- * slot over all files (two files' thread 1 are two threads); shown by
- * thread_label. Not cached: the site cache holds one row per site id. */
-static uint32_t thread_row(agg_ctx *c, const sp_thread *t, uint32_t site) {
-    const sp_site *s = sp_reader_site(c->rd, site);
-    c->undefined += !s;
-    const char *name = s ? table_name(s->name) : "<unknown>";
-    char num[48];
-    c->key.n = c->extra.n = 0;
-    sp_out_str(&c->extra, thread_label(t, num));
-    const char *ex = str_of(&c->extra);
-    snprintf(num, sizeof num, "%u", c->thread_base + t->slot);
-    sp_out_str(&c->key, num);
-    sp_out_write(&c->key, "\x1f", 1);
-    sp_out_str(&c->key, name);
-    return make_row(c, str_of(&c->key), name, ex);
-}
-
-static void account(agg_ctx *c, uint32_t slot, uint32_t row, const sp_event *e) {
-    if (row == UINT32_MAX) {
-        c->oom = 1;
-        return;
-    }
-    scopeprof_row *r = &c->agg.rows[row];
-    if (!sp_chrome_vtbl(c->rd) || (e->site < c->ndev_site && c->dev_site[e->site]))
-        r->gpu_role = SCOPEPROF_ROW_DEVICE;
-    else if (r->gpu_role == SCOPEPROF_ROW_ANY)
-        r->gpu_role = SCOPEPROF_ROW_LAUNCHER;
-    if (scopeprof_agg_event_gpu(&c->agg, slot, row, e->start, e->end, e->depth, e->gpu_ns) != 0)
-        c->oom = 1;
-}
-
-/* A finished subtree, for stack grouping and folded stacks: each scope's row
- * key holds its ancestors' names. Fed to the aggregation in close order, as
- * it would have been without buffering. */
-static int agg_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uint32_t *parent,
-                       uint32_t n) {
-    agg_ctx *c = ctx;
-    uint32_t *up = NULL, cap = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        const sp_event *e = &ev[k];
-        /* --steps filters after the tree, so that kept scopes still see the
-         * ancestors outside the window in their stacks. */
-        if (!scope_kept(c, e)) continue;
-        if (e->kind == SP_MEM) {
-            if (scopeprof_agg_mem(&c->agg, c->thread_base + slot, e->depth, e->device, e->bytes))
-                c->oom = 1;
-            continue;
-        }
-        /* Ancestors, innermost first: N of them, or all for folded stacks. */
-        uint32_t m = 0, lim = c->group == GROUP_FOLDED ? UINT32_MAX : c->stack_n;
-        for (uint32_t p = parent[k]; p != SP_NO_PARENT && m < lim; p = parent[p]) {
-            if (m == cap) {
-                uint32_t nc = cap ? cap * 2 : 64;
-                uint32_t *v = realloc(up, nc * sizeof *v);
-                if (!v) break;
-                up = v;
-                cap = nc;
-            }
-            up[m++] = p;
-        }
-        const char *name = site_name(c->rd, e->site);
-        c->key.n = c->extra.n = 0;
-        const sp_thread *th = c->per_thread ? sp_reader_thread(c->rd, slot) : NULL;
-        if (th) { /* the thread's name as of now: a later rename starts a new root */
-            char num[48];
-            put_frame(&c->extra, thread_label(th, num));
-            sp_out_write(&c->extra, ";", 1);
-        }
-        for (uint32_t i = m; i-- > 0;) {
-            put_frame(&c->extra, site_name(c->rd, ev[up[i]].site));
-            if (i) sp_out_write(&c->extra, ";", 1);
-        }
-        uint32_t row;
-        if (c->group == GROUP_FOLDED) {
-            if (m) sp_out_write(&c->extra, ";", 1);
-            put_frame(&c->extra, name);
-            const char *k2 = str_of(&c->extra);
-            row = make_row(c, k2, k2, NULL);
-        } else {
-            const char *ex = str_of(&c->extra);
-            sp_out_str(&c->key, name);
-            sp_out_write(&c->key, "\x1f", 1);
-            sp_out_str(&c->key, ex ? ex : "");
-            row = make_row(c, str_of(&c->key), name, ex);
-        }
-        account(c, c->thread_base + slot, row, e);
-    }
-    free(up);
-    return 0;
-}
-
-static int agg_header(void *ctx, const sp_reader *r, const sp_header *h) {
-    agg_ctx *c = ctx;
-    c->rd = r;
-    c->rank = h->rank;
-    c->chrome = sp_chrome_vtbl(r) != NULL;
-    /* A file's calibration is its own: none until its OVERHEAD chunk. */
-    c->agg.comp_inside_ps = c->agg.comp_outside_ps = 0;
-    /* Input shapes exist only in PyTorch's JSON ("Input Dims"). */
-    if (c->group == GROUP_SHAPE && !sp_chrome_vtbl(r)) return c->native_shape = 1;
-    return 0;
-}
-
-static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const sp_event *ev,
-                      uint32_t n) {
-    agg_ctx *c = ctx;
-    c->rd = r;
-    const sp_header *h = sp_reader_header(r);
-    if (h->has_overhead) /* read before the first event: compensate from here on */
-        scopeprof_agg_calibration(&c->agg, h->overhead_inside_ps, h->overhead_outside_ps, !c->raw);
-    if (c->tap) c->tap(c->tap_ctx, c->file, r, t, ev, n);
-    if (t->slot + 1 > c->nthreads) c->nthreads = t->slot + 1;
-    /* Sites of device events, noted here where the GPU info is valid (the
-     * tree hands events over later). Chrome site ids are 1..2^24. */
-    const sp_gpu_info *gi = sp_chrome_vtbl(r) ? sp_reader_gpu_info(r) : NULL;
-    for (uint32_t k = 0; gi && k < n; k++)
-        if (gi[k].timed && ev[k].site < SP_MAX_SITES) {
-            if (flags_fit(&c->dev_site, &c->ndev_site, ev[k].site)) c->oom = 1;
-            else c->dev_site[ev[k].site] = 1;
-        }
-    if (c->group == GROUP_STACK || c->group == GROUP_FOLDED)
-        return sp_tree_add(&c->tree, t->slot, ev, n) ? (c->oom = 1, -1) : 0;
-    uint32_t slot = c->thread_base + t->slot;
-    for (uint32_t k = 0; k < n; k++) {
-        if (!scope_kept(c, &ev[k])) continue;
-        if (ev[k].kind == SP_MEM) {
-            if (scopeprof_agg_mem(&c->agg, slot, ev[k].depth, ev[k].device, ev[k].bytes)) c->oom = 1;
-        } else {
-            account(c, slot, c->group == GROUP_THREAD ? thread_row(c, t, ev[k].site) : site_row(c, ev[k].site),
-                    &ev[k]);
-        }
-    }
-    return 0;
-}
-
-/* The STEPS records of a .sprof file as PyTorch's ProfilerStep* row: one
- * call per step, CPU total the steps' time. Self CPU time stays 0: the file
- * does not say which thread called PROFILE_STEP, so which scopes are the
- * step's children is unknown, and 0 leaves the other rows' percentages as
- * they are. (A Chrome trace's steps are events of their own.) */
-static void agg_steps(agg_ctx *c, const sp_reader *r) {
-    const sp_step *s;
-    uint32_t n = sp_reader_steps(r, &s), row = UINT32_MAX;
-    if (c->group == GROUP_FOLDED || c->group == GROUP_SHAPE || sp_chrome_vtbl(r)) return;
-    for (uint32_t i = 0; i < n; i++) {
-        sp_event e = {s[i].start, s[i].end, 0, 0, SP_SCOPE, 0, 0, -1, 0};
-        if (!scope_kept(c, &e)) continue;
-        if (row == UINT32_MAX) {
-            const char *name = "ProfilerStep*";
-            c->key.n = 0;
-            sp_out_str(&c->key, name);
-            if (c->group != GROUP_NAME) sp_out_write(&c->key, "\x1f", 1);
-            row = make_row(c, str_of(&c->key), name, c->group == GROUP_NAME ? NULL : "");
-            if (row == UINT32_MAX) {
-                c->oom = 1;
-                return;
-            }
-        }
-        scopeprof_row *rw = &c->agg.rows[row];
-        rw->count++;
-        c->agg.events++;
-        uint64_t d = s[i].end - s[i].start; /* the reader keeps end >= start */
-        sat_add(&rw->total_ns, d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d);
-    }
-}
-
-static int agg_finish(void *ctx, const sp_reader *r) {
-    agg_ctx *c = ctx;
-    c->rd = r;
-    int rc = sp_tree_flush_all(&c->tree);
-    agg_steps(c, r);
-    if (sp_reader_nthreads(r) > c->nthreads) c->nthreads = sp_reader_nthreads(r);
-    const sp_memory *m;
-    uint32_t nm = sp_reader_memory(r, &m);
-    for (uint32_t i = 0; i < nm; i++) {
-        uint32_t d = m[i].device; /* < SP_MAX_DEVICES, as the reader keeps them */
-        if (!(c->peak_seen >> d & 1) || m[i].peak > c->peak[d]) c->peak[d] = m[i].peak;
-        c->peak_seen |= 1ull << d;
-        if (__builtin_add_overflow(c->unknown_frees, m[i].unknown_frees, &c->unknown_frees))
-            c->unknown_frees = UINT64_MAX;
-    }
-    c->mem_files += nm > 0;
-    /* Thread slots and site ids belong to one file. */
-    c->thread_base += c->nthreads;
-    c->nthreads = 0;
-    free(c->site_row);
-    c->site_row = NULL;
-    c->nsite_row = 0;
-    free(c->dev_site);
-    c->dev_site = NULL;
-    c->ndev_site = 0;
-    sp_tree_free(&c->tree);
-    sp_tree_init(&c->tree, agg_subtree, c);
-    return rc;
-}
-
-static void agg_ctx_init(agg_ctx *c, int group, uint32_t stack_n) {
-    memset(c, 0, sizeof *c);
-    scopeprof_agg_init(&c->agg);
-    c->group = group;
-    c->stack_n = stack_n;
-    c->win_hi = UINT64_MAX;
-    if (group == GROUP_SITE) c->agg.extra_header = "Source Location";
-    if (group == GROUP_STACK) c->agg.extra_header = "Stack";
-    if (group == GROUP_SHAPE) c->agg.extra_header = "Input Shapes";
-    if (group == GROUP_THREAD) c->agg.extra_header = "Thread";
-    sp_out_init(&c->key, NULL);
-    sp_out_init(&c->extra, NULL);
-    sp_tree_init(&c->tree, agg_subtree, c);
-}
-
-static void agg_ctx_free(agg_ctx *c) {
-    scopeprof_agg_free(&c->agg);
-    sp_out_free(&c->key);
-    sp_out_free(&c->extra);
-    sp_tree_free(&c->tree);
-    free(c->site_row);
-    free(c->dev_site);
-}
-
-/* Read one file into the aggregation, report problems on err; returns the
- * reader status. */
-static int agg_file(agg_ctx *c, const char *path, FILE *err) {
-    sp_callbacks cb = {c, agg_header, agg_events, agg_finish};
-    sp_result res;
-    uint64_t unordered = c->agg.unordered, undefined = c->undefined;
-    int st = read_input(path, &cb, &res);
-    char msg[512];
-    sp_result_message(&res, path, msg, sizeof msg);
-    if (c->native_shape)
-        fprintf(err, "%s: --group-by shape needs Chrome trace JSON with input shapes (PyTorch's "
-                "\"Input Dims\"); this is a scopeprof trace\n", path);
-    else if (st != SP_OK) fprintf(err, "%s\n", msg);
-    if (!c->native_shape) warn_no_end(path, &res, err);
-    if (c->oom) fprintf(err, "%s: out of memory: some events were not counted\n", path);
-    /* Inconsistent files (not ours): say what is off. Only events out of
-     * close order make the numbers wrong, so only they fail the command. */
-    if (res.sites_redefined)
-        fprintf(err, "%s: offset %llu: site id %u defined again differently (%u time(s)); the first "
-                "definition is kept\n", path, (unsigned long long)res.redefined_offset,
-                res.redefined_id, res.sites_redefined);
-    if (c->undefined > undefined)
-        fprintf(err, "%s: %llu event(s) use a site id no SITES chunk had defined before them; "
-                "shown as <unknown>\n", path, (unsigned long long)(c->undefined - undefined));
-    /* The Chrome reader nests by PyTorch's rule, whose order is its own: the
-     * close-order check is for .sprof files, which are written in it. */
-    if (c->agg.unordered > unordered && !c->chrome) {
-        fprintf(err, "%s: %llu event(s) close before an earlier event of their thread: the file "
-                "is not in close order, and self times are not to be trusted\n", path,
-                (unsigned long long)(c->agg.unordered - unordered));
-        if (st == SP_OK) st = SP_CORRUPT;
-    }
-    return st;
-}
-
-static void print_memory_footer(FILE *out, const agg_ctx *c);
-
-int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_ctx,
-                 scopeprof_agg *out, FILE *footer, int *usable, FILE *err) {
-    agg_ctx c;
-    agg_ctx_init(&c, folded ? GROUP_FOLDED : GROUP_NAME, 0);
-    c.per_thread = folded == SP_FOLDED_PER_THREAD;
-    c.tap = tap;
-    c.tap_ctx = tap_ctx;
-    int rc = SP_EXIT_OK;
-    *usable = 0;
-    for (int i = 0; i < nfiles; i++) {
-        uint64_t before = c.agg.events;
-        c.file = i;
-        int st = agg_file(&c, files[i], err);
-        rc = worst(rc, st);
-        *usable += st == SP_OK || st == SP_TRUNCATED || c.agg.events > before;
-    }
-    if (footer) print_memory_footer(footer, &c);
-    *out = c.agg; /* handed over: agg_ctx_free must not free it */
-    scopeprof_agg_init(&c.agg);
-    agg_ctx_free(&c);
-    return rc;
-}
-
-int sp_report_mem(const void *data, size_t n, const char *group, FILE *out) {
-    int g;
-    uint32_t sn = 0;
-    if (group && strcmp(group, "folded") == 0) g = GROUP_FOLDED;
-    else if (parse_group(group, &g, &sn) != 0) return -1;
-    agg_ctx c;
-    agg_ctx_init(&c, g, sn);
-    sp_callbacks cb = {&c, agg_header, agg_events, agg_finish};
-    sp_result res;
-    int st = sp_read_any_mem(data, n, &cb, &res);
-    if (g == GROUP_FOLDED) {
-        for (uint32_t i = 0; i < c.agg.nrows; i++)
-            fprintf(out, "%s %lld\n", c.agg.rows[i].key, (long long)c.agg.rows[i].self_ns);
-    } else {
-        scopeprof_table_print(out, &c.agg, SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL, 0);
-        sp_out js;
-        sp_out_init(&js, out);
-        print_json_table(&js, &c.agg, SCOPEPROF_SORT_COUNT, 0, NULL, 0, NULL, &c);
-        sp_out_flush(&js);
-        sp_out_free(&js);
-    }
-    agg_ctx_free(&c);
-    return st;
-}
 
 /* ---- Command line ----------------------------------------------------------- */
 typedef struct opts {
@@ -742,6 +268,7 @@ typedef struct rank_row {
     uint32_t seen;  /* files that had the row */
     int argmax;     /* index of the file with the max */
 } rank_row;
+typedef struct rank_stat rank_stat;
 struct rank_stat {
     rank_row *row;
     uint32_t cap;
@@ -749,10 +276,6 @@ struct rank_stat {
     char **files;
     char (*label)[32]; /* per file: "rank R", or "file N" without a rank */
 };
-
-static void sat_add(int64_t *sum, int64_t v) {
-    if (__builtin_add_overflow(*sum, v, sum)) *sum = v > 0 ? INT64_MAX : INT64_MIN;
-}
 
 /* CSV column and JSON key of the grouping's text column. */
 static const char *extra_field(const scopeprof_agg *a) {
@@ -776,7 +299,7 @@ static void csv_header(FILE *out, const scopeprof_agg *a, int file_col, const ra
     fputc('\n', out);
 }
 
-static int print_csv(FILE *out, const agg_ctx *c, scopeprof_sort key, long limit,
+static int print_csv(FILE *out, const sp_agg_ctx *c, scopeprof_sort key, long limit,
                      const char *file, const rank_stat *rs) {
     const scopeprof_agg *a = &c->agg;
     uint32_t *idx = scopeprof_agg_sorted(a, key);
@@ -819,7 +342,7 @@ static void json_num(sp_out *o, const char *k, int64_t v) {
 
 /* One table as a JSON object: {"files":[...],"self_cpu_time_total_ns":N,"rows":[...]} */
 static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort key, long limit,
-                            char **files, int nfiles, const rank_stat *rs, const agg_ctx *mem) {
+                            char **files, int nfiles, const rank_stat *rs, const sp_agg_ctx *mem) {
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return -1;
     sp_out_str(o, "{\"files\":[");
@@ -888,26 +411,6 @@ static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort ke
     return 0;
 }
 
-static int parse_group(const char *g, int *group, uint32_t *n) {
-    if (!g || strcmp(g, "name") == 0) *group = GROUP_NAME;
-    else if (strcmp(g, "site") == 0) *group = GROUP_SITE;
-    else if (strcmp(g, "shape") == 0) *group = GROUP_SHAPE;
-    else if (strcmp(g, "thread") == 0) *group = GROUP_THREAD;
-    else if (strncmp(g, "stack:", 6) == 0) {
-        char *end;
-        long v = strtol(g + 6, &end, 10);
-        if (*end || end == g + 6 || v < 1 || v > 1000) return -1;
-        *group = GROUP_STACK;
-        *n = (uint32_t)v;
-    } else
-        return -1;
-    return 0;
-}
-
-static int worst(int a, int st) { /* the exit status after a file read with status st */
-    return (st == SP_OK || st == SP_TRUNCATED) ? a : SP_EXIT_INPUT;
-}
-
 /* ---- --steps ------------------------------------------------------------------ */
 /* "A:B" or "N": step numbers, A <= B. */
 static int parse_steps(const char *v, uint64_t *a, uint64_t *b) {
@@ -970,7 +473,7 @@ static void step_window(const char *path, const char *steps, uint64_t *lo, uint6
     parse_steps(steps, &w.a, &w.b);
     sp_callbacks cb = {&w, NULL, NULL, win_finish};
     sp_result res;
-    read_input(path, &cb, &res);
+    sp_read_any(path, &cb, &res);
     *lo = w.found ? w.lo : 1;
     *hi = w.found ? w.hi : 0;
     if (w.found) return;
@@ -982,25 +485,10 @@ static void step_window(const char *path, const char *steps, uint64_t *lo, uint6
 }
 
 /* ---- table ---------------------------------------------------------------------- */
-/* Below the text table: peak memory per device, frees never recorded. */
-static void print_memory_footer(FILE *out, const agg_ctx *c) {
-    char b[64], over[48] = "";
-    if (c->mem_files > 1) snprintf(over, sizeof over, " (largest of %d files)", c->mem_files);
-    for (uint32_t d = 0; d < SP_MAX_DEVICES; d++) {
-        if (!(c->peak_seen >> d & 1)) continue;
-        scopeprof_format_mem(b, sizeof b, c->peak[d]);
-        if (d == 0) fprintf(out, "Peak CPU memory: %s%s\n", b, over);
-        else fprintf(out, "Peak GPU %u memory: %s%s\n", d - 1, b, over);
-    }
-    if (c->unknown_frees)
-        fprintf(out, "Unknown frees: %llu (frees of pointers never recorded by PROFILE_ALLOC)\n",
-                (unsigned long long)c->unknown_frees);
-}
-
 /* --per-rank: add the table of one file (src) to the merged one (dst), row by
  * row (every column is a sum, so merging tables equals reading the files
  * into one), and note each row's CPU total in this file. */
-static int merge_file(agg_ctx *dst, const agg_ctx *src, rank_stat *rs, int file) {
+static int merge_file(sp_agg_ctx *dst, const sp_agg_ctx *src, rank_stat *rs, int file) {
     scopeprof_agg *d = &dst->agg;
     const scopeprof_agg *a = &src->agg;
     d->has_gpu |= a->has_gpu;
@@ -1028,19 +516,19 @@ static int merge_file(agg_ctx *dst, const agg_ctx *src, rank_stat *rs, int file)
         }
         scopeprof_row *m = &d->rows[k];
         m->count += r->count;
-        sat_add(&m->self_ns, r->self_ns);
-        sat_add(&m->total_ns, r->total_ns);
-        sat_add(&m->gpu_self_ns, r->gpu_self_ns);
-        sat_add(&m->gpu_total_ns, r->gpu_total_ns);
-        sat_add(&m->cpu_mem, r->cpu_mem);
-        sat_add(&m->self_cpu_mem, r->self_cpu_mem);
-        sat_add(&m->gpu_mem, r->gpu_mem);
-        sat_add(&m->self_gpu_mem, r->self_gpu_mem);
+        sp_sat_add(&m->self_ns, r->self_ns);
+        sp_sat_add(&m->total_ns, r->total_ns);
+        sp_sat_add(&m->gpu_self_ns, r->gpu_self_ns);
+        sp_sat_add(&m->gpu_total_ns, r->gpu_total_ns);
+        sp_sat_add(&m->cpu_mem, r->cpu_mem);
+        sp_sat_add(&m->self_cpu_mem, r->self_cpu_mem);
+        sp_sat_add(&m->gpu_mem, r->gpu_mem);
+        sp_sat_add(&m->self_gpu_mem, r->self_gpu_mem);
         if (r->gpu_role > m->gpu_role) m->gpu_role = r->gpu_role; /* DEVICE wins */
         rank_row *x = &rs->row[k];
         if (!x->seen || r->total_ns < x->min) x->min = r->total_ns;
         if (!x->seen || r->total_ns > x->max) x->max = r->total_ns, x->argmax = file;
-        sat_add(&x->sum, r->total_ns);
+        sp_sat_add(&x->sum, r->total_ns);
         x->seen++;
     }
     for (uint32_t dv = 0; dv < SP_MAX_DEVICES; dv++)
@@ -1055,7 +543,7 @@ static int merge_file(agg_ctx *dst, const agg_ctx *src, rank_stat *rs, int file)
 
 /* --per-rank in the text table: the figures go to the extra column (after
  * the Source Location or Stack text when grouping adds one). */
-static int rank_text(agg_ctx *c, const rank_stat *rs) {
+static int rank_text(sp_agg_ctx *c, const rank_stat *rs) {
     static char head[96];
     const char *eh = c->agg.extra_header;
     snprintf(head, sizeof head, "%s%sCPU total min / mean / max (max in)", eh ? eh : "", eh ? " | " : "");
@@ -1085,7 +573,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
     }
     int group;
     uint32_t n = 0;
-    if (parse_group(o->group, &group, &n) != 0) {
+    if (sp_group_parse(o->group, &group, &n) != 0) {
         fprintf(err, "scopeprof: unknown --group-by '%s'; valid: name, site, thread, shape, stack:N (N = 1..1000)\n",
                 o->group);
         return SP_EXIT_USAGE;
@@ -1110,8 +598,8 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
     memset(&rs, 0, sizeof rs);
     int usage = 0;
     for (int t = 0; t < tables; t++) {
-        agg_ctx c;
-        agg_ctx_init(&c, group, n);
+        sp_agg_ctx c;
+        sp_agg_ctx_init(&c, group, n);
         c.raw = o->raw;
         char **files = o->per_process ? &o->files[t] : o->files;
         int nf = o->per_process ? 1 : o->nfiles, usable = 0;
@@ -1124,18 +612,18 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         for (int i = 0; i < nf && !c.oom; i++) {
             /* --per-rank reads each file into a table of its own, then
              * merges: memory is one file's rows more than without it. */
-            agg_ctx one, *dst = &c;
-            if (o->per_rank) agg_ctx_init(dst = &one, group, n), one.raw = o->raw;
+            sp_agg_ctx one, *dst = &c;
+            if (o->per_rank) sp_agg_ctx_init(dst = &one, group, n), one.raw = o->raw;
             if (o->steps) step_window(files[i], o->steps, &dst->win_lo, &dst->win_hi, err);
-            int st = agg_file(dst, files[i], err);
-            rc = worst(rc, st);
+            int st = sp_agg_file(dst, files[i], err);
+            rc = sp_exit_worst(rc, st);
             usage |= dst->native_shape;
             usable += st == SP_OK || st == SP_TRUNCATED || dst->agg.events > 0;
             if (o->per_rank) {
                 if (dst->rank != 0xFFFFFFFFu) snprintf(rs.label[i], sizeof rs.label[i], "rank %u", dst->rank);
                 else snprintf(rs.label[i], sizeof rs.label[i], "file %d", i + 1);
                 if (merge_file(&c, dst, &rs, i) != 0) c.oom = 1;
-                agg_ctx_free(dst);
+                sp_agg_ctx_free(dst);
             }
             if (usage) break;
         }
@@ -1156,7 +644,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
                 if (o->per_process) fprintf(out, "%s== %s\n", t ? "\n" : "", files[0]);
                 scopeprof_table_print(out, &c.agg, key, o->limit > 0 ? (int)o->limit : 0);
                 scopeprof_table_notes(out, &c.agg);
-                print_memory_footer(out, &c);
+                sp_agg_memory_footer(out, &c);
             } else if (csv) {
                 if (t == 0 || !o->per_process) csv_header(out, &c.agg, o->per_process, r);
                 print_csv(out, &c, key, o->limit, o->per_process ? files[0] : NULL, r);
@@ -1165,7 +653,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
                 print_json_table(&js, &c.agg, key, o->limit, files, nf, r, &c);
             }
         }
-        agg_ctx_free(&c);
+        sp_agg_ctx_free(&c);
         if (usage) break;
     }
     free(rs.row);
@@ -1183,6 +671,32 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
     return rc;
 }
 
+/* The table of one file in memory (cli.h): text, then JSON. */
+int sp_report_mem(const void *data, size_t n, const char *group, FILE *out) {
+    int g;
+    uint32_t sn = 0;
+    if (group && strcmp(group, "folded") == 0) g = SP_GROUP_FOLDED;
+    else if (sp_group_parse(group, &g, &sn) != 0) return -1;
+    sp_agg_ctx c;
+    sp_agg_ctx_init(&c, g, sn);
+    sp_callbacks cb = sp_agg_callbacks(&c);
+    sp_result res;
+    int st = sp_read_any_mem(data, n, &cb, &res);
+    if (g == SP_GROUP_FOLDED) {
+        for (uint32_t i = 0; i < c.agg.nrows; i++)
+            fprintf(out, "%s %lld\n", c.agg.rows[i].key, (long long)c.agg.rows[i].self_ns);
+    } else {
+        scopeprof_table_print(out, &c.agg, SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL, 0);
+        sp_out js;
+        sp_out_init(&js, out);
+        print_json_table(&js, &c.agg, SCOPEPROF_SORT_COUNT, 0, NULL, 0, NULL, &c);
+        sp_out_flush(&js);
+        sp_out_free(&js);
+    }
+    sp_agg_ctx_free(&c);
+    return st;
+}
+
 static int cmd_stacks(opts *o, FILE *out, FILE *err) {
     const char *m = o->metric ? o->metric : "self_cpu";
     int self = strcmp(m, "self_cpu") == 0;
@@ -1190,18 +704,18 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
         fprintf(err, "scopeprof: unknown --metric '%s'; valid: self_cpu, total_cpu\n", m);
         return SP_EXIT_USAGE;
     }
-    agg_ctx c;
-    agg_ctx_init(&c, GROUP_FOLDED, 0);
+    sp_agg_ctx c;
+    sp_agg_ctx_init(&c, SP_GROUP_FOLDED, 0);
     c.per_thread = o->per_thread;
     c.raw = o->raw;
     int rc = SP_EXIT_OK;
-    for (int i = 0; i < o->nfiles; i++) rc = worst(rc, agg_file(&c, o->files[i], err));
+    for (int i = 0; i < o->nfiles; i++) rc = sp_exit_worst(rc, sp_agg_file(&c, o->files[i], err));
     for (uint32_t i = 0; i < c.agg.nrows; i++) {
         const scopeprof_row *r = &c.agg.rows[i];
         int64_t v = self ? r->self_ns : r->total_ns;
         if (v > 0) fprintf(out, "%s %lld\n", r->key, (long long)v);
     }
-    agg_ctx_free(&c);
+    sp_agg_ctx_free(&c);
     if (fflush(out) != 0 || ferror(out)) {
         fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);
         rc = SP_EXIT_OUTPUT;
@@ -1230,7 +744,7 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
         }
         sp_callbacks tcb = sp_trace_callbacks(t);
         sp_callbacks cb = sp_progress_wrap(&pg, &tcb, o->files[i], i, o->nfiles);
-        int st = read_input(o->files[i], &cb, &res);
+        int st = sp_read_any(o->files[i], &cb, &res);
         if (st == SP_STOPPED && ferror(out)) { /* the writer stopped the reader */
             fprintf(err, "scopeprof: cannot write the output '%s' (stopped while reading %s)\n",
                     o->out_name, o->files[i]);
@@ -1242,8 +756,8 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
             sp_result_message(&res, o->files[i], msg, sizeof msg);
             fprintf(err, "%s\n", msg);
         }
-        warn_no_end(o->files[i], &res, err);
-        rc = worst(rc, st);
+        sp_warn_no_end(o->files[i], &res, err);
+        rc = sp_exit_worst(rc, st);
     }
     if (t && sp_trace_close(t) != 0 && rc != SP_EXIT_OUTPUT) {
         fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);

@@ -5,13 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Exit statuses (docs/REPORTER.md). */
-enum {
-    SP_EXIT_OK = 0,      /* also: a truncated file, reported on `err` */
-    SP_EXIT_INPUT = 1,   /* a file unreadable, foreign or corrupt */
-    SP_EXIT_USAGE = 2,   /* bad command line */
-    SP_EXIT_OUTPUT = 3   /* cannot write the output */
-};
+#include "exit.h" /* what sp_main returns */
 
 /* Run `scopeprof argv[1]...`: results to `out`, diagnostics to `err`. */
 int sp_main(int argc, char **argv, FILE *out, FILE *err);

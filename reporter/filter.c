@@ -1,5 +1,4 @@
 /* filter.c -- see filter.h. */
-#define _GNU_SOURCE /* fopencookie */
 #include "filter.h"
 
 #include <errno.h>
@@ -9,11 +8,8 @@
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
-#ifndef SP_NO_ZLIB /* reporter/rules.mk: zlib.h was not found */
-#include <zlib.h>
-#endif
 
-#include "json.h"
+#include "chrome_write.h" /* SP_STEPS_SLOT */
 
 /* ---- Filters ------------------------------------------------------------------ */
 /* "12", "1.5ms", "30us", "2s", "100ns": ns in *ns. */
@@ -104,56 +100,6 @@ int sp_filter_keep(void *ctx, const sp_reader *r, uint32_t slot, const sp_event 
     }
     return 1;
 }
-
-/* ---- gzip output ---------------------------------------------------------------- */
-int sp_output_is_gz(const char *name) {
-    size_t n = strlen(name);
-    return n >= 3 && strcmp(name + n - 3, ".gz") == 0;
-}
-
-#ifdef SP_NO_ZLIB
-FILE *sp_output_open(const char *path, int gz_wanted) {
-    if (!gz_wanted) return fopen(path, "w");
-    errno = ENOTSUP; /* the caller names the package (output.c) */
-    return NULL;
-}
-#else
-static ssize_t gz_write(void *c, const char *buf, size_t n) {
-    size_t done = 0;
-    while (done < n) { /* gzwrite takes an unsigned count */
-        unsigned part = n - done > (1u << 30) ? 1u << 30 : (unsigned)(n - done);
-        int w = gzwrite((gzFile)c, buf + done, part);
-        if (w <= 0) return -1;
-        done += (size_t)w;
-    }
-    return (ssize_t)done;
-}
-
-/* Only ftell: the uncompressed bytes written so far (progress). */
-static int gz_seek(void *c, off64_t *off, int whence) {
-    if (whence != SEEK_CUR || *off != 0) return -1;
-    *off = gztell((gzFile)c);
-    return *off < 0 ? -1 : 0;
-}
-
-static int gz_close(void *c) { return gzclose((gzFile)c) == Z_OK ? 0 : EOF; }
-
-FILE *sp_output_open(const char *path, int gz_wanted) {
-    if (!gz_wanted) return fopen(path, "w");
-    /* Level 1: JSON compresses well even so, and a big trace would spend
-     * most of its time in deflate at the default level. */
-    gzFile gz = gzopen(path, "wb1");
-    if (!gz) {
-        if (!errno) errno = ENOMEM;
-        return NULL;
-    }
-    gzbuffer(gz, 1u << 17);
-    cookie_io_functions_t io = {NULL, gz_write, gz_seek, gz_close};
-    FILE *f = fopencookie(gz, "w", io);
-    if (!f) gzclose(gz);
-    return f;
-}
-#endif
 
 /* ---- Progress -------------------------------------------------------------- */
 enum { CHECK_EVERY = 1 << 16 }; /* events between clock reads */

@@ -1,6 +1,6 @@
 /* filter.h -- for `scopeprof trace` on big traces: which scopes to keep
- * (by name, thread, time window, duration), gzip output, and progress on
- * stderr. docs/REPORTER.md. */
+ * (by name, thread, time window, duration), and progress on stderr
+ * (gzip output: gz.h). docs/REPORTER.md. */
 #ifndef SP_FILTER_H
 #define SP_FILTER_H
 
@@ -31,15 +31,8 @@ int sp_filter_active(const sp_filter *f);
  * kept when it overlaps the window, whose times count from the header's
  * start of the file (a .sprof file's start of profiling; 0 for Chrome JSON,
  * whose window is then in the JSON's own ts). The steps' track comes as
- * slot SP_STEPS_SLOT (json.h): its thread is "Steps", its name "ProfilerStep". */
+ * slot SP_STEPS_SLOT (chrome_write.h): its thread is "Steps", its name "ProfilerStep". */
 int sp_filter_keep(void *f, const sp_reader *r, uint32_t slot, const sp_event *e);
-
-/* Whether an output name asks for gzip: it ends in ".gz". */
-int sp_output_is_gz(const char *name);
-/* Create the output file `path`, gzip-compressed (zlib) if gz: a FILE whose
- * writes, fflush and fclose report zlib's errors. The name and the gzip
- * choice are apart so that a temporary file can stand in for the name. */
-FILE *sp_output_open(const char *path, int gz);
 
 /* Progress on err while a long conversion runs, at most twice a second:
  * file, events read, bytes written, elapsed time; one last line at the end. */

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "json.h"
+#include "buf.h"
 
 /* Text for an XML or HTML text node or attribute value: & < > " ' as
  * entities, control characters and bytes that are not valid UTF-8 as U+FFFD

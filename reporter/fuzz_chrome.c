@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "chrome.h"
-#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 typedef struct fctx {

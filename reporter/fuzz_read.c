@@ -10,10 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "chrome_write.h"
 #include "cli.h"
 #include "filter.h"
 #include "flame.h"
-#include "json.h"
 
 /* The folded stacks ("stack VALUE" lines) as a flame graph. */
 static void flame(const uint8_t *data, size_t size, FILE *null) {

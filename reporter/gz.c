@@ -1,5 +1,7 @@
-/* gz.c -- see gz.h. zlib does the inflating (Debian: zlib1g-dev); built
- * without it, gzip input is refused with a message naming the package. */
+/* gz.c -- see gz.h. zlib does the inflating and the deflating (Debian:
+ * zlib1g-dev); built without it, gzip input and output are refused with a
+ * message naming the package. */
+#define _GNU_SOURCE /* fopencookie */
 #include "gz.h"
 
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <zlib.h>
 #endif
 
+/* ---- gzip input ----------------------------------------------------------------- */
 int sp_gz_magic(const void *head, size_t n) {
     const unsigned char *p = head;
     return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
@@ -116,5 +119,55 @@ int sp_gz_inflate(int fd, const void *head, size_t n, sp_result *res, int *bad, 
         return io_error(res, "gzip input: cannot rewind the temporary file");
     }
     return out;
+}
+#endif
+
+/* ---- gzip output ---------------------------------------------------------------- */
+int sp_output_is_gz(const char *name) {
+    size_t n = strlen(name);
+    return n >= 3 && strcmp(name + n - 3, ".gz") == 0;
+}
+
+#ifndef SP_HAVE_ZLIB
+FILE *sp_output_open(const char *path, int gz_wanted) {
+    if (!gz_wanted) return fopen(path, "w");
+    errno = ENOTSUP; /* the caller names the package (output.c) */
+    return NULL;
+}
+#else
+static ssize_t gz_write(void *c, const char *buf, size_t n) {
+    size_t done = 0;
+    while (done < n) { /* gzwrite takes an unsigned count */
+        unsigned part = n - done > (1u << 30) ? 1u << 30 : (unsigned)(n - done);
+        int w = gzwrite((gzFile)c, buf + done, part);
+        if (w <= 0) return -1;
+        done += (size_t)w;
+    }
+    return (ssize_t)done;
+}
+
+/* Only ftell: the uncompressed bytes written so far (progress). */
+static int gz_seek(void *c, off64_t *off, int whence) {
+    if (whence != SEEK_CUR || *off != 0) return -1;
+    *off = gztell((gzFile)c);
+    return *off < 0 ? -1 : 0;
+}
+
+static int gz_close(void *c) { return gzclose((gzFile)c) == Z_OK ? 0 : EOF; }
+
+FILE *sp_output_open(const char *path, int gz_wanted) {
+    if (!gz_wanted) return fopen(path, "w");
+    /* Level 1: JSON compresses well even so, and a big trace would spend
+     * most of its time in deflate at the default level. */
+    gzFile gz = gzopen(path, "wb1");
+    if (!gz) {
+        if (!errno) errno = ENOMEM;
+        return NULL;
+    }
+    gzbuffer(gz, 1u << 17);
+    cookie_io_functions_t io = {NULL, gz_write, gz_seek, gz_close};
+    FILE *f = fopencookie(gz, "w", io);
+    if (!f) gzclose(gz);
+    return f;
 }
 #endif

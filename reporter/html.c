@@ -1,84 +1,18 @@
-/* html.c -- `scopeprof html` (one self-contained page: the table, a flame
- * graph, a timeline per thread) and `scopeprof flame` (an SVG flame graph).
- * The numbers come from cli.c's aggregation (report.h) and the table from
- * the header's printer: nothing is computed twice. docs/REPORTER.md. */
+/* html.c -- `scopeprof html`: one self-contained page with the table, a
+ * flame graph and a timeline per thread. The numbers come from the
+ * aggregation over files (aggregate.h) and the table from the header's
+ * printer: nothing is computed twice. docs/REPORTER.md. */
 #define _GNU_SOURCE /* open_memstream */
-#include <errno.h>
+#define SCOPEPROF_AGGREGATION
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "aggregate.h"
+#include "buf.h"
+#include "exit.h"
 #include "flame.h"
-#include "json.h"
-#include "report.h"
-
-/* Write what was built in memory to `path` ("-" or NULL: out, which is
- * `name`: cli.c opens -o OUT itself, output.h). Only called once the inputs
- * were read, so a bad input never empties an old report. */
-static int write_output(const char *path, const char *name, const sp_out *m, FILE *out, FILE *err) {
-    int to_stdout = !path || strcmp(path, "-") == 0;
-    if (m->err) {
-        fprintf(err, "scopeprof: out of memory\n");
-        return SP_EXIT_OUTPUT;
-    }
-    FILE *f = to_stdout ? out : fopen(path, "w");
-    if (!f) {
-        fprintf(err, "scopeprof: cannot create '%s': %s\n", path, strerror(errno));
-        return SP_EXIT_OUTPUT;
-    }
-    int bad = fwrite(m->buf, 1, m->n, f) != m->n;
-    bad |= fflush(f) != 0 || ferror(f);
-    if (!to_stdout) bad |= fclose(f) != 0;
-    if (bad) {
-        fprintf(err, "scopeprof: cannot write '%s'\n", to_stdout ? (name ? name : "standard output") : path);
-        return SP_EXIT_OUTPUT;
-    }
-    return SP_EXIT_OK;
-}
-
-/* The flame graph of the stacks rows (key: folded stack, self CPU time). */
-static sp_flame *flame_of(const scopeprof_agg *a) {
-    sp_flame *f = sp_flame_new();
-    for (uint32_t i = 0; f && i < a->nrows; i++)
-        if (sp_flame_add(f, a->rows[i].key, a->rows[i].self_ns) != 0) {
-            sp_flame_free(f);
-            return NULL;
-        }
-    return f;
-}
-
-static const char *base_name(const char *p) {
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
-int sp_cmd_flame(char **files, int nfiles, int per_thread, const char *output, const char *name, FILE *out,
-                 FILE *err) {
-    scopeprof_agg a;
-    int usable;
-    int rc = sp_aggregate(files, nfiles, per_thread ? SP_FOLDED_PER_THREAD : 1, NULL, NULL, &a, NULL,
-                          &usable, err);
-    if (!usable) {
-        scopeprof_agg_free(&a);
-        return rc;
-    }
-    sp_flame *f = flame_of(&a);
-    scopeprof_agg_free(&a);
-    sp_out m;
-    sp_out_init(&m, NULL);
-    if (!f) m.err = 1;
-    else {
-        char title[300];
-        snprintf(title, sizeof title, "Flame graph: %s%s (self CPU time)", base_name(files[0]),
-                 nfiles > 1 ? " and more" : "");
-        sp_flame_svg(f, &m, 1200, 1, title);
-    }
-    sp_flame_free(f);
-    int wr = write_output(output, name, &m, out, err);
-    sp_out_free(&m);
-    return wr != SP_EXIT_OK ? wr : rc;
-}
+#include "picture.h"
 
 /* ---- Timeline ---------------------------------------------------------------- */
 /* The scopes of every thread, as slices on lanes by depth. A page must stay
@@ -197,7 +131,7 @@ static int track_of(timeline *t, int file, const sp_thread *th, uint32_t *track)
     char who[120];
     if (th->name && th->name[0]) snprintf(who, sizeof who, "%.80s (tid %llu)", th->name, (unsigned long long)th->tid);
     else snprintf(who, sizeof who, "thread %u (tid %llu)", th->index, (unsigned long long)th->tid);
-    snprintf(tr->label, sizeof tr->label, "%.70s: %s", base_name(t->files[file]), who);
+    snprintf(tr->label, sizeof tr->label, "%.70s: %s", sp_base_name(t->files[file]), who);
     return 0;
 }
 
@@ -441,7 +375,7 @@ int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, 
     FILE *quiet = fopen("/dev/null", "w");
     sp_aggregate(files, nfiles, 1, tl_tap, &tl, &stacks, NULL, &usable, quiet ? quiet : err);
     if (quiet) fclose(quiet);
-    sp_flame *f = flame_of(&stacks);
+    sp_flame *f = sp_picture_flame(&stacks);
     scopeprof_agg_free(&stacks);
 
     sp_out m;
@@ -449,7 +383,7 @@ int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, 
     if (!text || !f || tl.oom) m.err = 1;
     sp_out_str(&m, page_head);
     sp_out_str(&m, "<title>scopeprof: ");
-    sp_out_xml(&m, base_name(files[0]));
+    sp_out_xml(&m, sp_base_name(files[0]));
     if (nfiles > 1) sp_out_str(&m, " and more");
     sp_out_str(&m, "</title>\n");
     sp_out_str(&m, page_style);
@@ -494,7 +428,7 @@ int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, 
     free(text);
     sp_flame_free(f);
     tl_free(&tl);
-    int wr = write_output(output, name, &m, out, err);
+    int wr = sp_picture_write(output, name, &m, out, err);
     sp_out_free(&m);
     return wr != SP_EXIT_OK ? wr : rc;
 }

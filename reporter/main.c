@@ -1,5 +1,5 @@
-/* main.c -- the scopeprof reporter. Everything is in cli.c, so that the tests
- * can run the same commands in-process. */
+/* main.c -- the scopeprof reporter. The command line is sp_main (cli.c), so
+ * that the tests can run the same commands in-process. */
 #include <stdio.h>
 
 #include "cli.h"

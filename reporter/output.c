@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "filter.h" /* sp_output_open: plain or gzip (OUT.gz) */
+#include "exit.h"
+#include "gz.h" /* sp_output_open: plain or gzip (OUT.gz) */
 
 /* Whether `st` is the file an input names ("-": standard input). */
 static int is_input(const struct stat *st, const char *input) {

@@ -7,7 +7,7 @@
  * are read. An OUT that is one of the inputs (the same file, by device and
  * inode, whatever path names it) is refused. What is not a regular file (a
  * terminal, a pipe, /dev/null, /dev/stdout) is written directly. An OUT
- * whose name ends in .gz is gzip-compressed (filter.h's sp_output_open). */
+ * whose name ends in .gz is gzip-compressed (gz.h's sp_output_open). */
 #ifndef SP_OUTPUT_H
 #define SP_OUTPUT_H
 

@@ -138,7 +138,7 @@ typedef struct sp_reader_vtbl {
 } sp_reader_vtbl;
 
 /* Read a file (path "-" is stdin) or a buffer: the native format only (see
- * sp_read_any in chrome.h for either format). */
+ * sp_read_any in input.h for any format). */
 int sp_read_file(const char *path, const sp_callbacks *cb, sp_result *res);
 int sp_read_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res);
 /* From an open descriptor (not closed) whose first n bytes were already read

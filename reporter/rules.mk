@@ -2,13 +2,19 @@
 #   $(BUILD)/scopeprof       the reporter
 #   make fuzz                libFuzzer run over the reader and the aggregation
 #                            (FUZZ_TIME seconds, default 300; needs clang)
-REPORTER_SRCS := reporter/scopeprof_impl.c reporter/read.c reporter/chrome.c reporter/tree.c reporter/json.c reporter/cli.c \
-                 reporter/html.c reporter/flame.c reporter/filter.c reporter/output.c reporter/gz.c
-REPORTER_HDRS := reporter/read.h reporter/chrome.h reporter/tree.h reporter/json.h reporter/cli.h \
-                 reporter/report.h reporter/flame.h reporter/filter.h reporter/output.h reporter/gz.h \
+# The reporter's sources, by stage: inputs, counting, writing, commands
+# (docs/REPORTER.md, "Source files", says what each one holds).
+REPORTER_SRCS := reporter/input.c reporter/read.c reporter/chrome.c reporter/gz.c \
+                 reporter/tree.c reporter/aggregate.c reporter/scopeprof_impl.c \
+                 reporter/buf.c reporter/chrome_write.c reporter/filter.c reporter/output.c \
+                 reporter/cli.c reporter/html.c reporter/flame_cmd.c reporter/picture.c reporter/flame.c
+REPORTER_HDRS := reporter/input.h reporter/read.h reporter/chrome.h reporter/gz.h \
+                 reporter/tree.h reporter/aggregate.h \
+                 reporter/buf.h reporter/digits.h reporter/chrome_write.h reporter/filter.h reporter/output.h \
+                 reporter/cli.h reporter/picture.h reporter/flame.h reporter/exit.h \
                  $(HEADER)
-# -lm: chrome.c rounds JSON numbers (llround). -lz: gzip output (filter.c)
-# and input (gz.c), when zlib's header is there (Debian: zlib1g-dev). Without
+# -lm: chrome.c rounds JSON numbers (llround). -lz: gzip input and output
+# (gz.c), when zlib's header is there (Debian: zlib1g-dev). Without
 # it, -DSP_NO_ZLIB (it reaches the compiler: every rule compiles and links in
 # one command) builds a reporter that refuses gzip naming the package, and
 # `make` says so.

@@ -1,5 +1,5 @@
 /* chrome_table.c -- `scopeprof table` for one Chrome trace, without cli.c:
- * the Chrome reader feeds the header's aggregation exactly as cli.c's
+ * the Chrome reader feeds the header's aggregation exactly as aggregate.c's
  * agg_events does, and scopeprof_table_print prints the table.
  *   chrome_table FILE [name|shape] [SORT]
  * Prints the table on stdout and the reader's status/counters on stderr;
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "chrome.h"
-#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
+#include "input.h"
 #include "scopeprof.h"
 
 typedef struct ctx {

@@ -13,8 +13,8 @@
 #                        the process named from the JSON
 #   fuzz_chrome.sh       a short libFuzzer run of $(BUILD)/fuzz_chrome
 CHR_T    := $(BUILD)/tests/chrome
-CHR_SRCS := reporter/chrome.c reporter/read.c reporter/gz.c
-CHR_HDRS := reporter/chrome.h reporter/read.h reporter/gz.h $(HEADER)
+CHR_SRCS := reporter/chrome.c reporter/read.c reporter/input.c reporter/gz.c reporter/scopeprof_impl.c
+CHR_HDRS := reporter/chrome.h reporter/read.h reporter/input.h reporter/gz.h $(HEADER)
 
 $(CHR_T)/%: tests/chrome/%.c $(CHR_SRCS) $(CHR_HDRS)
 	@mkdir -p $(@D)

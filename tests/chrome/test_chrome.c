@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "chrome.h"
-#define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
+#include "input.h"
 #include "scopeprof.h"
 
 static int failures;

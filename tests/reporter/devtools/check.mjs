@@ -102,7 +102,7 @@ for (const row of table) {
   // nearest double: each call adds one such rounding for its own dur and one
   // per child it subtracts, far below 1e-6 us. A slice whose end is a shared
   // boundary is the exception: its dur is the double that makes ts + dur
-  // land on the end's own double (json.c, put_dur), up to an ulp of the
+  // land on the end's own double (chrome_write.c, put_dur), up to an ulp of the
   // timestamps away from the exact nanoseconds. ts is CLOCK_MONOTONIC in us,
   // so that ulp grows with the machine's uptime (7.6e-6 us under 9.5 hours,
   // 1.5e-5 us under 38: a CI machine's 179.04402630615235 for 179.044 was

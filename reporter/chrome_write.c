@@ -1,338 +1,18 @@
-/* json.c -- buffered output, JSON strings, and the Chrome trace writer. */
-#include "json.h"
+/* chrome_write.c -- the Chrome trace writer (`scopeprof trace`): see
+ * chrome_write.h. Its text goes through the output buffer (buf.h), the
+ * per-slice path straight into the buffer's memory (digits.h). */
+#include "chrome_write.h"
 
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "scopeprof.h"
+#include "buf.h"
 #include "chrome.h"
+#include "digits.h"
 #include "tree.h"
 
-/* ---- Buffered output ------------------------------------------------------ */
-enum { OUT_FLUSH_AT = 1 << 16 };
-
-void sp_out_init(sp_out *o, FILE *f) {
-    memset(o, 0, sizeof *o);
-    o->f = f;
-}
-
-static void out_drain(sp_out *o) {
-    if (o->f && o->n) {
-        if (fwrite(o->buf, 1, o->n, o->f) != o->n) o->err = 1;
-        o->n = 0;
-    }
-}
-
-void sp_out_write(sp_out *o, const void *p, size_t n) {
-    if (!n) return;
-    if (o->f && o->n + n > OUT_FLUSH_AT) out_drain(o);
-    if (o->n + n > o->cap) {
-        size_t c = o->cap ? o->cap : 256;
-        while (c < o->n + n) c *= 2;
-        if (o->f && c < OUT_FLUSH_AT) c = OUT_FLUSH_AT;
-        char *b = realloc(o->buf, c);
-        if (!b) {
-            o->err = 1;
-            return;
-        }
-        o->buf = b;
-        o->cap = c;
-    }
-    memcpy(o->buf + o->n, p, n);
-    o->n += n;
-}
-
-void sp_out_str(sp_out *o, const char *s) { sp_out_write(o, s, strlen(s)); }
-
-/* Room for n more bytes at the end of the buffer (written by the caller, who
- * then adds what it wrote to o->n), or NULL when memory ran out. */
-static char *out_reserve_slow(sp_out *o, size_t n) {
-    if (o->f && o->n + n > OUT_FLUSH_AT) out_drain(o);
-    if (o->cap - o->n < n) {
-        size_t c = o->cap ? o->cap : 256;
-        while (c - o->n < n) c *= 2;
-        if (o->f && c < OUT_FLUSH_AT) c = OUT_FLUSH_AT;
-        char *b = realloc(o->buf, c);
-        if (!b) return o->err = 1, NULL;
-        o->buf = b;
-        o->cap = c;
-    }
-    return o->buf + o->n;
-}
-
-/* The common case inline: room in the buffer, under the flush mark. */
-static inline char *out_reserve(sp_out *o, size_t n) {
-    if (o->cap - o->n < n || (o->f && o->n + n > OUT_FLUSH_AT)) return out_reserve_slow(o, n);
-    return o->buf + o->n;
-}
-
-static char *put(char *p, const void *s, size_t n) {
-    memcpy(p, s, n);
-    return p + n;
-}
-
-/* Two digits per step, filled from the end: timestamps have 10 to 16 digits,
- * and number formatting is most of the per-slice cost. */
-static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                 "8081828384858687888990919293949596979899";
-
-static const uint64_t pow10_u64[20] = {
-    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
-    1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
-    100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
-    1000000000000000000ull, 10000000000000000000ull};
-
-/* Number of decimal digits of v (1 for 0): log10 from the bit length, then
- * one comparison. */
-static unsigned ndigits(uint64_t v) {
-    unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
-    return t + (v >= pow10_u64[t]) + !v;
-}
-
-/* The 8 decimal digits of v < 10^8 as ASCII, the first in the lowest byte:
- * the halves, quarters and digits split in parallel lanes of one integer
- * (x / 100 as x * 10486 >> 20 for x < 10^4, x / 10 as x * 103 >> 10 for
- * x < 100; no lane carries into the next). */
-static uint64_t digits8(uint32_t v) {
-    uint64_t y = (uint64_t)(v / 10000) | (uint64_t)(v % 10000) << 32;
-    uint64_t h = (y * 10486 >> 20) & 0x0000007F0000007Full;
-    y = h | (y - h * 100) << 16;
-    uint64_t d = (y * 103 >> 10) & 0x000F000F000F000Full;
-    y = d | (y - d * 10) << 8;
-    return y | 0x3030303030303030ull;
-}
-
-/* Store the 8 bytes of d, lowest first (digits8's order). */
-static void store8(char *p, uint64_t d) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    d = __builtin_bswap64(d);
-#endif
-    memcpy(p, &d, 8);
-}
-
-/* The 8 digits of v < 10^8 at p[0..8), leading zeros included. */
-static void put8(char *p, uint32_t v) { store8(p, digits8(v)); }
-
-/* v < 10^8 without leading zeros; writes 8 bytes (garbage past the digits). */
-static char *put_var8(char *p, uint32_t v) {
-    unsigned n = ndigits(v);
-    store8(p, digits8(v) >> (8 * (8 - n)));
-    return p + n;
-}
-
-/* At most 20 digits; writes at most 20 bytes (garbage past the digits). */
-static char *put_u64(char *p, uint64_t v) {
-    if (v < 100000000) return put_var8(p, (uint32_t)v);
-    if (v < 10000000000000000ull) {
-        p = put_var8(p, (uint32_t)(v / 100000000));
-        put8(p, (uint32_t)(v % 100000000));
-        return p + 8;
-    }
-    uint64_t r = v % 10000000000000000ull;
-    p = put_var8(p, (uint32_t)(v / 10000000000000000ull));
-    put8(p, (uint32_t)(r / 100000000));
-    put8(p + 8, (uint32_t)(r % 100000000));
-    return p + 16;
-}
-
-/* The last 8 digits of a time in ns, ns % 10^8, as microseconds: 5 digits
- * of the integer part, the point, 3 decimals (9 bytes; writes 16). `skip`
- * leading digits left out (at most 4: "0.001" keeps its 0). */
-static char *put_us_low(char *p, uint32_t v, unsigned skip) {
-    uint64_t d = digits8(v);
-    uint64_t a = (d & 0xFFFFFFFFFFull) | (uint64_t)'.' << 40 | (d >> 40) << 48;
-    uint64_t b = d >> 56;
-    unsigned sh = 8 * skip;
-    if (sh) {
-        a = a >> sh | b << (64 - sh);
-        b >>= sh;
-    }
-    store8(p, a);
-    store8(p + 8, b);
-    return p + 9 - skip;
-}
-
-/* Nanoseconds as microseconds, "%llu.%03llu"; writes at most 24 bytes. */
-static char *put_us(char *p, uint64_t ns) {
-    if (ns < 100000000) { /* below 10^5 us: one split, leading zeros left out */
-        unsigned n = ndigits(ns);
-        return put_us_low(p, (uint32_t)ns, n > 4 ? 8 - n : 4);
-    }
-    if (ns < 10000000000000000ull) {
-        p = put_var8(p, (uint32_t)(ns / 100000000));
-        return put_us_low(p, (uint32_t)(ns % 100000000), 0);
-    }
-    uint64_t f = ns % 1000;
-    p = put_u64(p, ns / 1000);
-    p[0] = '.';
-    p[1] = (char)('0' + f / 100);
-    memcpy(p + 2, digits2 + f % 100 * 2, 2);
-    return p + 4;
-}
-
-/* printf's "%.17g" of v (v > 0 and below 2^53 with 17 significant digits
- * from 10^-5 up: the durations write_dur prints), or 0 for the caller to
- * use snprintf. Byte for byte what glibc prints: the 17 digits are the
- * exact binary value m * 2^-s times 10^k, rounded half to even, in 128-bit
- * integers; then %g's choice of plain or exponent form, trailing zeros cut. */
-typedef unsigned __int128 sp_u128;
-
-static int put_g17(char *p, double v) {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    unsigned be = (unsigned)(bits >> 52); /* sign and biased exponent */
-    if (be == 0 || be > 1075) return 0;   /* zero, subnormal, negative, >= 2^53 */
-    uint64_t m = (bits & ((1ull << 52) - 1)) | (1ull << 52);
-    unsigned s = 1075 - be;               /* v = m / 2^s */
-    int b = (int)be - 1023;               /* 2^b <= v < 2^(b+1) */
-    /* e10 = floor(b * log10(2)) <= floor(log10(v)) <= e10 + 1 */
-    int e10 = b >= 0 ? (b * 1233) >> 12 : -(((-b) * 1233 + 4095) >> 12);
-    int k = 16 - e10; /* v * 10^k is in [10^16, 10^18) */
-    if (k < 0 || k > 21 || s > 127) return 0;
-    sp_u128 x = (sp_u128)m * pow10_u64[k > 19 ? 19 : k];
-    if (k > 19) x *= pow10_u64[k - 19];
-    uint64_t i = (uint64_t)(x >> s);
-    sp_u128 frac = s ? x & (((sp_u128)1 << s) - 1) : 0;
-    int up, e = 16 - k;
-    if (i >= pow10_u64[17]) { /* 18 digits: one more to drop */
-        unsigned r = (unsigned)(i % 10);
-        i /= 10;
-        e++;
-        up = r > 5 || (r == 5 && (frac != 0 || (i & 1)));
-    } else {
-        sp_u128 half = s ? (sp_u128)1 << (s - 1) : 0;
-        up = s && (frac > half || (frac == half && (i & 1)));
-    }
-    if (up && ++i == pow10_u64[17]) {
-        i = pow10_u64[16];
-        e++;
-    }
-    char d[17];
-    put8(d + 9, (uint32_t)(i % 100000000));
-    i /= 100000000;
-    put8(d + 1, (uint32_t)(i % 100000000));
-    d[0] = (char)('0' + i / 100000000);
-    int nd = 17;
-    while (nd > 1 && d[nd - 1] == '0') nd--;
-    char *q = p;
-    if (e < -4 || e >= 17) {
-        *q++ = d[0];
-        if (nd > 1) {
-            *q++ = '.';
-            memcpy(q, d + 1, (size_t)nd - 1);
-            q += nd - 1;
-        }
-        *q++ = 'e';
-        *q++ = e < 0 ? '-' : '+';
-        unsigned ae = (unsigned)(e < 0 ? -e : e);
-        if (ae >= 100) *q++ = (char)('0' + ae / 100);
-        memcpy(q, digits2 + ae % 100 * 2, 2);
-        q += 2;
-    } else if (e >= 0) {
-        memcpy(q, d, (size_t)e + 1);
-        q += e + 1;
-        if (nd > e + 1) {
-            *q++ = '.';
-            memcpy(q, d + e + 1, (size_t)(nd - e - 1));
-            q += nd - e - 1;
-        }
-    } else {
-        *q++ = '0';
-        *q++ = '.';
-        for (int z = -e - 1; z > 0; z--) *q++ = '0';
-        memcpy(q, d, (size_t)nd);
-        q += nd;
-    }
-    return (int)(q - p);
-}
-
-void sp_out_u64(sp_out *o, uint64_t v) {
-    char *p = out_reserve(o, 20);
-    if (p) o->n += (size_t)(put_u64(p, v) - p);
-}
-
-void sp_out_i64(sp_out *o, int64_t v) {
-    if (v < 0) {
-        sp_out_write(o, "-", 1);
-        sp_out_u64(o, 0 - (uint64_t)v);
-    } else {
-        sp_out_u64(o, (uint64_t)v);
-    }
-}
-
-void sp_out_us(sp_out *o, uint64_t ns) {
-    char *p = out_reserve(o, 24);
-    if (p) o->n += (size_t)(put_us(p, ns) - p);
-}
-
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static int utf8_len(const unsigned char *s) {
-    unsigned c = s[0];
-    unsigned lo = 0x80, hi = 0xBF;
-    int n;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F; /* no UTF-16 surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F; /* nothing past U+10FFFF */
-    } else
-        return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (int k = 2; k < n; k++)
-        if (s[k] < 0x80 || s[k] > 0xBF) return 0; /* a NUL stops here too */
-    return n;
-}
-
-int sp_utf8_len(const unsigned char *s) { return utf8_len(s); }
-
-void sp_out_json_str(sp_out *o, const char *str) {
-    const unsigned char *s = (const unsigned char *)str, *run = s;
-    sp_out_write(o, "\"", 1);
-    while (*s) {
-        unsigned c = *s;
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            s++;
-            continue;
-        }
-        int n = c >= 0x80 ? utf8_len(s) : 0;
-        if (n) { /* valid multi-byte character: copied as is */
-            s += n;
-            continue;
-        }
-        sp_out_write(o, run, (size_t)(s - run));
-        if (c == '"') sp_out_write(o, "\\\"", 2);
-        else if (c == '\\') sp_out_write(o, "\\\\", 2);
-        else if (c < 0x20) {
-            char b[7];
-            snprintf(b, sizeof b, "\\u%04x", c);
-            sp_out_write(o, b, 6);
-        } else
-            sp_out_write(o, "\\ufffd", 6);
-        run = ++s;
-    }
-    sp_out_write(o, run, (size_t)(s - run));
-    sp_out_write(o, "\"", 1);
-}
-
-int sp_out_flush(sp_out *o) {
-    out_drain(o);
-    if (o->f && fflush(o->f) != 0) o->err = 1;
-    return o->err ? -1 : 0;
-}
-
-void sp_out_free(sp_out *o) {
-    free(o->buf);
-    o->buf = NULL;
-    o->n = o->cap = 0;
-}
-
-/* ---- Chrome trace --------------------------------------------------------- */
 /* Per site id, the event text before the category and after "tid", built once:
  *   {"name":"N","cat":"   scope","ph":"X","ts":...   ,"args":{"file":...
  * Both are allocated with PAD readable bytes past their length, so that the
@@ -526,6 +206,87 @@ static inline int site_of(sp_trace *t, uint32_t site, site_text *tmp, site_text 
     return site_build(t, site, tmp, out);
 }
 
+static char *put(char *p, const void *s, size_t n) {
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* printf's "%.17g" of v (v > 0 and below 2^53 with 17 significant digits
+ * from 10^-5 up: the durations write_dur prints), or 0 for the caller to
+ * use snprintf. Byte for byte what glibc prints: the 17 digits are the
+ * exact binary value m * 2^-s times 10^k, rounded half to even, in 128-bit
+ * integers; then %g's choice of plain or exponent form, trailing zeros cut. */
+typedef unsigned __int128 sp_u128;
+
+static int put_g17(char *p, double v) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    unsigned be = (unsigned)(bits >> 52); /* sign and biased exponent */
+    if (be == 0 || be > 1075) return 0;   /* zero, subnormal, negative, >= 2^53 */
+    uint64_t m = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    unsigned s = 1075 - be;               /* v = m / 2^s */
+    int b = (int)be - 1023;               /* 2^b <= v < 2^(b+1) */
+    /* e10 = floor(b * log10(2)) <= floor(log10(v)) <= e10 + 1 */
+    int e10 = b >= 0 ? (b * 1233) >> 12 : -(((-b) * 1233 + 4095) >> 12);
+    int k = 16 - e10; /* v * 10^k is in [10^16, 10^18) */
+    if (k < 0 || k > 21 || s > 127) return 0;
+    sp_u128 x = (sp_u128)m * pow10_u64[k > 19 ? 19 : k];
+    if (k > 19) x *= pow10_u64[k - 19];
+    uint64_t i = (uint64_t)(x >> s);
+    sp_u128 frac = s ? x & (((sp_u128)1 << s) - 1) : 0;
+    int up, e = 16 - k;
+    if (i >= pow10_u64[17]) { /* 18 digits: one more to drop */
+        unsigned r = (unsigned)(i % 10);
+        i /= 10;
+        e++;
+        up = r > 5 || (r == 5 && (frac != 0 || (i & 1)));
+    } else {
+        sp_u128 half = s ? (sp_u128)1 << (s - 1) : 0;
+        up = s && (frac > half || (frac == half && (i & 1)));
+    }
+    if (up && ++i == pow10_u64[17]) {
+        i = pow10_u64[16];
+        e++;
+    }
+    char d[17];
+    put8(d + 9, (uint32_t)(i % 100000000));
+    i /= 100000000;
+    put8(d + 1, (uint32_t)(i % 100000000));
+    d[0] = (char)('0' + i / 100000000);
+    int nd = 17;
+    while (nd > 1 && d[nd - 1] == '0') nd--;
+    char *q = p;
+    if (e < -4 || e >= 17) {
+        *q++ = d[0];
+        if (nd > 1) {
+            *q++ = '.';
+            memcpy(q, d + 1, (size_t)nd - 1);
+            q += nd - 1;
+        }
+        *q++ = 'e';
+        *q++ = e < 0 ? '-' : '+';
+        unsigned ae = (unsigned)(e < 0 ? -e : e);
+        if (ae >= 100) *q++ = (char)('0' + ae / 100);
+        memcpy(q, digits2 + ae % 100 * 2, 2);
+        q += 2;
+    } else if (e >= 0) {
+        memcpy(q, d, (size_t)e + 1);
+        q += e + 1;
+        if (nd > e + 1) {
+            *q++ = '.';
+            memcpy(q, d + e + 1, (size_t)(nd - e - 1));
+            q += nd - e - 1;
+        }
+    } else {
+        *q++ = '0';
+        *q++ = '.';
+        for (int z = -e - 1; z > 0; z--) *q++ = '0';
+        memcpy(q, d, (size_t)nd);
+        q += nd;
+    }
+    return (int)(q - p);
+}
+
 /* A time as we write it, parsed to the nearest double as a viewer does
  * (strtod and JavaScript both round correctly). Up to 2^53 ns both ns and
  * 1000 are exact doubles and IEEE division rounds correctly, so ns / 1000.0
@@ -595,7 +356,7 @@ static char *put_dur(char *p, uint64_t ts, uint64_t dur, int exact_end) {
 }
 
 static void write_dur(sp_out *o, uint64_t ts, uint64_t dur, int exact_end) {
-    char *p = out_reserve(o, 32);
+    char *p = sp_out_reserve(o, 32);
     if (p) o->n += (size_t)(put_dur(p, ts, dur, exact_end) - p);
 }
 
@@ -675,7 +436,7 @@ static const struct { const char *s; unsigned n; } cats[] = {
  * write per field was most of its cost. */
 static void slice(sp_trace *t, const site_text *st, int gpu, uint64_t ts, uint64_t dur,
                   const pid_tid *pt, unsigned pad, int close) {
-    char *p = out_reserve(&t->o, st->npre + st->npost + SLICE_MAX_FIXED), *p0 = p;
+    char *p = sp_out_reserve(&t->o, st->npre + st->npost + SLICE_MAX_FIXED), *p0 = p;
     if (!p) return;
     memcpy(p, ",\n", 2);
     p += t->first ? 0 : 2;

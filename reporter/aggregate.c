@@ -1,0 +1,432 @@
+/* aggregate.c -- see aggregate.h. */
+#define SCOPEPROF_AGGREGATION
+#include "aggregate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "chrome.h"
+#include "exit.h"
+#include "input.h"
+
+int sp_group_parse(const char *g, int *group, uint32_t *n) {
+    if (!g || strcmp(g, "name") == 0) *group = SP_GROUP_NAME;
+    else if (strcmp(g, "site") == 0) *group = SP_GROUP_SITE;
+    else if (strcmp(g, "shape") == 0) *group = SP_GROUP_SHAPE;
+    else if (strcmp(g, "thread") == 0) *group = SP_GROUP_THREAD;
+    else if (strncmp(g, "stack:", 6) == 0) {
+        char *end;
+        long v = strtol(g + 6, &end, 10);
+        if (*end || end == g + 6 || v < 1 || v > 1000) return -1;
+        *group = SP_GROUP_STACK;
+        *n = (uint32_t)v;
+    } else
+        return -1;
+    return 0;
+}
+
+void sp_sat_add(int64_t *sum, int64_t v) {
+    if (__builtin_add_overflow(*sum, v, sum)) *sum = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* Grow a byte array to hold index i (zeroed); -1 if out of memory. */
+static int flags_fit(unsigned char **v, uint32_t *n, uint32_t i) {
+    if (i < *n) return 0;
+    uint32_t c = *n ? *n : 64;
+    while (c <= i) c *= 2;
+    unsigned char *p = realloc(*v, c);
+    if (!p) return -1;
+    memset(p + *n, 0, c - *n);
+    *v = p;
+    *n = c;
+    return 0;
+}
+
+static int scope_kept(const sp_agg_ctx *c, const sp_event *e) {
+    return e->kind == SP_MEM ? e->start >= c->win_lo && e->start <= c->win_hi
+                             : e->start >= c->win_lo && e->end <= c->win_hi;
+}
+
+/* The name a scope has in tables: PyTorch's key_averages merges the steps
+ * ProfilerStep#1, #2... into one row ProfilerStep*. */
+static const char *table_name(const char *name) {
+    return strncmp(name, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : name;
+}
+
+static const char *site_name(const sp_reader *r, uint32_t id) {
+    const sp_site *s = sp_reader_site(r, id);
+    return s ? table_name(s->name) : "<unknown>";
+}
+
+static const char *str_of(sp_out *o) {
+    sp_out_write(o, "", 1);
+    return o->err ? NULL : o->buf;
+}
+
+/* A name as one frame of a ';'-separated stack: no ';' and no line breaks,
+ * which would split it. */
+static void put_frame(sp_out *o, const char *s) {
+    for (; *s; s++) {
+        char c = *s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s;
+        sp_out_write(o, &c, 1);
+    }
+}
+
+static uint32_t make_row(sp_agg_ctx *c, const char *key, const char *name, const char *extra) {
+    if (!key || !name) return UINT32_MAX;
+    return scopeprof_agg_row(&c->agg, key, name, extra);
+}
+
+/* Row of a site for name and site grouping, cached per site id. */
+static uint32_t site_row(sp_agg_ctx *c, uint32_t id) {
+    const sp_site *s = sp_reader_site(c->rd, id);
+    c->undefined += !s; /* not cached: counts every such event */
+    int cache = s && id < (1u << 20);
+    if (cache && id < c->nsite_row && c->site_row[id]) return c->site_row[id] - 1;
+    const char *name = s ? table_name(s->name) : "<unknown>";
+    uint32_t row;
+    if (c->group == SP_GROUP_SITE) {
+        c->key.n = c->extra.n = 0;
+        if (s) {
+            char line[16];
+            snprintf(line, sizeof line, ":%u", s->line);
+            sp_out_str(&c->extra, s->file);
+            sp_out_str(&c->extra, line);
+        }
+        const char *ex = str_of(&c->extra);
+        sp_out_str(&c->key, name);
+        sp_out_write(&c->key, "\x1f", 1); /* a byte names do not hold in practice */
+        sp_out_str(&c->key, ex ? ex : "");
+        row = make_row(c, str_of(&c->key), name, ex);
+    } else if (c->group == SP_GROUP_SHAPE) {
+        /* The reader is a Chrome one (agg_header checked): a site is one
+         * (name, input shapes) pair. */
+        const char *shape = sp_chrome_shape(c->rd, id);
+        c->key.n = 0;
+        sp_out_str(&c->key, name);
+        sp_out_write(&c->key, "\x1f", 1);
+        sp_out_str(&c->key, shape ? shape : "[]");
+        row = make_row(c, str_of(&c->key), name, shape ? shape : "[]");
+    } else {
+        row = make_row(c, name, name, NULL);
+    }
+    if (row != UINT32_MAX && cache) {
+        if (id >= c->nsite_row) {
+            uint32_t n = id + 1 > c->nsite_row * 2 ? id + 1 : c->nsite_row * 2;
+            uint32_t *v = realloc(c->site_row, (size_t)n * sizeof *v);
+            if (!v) return row;
+            memset(v + c->nsite_row, 0, (size_t)(n - c->nsite_row) * sizeof *v);
+            c->site_row = v;
+            c->nsite_row = n;
+        }
+        c->site_row[id] = row + 1;
+    }
+    return row;
+}
+
+/* What a thread is shown as, in the table's Thread column and the per-thread
+ * stacks: its name, else its tid, else (no THREAD chunk describes it) the
+ * file's thread index. `num` holds the text when it is made up. */
+static const char *thread_label(const sp_thread *t, char num[48]) {
+    if (t->name && t->name[0]) return t->name;
+    if (t->tid) snprintf(num, 48, "tid %llu", (unsigned long long)t->tid);
+    else snprintf(num, 48, "thread %u", t->index);
+    return num;
+}
+
+/* Row of a scope for thread grouping: one per (thread, name), so that a
+ * thread's rows, sorted, say where its time went. Keyed by the thread's
+ * slot over all files (two files' thread 1 are two threads); shown by
+ * thread_label. Not cached: the site cache holds one row per site id. */
+static uint32_t thread_row(sp_agg_ctx *c, const sp_thread *t, uint32_t site) {
+    const sp_site *s = sp_reader_site(c->rd, site);
+    c->undefined += !s;
+    const char *name = s ? table_name(s->name) : "<unknown>";
+    char num[48];
+    c->key.n = c->extra.n = 0;
+    sp_out_str(&c->extra, thread_label(t, num));
+    const char *ex = str_of(&c->extra);
+    snprintf(num, sizeof num, "%u", c->thread_base + t->slot);
+    sp_out_str(&c->key, num);
+    sp_out_write(&c->key, "\x1f", 1);
+    sp_out_str(&c->key, name);
+    return make_row(c, str_of(&c->key), name, ex);
+}
+
+static void account(sp_agg_ctx *c, uint32_t slot, uint32_t row, const sp_event *e) {
+    if (row == UINT32_MAX) {
+        c->oom = 1;
+        return;
+    }
+    scopeprof_row *r = &c->agg.rows[row];
+    if (!sp_chrome_vtbl(c->rd) || (e->site < c->ndev_site && c->dev_site[e->site]))
+        r->gpu_role = SCOPEPROF_ROW_DEVICE;
+    else if (r->gpu_role == SCOPEPROF_ROW_ANY)
+        r->gpu_role = SCOPEPROF_ROW_LAUNCHER;
+    if (scopeprof_agg_event_gpu(&c->agg, slot, row, e->start, e->end, e->depth, e->gpu_ns) != 0)
+        c->oom = 1;
+}
+
+/* A finished subtree, for stack grouping and folded stacks: each scope's row
+ * key holds its ancestors' names. Fed to the aggregation in close order, as
+ * it would have been without buffering. */
+static int agg_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uint32_t *parent,
+                       uint32_t n) {
+    sp_agg_ctx *c = ctx;
+    uint32_t *up = NULL, cap = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const sp_event *e = &ev[k];
+        /* --steps filters after the tree, so that kept scopes still see the
+         * ancestors outside the window in their stacks. */
+        if (!scope_kept(c, e)) continue;
+        if (e->kind == SP_MEM) {
+            if (scopeprof_agg_mem(&c->agg, c->thread_base + slot, e->depth, e->device, e->bytes))
+                c->oom = 1;
+            continue;
+        }
+        /* Ancestors, innermost first: N of them, or all for folded stacks. */
+        uint32_t m = 0, lim = c->group == SP_GROUP_FOLDED ? UINT32_MAX : c->stack_n;
+        for (uint32_t p = parent[k]; p != SP_NO_PARENT && m < lim; p = parent[p]) {
+            if (m == cap) {
+                uint32_t nc = cap ? cap * 2 : 64;
+                uint32_t *v = realloc(up, nc * sizeof *v);
+                if (!v) break;
+                up = v;
+                cap = nc;
+            }
+            up[m++] = p;
+        }
+        const char *name = site_name(c->rd, e->site);
+        c->key.n = c->extra.n = 0;
+        const sp_thread *th = c->per_thread ? sp_reader_thread(c->rd, slot) : NULL;
+        if (th) { /* the thread's name as of now: a later rename starts a new root */
+            char num[48];
+            put_frame(&c->extra, thread_label(th, num));
+            sp_out_write(&c->extra, ";", 1);
+        }
+        for (uint32_t i = m; i-- > 0;) {
+            put_frame(&c->extra, site_name(c->rd, ev[up[i]].site));
+            if (i) sp_out_write(&c->extra, ";", 1);
+        }
+        uint32_t row;
+        if (c->group == SP_GROUP_FOLDED) {
+            if (m) sp_out_write(&c->extra, ";", 1);
+            put_frame(&c->extra, name);
+            const char *k2 = str_of(&c->extra);
+            row = make_row(c, k2, k2, NULL);
+        } else {
+            const char *ex = str_of(&c->extra);
+            sp_out_str(&c->key, name);
+            sp_out_write(&c->key, "\x1f", 1);
+            sp_out_str(&c->key, ex ? ex : "");
+            row = make_row(c, str_of(&c->key), name, ex);
+        }
+        account(c, c->thread_base + slot, row, e);
+    }
+    free(up);
+    return 0;
+}
+
+static int agg_header(void *ctx, const sp_reader *r, const sp_header *h) {
+    sp_agg_ctx *c = ctx;
+    c->rd = r;
+    c->rank = h->rank;
+    c->chrome = sp_chrome_vtbl(r) != NULL;
+    /* A file's calibration is its own: none until its OVERHEAD chunk. */
+    c->agg.comp_inside_ps = c->agg.comp_outside_ps = 0;
+    /* Input shapes exist only in PyTorch's JSON ("Input Dims"). */
+    if (c->group == SP_GROUP_SHAPE && !sp_chrome_vtbl(r)) return c->native_shape = 1;
+    return 0;
+}
+
+static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const sp_event *ev,
+                      uint32_t n) {
+    sp_agg_ctx *c = ctx;
+    c->rd = r;
+    const sp_header *h = sp_reader_header(r);
+    if (h->has_overhead) /* read before the first event: compensate from here on */
+        scopeprof_agg_calibration(&c->agg, h->overhead_inside_ps, h->overhead_outside_ps, !c->raw);
+    if (c->tap) c->tap(c->tap_ctx, c->file, r, t, ev, n);
+    if (t->slot + 1 > c->nthreads) c->nthreads = t->slot + 1;
+    /* Sites of device events, noted here where the GPU info is valid (the
+     * tree hands events over later). Chrome site ids are 1..2^24. */
+    const sp_gpu_info *gi = sp_chrome_vtbl(r) ? sp_reader_gpu_info(r) : NULL;
+    for (uint32_t k = 0; gi && k < n; k++)
+        if (gi[k].timed && ev[k].site < SP_MAX_SITES) {
+            if (flags_fit(&c->dev_site, &c->ndev_site, ev[k].site)) c->oom = 1;
+            else c->dev_site[ev[k].site] = 1;
+        }
+    if (c->group == SP_GROUP_STACK || c->group == SP_GROUP_FOLDED)
+        return sp_tree_add(&c->tree, t->slot, ev, n) ? (c->oom = 1, -1) : 0;
+    uint32_t slot = c->thread_base + t->slot;
+    for (uint32_t k = 0; k < n; k++) {
+        if (!scope_kept(c, &ev[k])) continue;
+        if (ev[k].kind == SP_MEM) {
+            if (scopeprof_agg_mem(&c->agg, slot, ev[k].depth, ev[k].device, ev[k].bytes)) c->oom = 1;
+        } else {
+            account(c, slot, c->group == SP_GROUP_THREAD ? thread_row(c, t, ev[k].site) : site_row(c, ev[k].site),
+                    &ev[k]);
+        }
+    }
+    return 0;
+}
+
+/* The STEPS records of a .sprof file as PyTorch's ProfilerStep* row: one
+ * call per step, CPU total the steps' time. Self CPU time stays 0: the file
+ * does not say which thread called PROFILE_STEP, so which scopes are the
+ * step's children is unknown, and 0 leaves the other rows' percentages as
+ * they are. (A Chrome trace's steps are events of their own.) */
+static void agg_steps(sp_agg_ctx *c, const sp_reader *r) {
+    const sp_step *s;
+    uint32_t n = sp_reader_steps(r, &s), row = UINT32_MAX;
+    if (c->group == SP_GROUP_FOLDED || c->group == SP_GROUP_SHAPE || sp_chrome_vtbl(r)) return;
+    for (uint32_t i = 0; i < n; i++) {
+        sp_event e = {s[i].start, s[i].end, 0, 0, SP_SCOPE, 0, 0, -1, 0};
+        if (!scope_kept(c, &e)) continue;
+        if (row == UINT32_MAX) {
+            const char *name = "ProfilerStep*";
+            c->key.n = 0;
+            sp_out_str(&c->key, name);
+            if (c->group != SP_GROUP_NAME) sp_out_write(&c->key, "\x1f", 1);
+            row = make_row(c, str_of(&c->key), name, c->group == SP_GROUP_NAME ? NULL : "");
+            if (row == UINT32_MAX) {
+                c->oom = 1;
+                return;
+            }
+        }
+        scopeprof_row *rw = &c->agg.rows[row];
+        rw->count++;
+        c->agg.events++;
+        uint64_t d = s[i].end - s[i].start; /* the reader keeps end >= start */
+        sp_sat_add(&rw->total_ns, d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d);
+    }
+}
+
+static int agg_finish(void *ctx, const sp_reader *r) {
+    sp_agg_ctx *c = ctx;
+    c->rd = r;
+    int rc = sp_tree_flush_all(&c->tree);
+    agg_steps(c, r);
+    if (sp_reader_nthreads(r) > c->nthreads) c->nthreads = sp_reader_nthreads(r);
+    const sp_memory *m;
+    uint32_t nm = sp_reader_memory(r, &m);
+    for (uint32_t i = 0; i < nm; i++) {
+        uint32_t d = m[i].device; /* < SP_MAX_DEVICES, as the reader keeps them */
+        if (!(c->peak_seen >> d & 1) || m[i].peak > c->peak[d]) c->peak[d] = m[i].peak;
+        c->peak_seen |= 1ull << d;
+        if (__builtin_add_overflow(c->unknown_frees, m[i].unknown_frees, &c->unknown_frees))
+            c->unknown_frees = UINT64_MAX;
+    }
+    c->mem_files += nm > 0;
+    /* Thread slots and site ids belong to one file. */
+    c->thread_base += c->nthreads;
+    c->nthreads = 0;
+    free(c->site_row);
+    c->site_row = NULL;
+    c->nsite_row = 0;
+    free(c->dev_site);
+    c->dev_site = NULL;
+    c->ndev_site = 0;
+    sp_tree_free(&c->tree);
+    sp_tree_init(&c->tree, agg_subtree, c);
+    return rc;
+}
+
+void sp_agg_ctx_init(sp_agg_ctx *c, int group, uint32_t stack_n) {
+    memset(c, 0, sizeof *c);
+    scopeprof_agg_init(&c->agg);
+    c->group = group;
+    c->stack_n = stack_n;
+    c->win_hi = UINT64_MAX;
+    if (group == SP_GROUP_SITE) c->agg.extra_header = "Source Location";
+    if (group == SP_GROUP_STACK) c->agg.extra_header = "Stack";
+    if (group == SP_GROUP_SHAPE) c->agg.extra_header = "Input Shapes";
+    if (group == SP_GROUP_THREAD) c->agg.extra_header = "Thread";
+    sp_out_init(&c->key, NULL);
+    sp_out_init(&c->extra, NULL);
+    sp_tree_init(&c->tree, agg_subtree, c);
+}
+
+void sp_agg_ctx_free(sp_agg_ctx *c) {
+    scopeprof_agg_free(&c->agg);
+    sp_out_free(&c->key);
+    sp_out_free(&c->extra);
+    sp_tree_free(&c->tree);
+    free(c->site_row);
+    free(c->dev_site);
+}
+
+sp_callbacks sp_agg_callbacks(sp_agg_ctx *c) {
+    sp_callbacks cb = {c, agg_header, agg_events, agg_finish};
+    return cb;
+}
+
+int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err) {
+    sp_callbacks cb = sp_agg_callbacks(c);
+    sp_result res;
+    uint64_t unordered = c->agg.unordered, undefined = c->undefined;
+    int st = sp_read_any(path, &cb, &res);
+    char msg[512];
+    sp_result_message(&res, path, msg, sizeof msg);
+    if (c->native_shape)
+        fprintf(err, "%s: --group-by shape needs Chrome trace JSON with input shapes (PyTorch's "
+                "\"Input Dims\"); this is a scopeprof trace\n", path);
+    else if (st != SP_OK) fprintf(err, "%s\n", msg);
+    if (!c->native_shape) sp_warn_no_end(path, &res, err);
+    if (c->oom) fprintf(err, "%s: out of memory: some events were not counted\n", path);
+    /* Inconsistent files (not ours): say what is off. Only events out of
+     * close order make the numbers wrong, so only they fail the command. */
+    if (res.sites_redefined)
+        fprintf(err, "%s: offset %llu: site id %u defined again differently (%u time(s)); the first "
+                "definition is kept\n", path, (unsigned long long)res.redefined_offset,
+                res.redefined_id, res.sites_redefined);
+    if (c->undefined > undefined)
+        fprintf(err, "%s: %llu event(s) use a site id no SITES chunk had defined before them; "
+                "shown as <unknown>\n", path, (unsigned long long)(c->undefined - undefined));
+    /* The Chrome reader nests by PyTorch's rule, whose order is its own: the
+     * close-order check is for .sprof files, which are written in it. */
+    if (c->agg.unordered > unordered && !c->chrome) {
+        fprintf(err, "%s: %llu event(s) close before an earlier event of their thread: the file "
+                "is not in close order, and self times are not to be trusted\n", path,
+                (unsigned long long)(c->agg.unordered - unordered));
+        if (st == SP_OK) st = SP_CORRUPT;
+    }
+    return st;
+}
+
+void sp_agg_memory_footer(FILE *out, const sp_agg_ctx *c) {
+    char b[64], over[48] = "";
+    if (c->mem_files > 1) snprintf(over, sizeof over, " (largest of %d files)", c->mem_files);
+    for (uint32_t d = 0; d < SP_MAX_DEVICES; d++) {
+        if (!(c->peak_seen >> d & 1)) continue;
+        scopeprof_format_mem(b, sizeof b, c->peak[d]);
+        if (d == 0) fprintf(out, "Peak CPU memory: %s%s\n", b, over);
+        else fprintf(out, "Peak GPU %u memory: %s%s\n", d - 1, b, over);
+    }
+    if (c->unknown_frees)
+        fprintf(out, "Unknown frees: %llu (frees of pointers never recorded by PROFILE_ALLOC)\n",
+                (unsigned long long)c->unknown_frees);
+}
+
+int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_ctx,
+                 scopeprof_agg *out, FILE *footer, int *usable, FILE *err) {
+    sp_agg_ctx c;
+    sp_agg_ctx_init(&c, folded ? SP_GROUP_FOLDED : SP_GROUP_NAME, 0);
+    c.per_thread = folded == SP_FOLDED_PER_THREAD;
+    c.tap = tap;
+    c.tap_ctx = tap_ctx;
+    int rc = SP_EXIT_OK;
+    *usable = 0;
+    for (int i = 0; i < nfiles; i++) {
+        uint64_t before = c.agg.events;
+        c.file = i;
+        int st = sp_agg_file(&c, files[i], err);
+        rc = sp_exit_worst(rc, st);
+        *usable += st == SP_OK || st == SP_TRUNCATED || c.agg.events > before;
+    }
+    if (footer) sp_agg_memory_footer(footer, &c);
+    *out = c.agg; /* handed over: sp_agg_ctx_free must not free it */
+    scopeprof_agg_init(&c.agg);
+    sp_agg_ctx_free(&c);
+    return rc;
+}

@@ -1,0 +1,92 @@
+/* aggregate.h -- the aggregation over files: trace files of either format
+ * read into one table of the header's aggregation (scopeprof_agg), one row
+ * per name, site, thread, input shape, stack or folded stack. Files merge:
+ * each file's thread slots and site ids are its own, its calibration too.
+ * `table`, `stacks`, `html` and `flame` all count through it, so that the
+ * numbers are computed in one place for every command. */
+#ifndef SP_AGGREGATE_H
+#define SP_AGGREGATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifndef SCOPEPROF_AGGREGATION
+#define SCOPEPROF_AGGREGATION
+#endif
+#include "buf.h"
+#include "read.h"
+#include "scopeprof.h"
+#include "tree.h"
+
+/* Groupings: what makes a row (--group-by; folded: the stacks command's rows). */
+enum { SP_GROUP_NAME, SP_GROUP_SITE, SP_GROUP_STACK, SP_GROUP_FOLDED, SP_GROUP_SHAPE, SP_GROUP_THREAD };
+/* --group-by G (NULL: name): name, site, shape, thread or stack:N
+ * (N = 1..1000, in *n). Returns 0, or -1 for anything else. */
+int sp_group_parse(const char *g, int *group, uint32_t *n);
+
+/* Called with every events callback of every file read (file: its index in
+ * files[]), before the aggregation sees them. */
+typedef void (*sp_tap_fn)(void *ctx, int file, const sp_reader *r, const sp_thread *t,
+                          const sp_event *ev, uint32_t n);
+
+/* The aggregation of the files read so far: the header's table (agg) and
+ * what the reporter keeps beside it. */
+typedef struct sp_agg_ctx {
+    scopeprof_agg agg;
+    int group;
+    uint32_t stack_n;
+    int per_thread;       /* folded: each stack under a frame naming its thread */
+    uint32_t thread_base; /* agg thread slots used by earlier files */
+    uint32_t nthreads;    /* slots of this file */
+    const sp_reader *rd;
+    uint32_t *site_row; /* per site id of this file: row + 1, 0 unknown yet */
+    uint32_t nsite_row;
+    sp_tree tree;
+    sp_out key, extra; /* scratch strings */
+    int oom;
+    uint64_t win_lo, win_hi; /* --steps: keep scopes inside [lo, hi] ns */
+    uint32_t rank;           /* of the last file's header */
+    /* MEMORY records over the files read: largest peak per device. */
+    int64_t peak[SP_MAX_DEVICES];
+    uint64_t peak_seen; /* bit mask of devices */
+    uint64_t unknown_frees;
+    int mem_files;      /* files with MEMORY records */
+    /* Sites of device events (sp_gpu_info.timed) of a Chrome trace, per site
+     * id of the file: their rows are DEVICE rows, the rest LAUNCHER rows
+     * (scopeprof_row.gpu_role); every row of a .sprof file is a DEVICE row. */
+    unsigned char *dev_site;
+    uint32_t ndev_site;
+    int native_shape; /* --group-by shape met a .sprof file */
+    uint64_t undefined; /* events whose site id no SITES chunk had defined yet */
+    int chrome;         /* the last file read is Chrome JSON */
+    sp_tap_fn tap;      /* sp_aggregate's caller sees the events too */
+    void *tap_ctx;
+    int file;           /* index of the file being read, for tap */
+    int raw;            /* --no-compensate: a file's OVERHEAD calibration is shown, not applied */
+} sp_agg_ctx;
+
+void sp_agg_ctx_init(sp_agg_ctx *c, int group, uint32_t stack_n);
+void sp_agg_ctx_free(sp_agg_ctx *c);
+/* The reader callbacks that add a file to c, for callers that read it
+ * themselves (sp_report_mem reads memory). */
+sp_callbacks sp_agg_callbacks(sp_agg_ctx *c);
+/* Read one file into the aggregation, report problems on err; returns the
+ * reader status. */
+int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err);
+/* Below the text table: peak memory per device, frees never recorded. */
+void sp_agg_memory_footer(FILE *out, const sp_agg_ctx *c);
+/* *sum += v, held at INT64_MAX / INT64_MIN instead of overflowing. */
+void sp_sat_add(int64_t *sum, int64_t v);
+
+/* Read files[0..nfiles) into *out (initialised here; the caller frees it
+ * with scopeprof_agg_free), as `scopeprof table` does (folded == 0: one row
+ * per name) or `scopeprof stacks` (folded != 0: one row per stack, its key
+ * the folded stack). Problems are reported on err as those commands report
+ * them. footer (unless NULL) gets what `table` prints below the table
+ * (peak memory, unknown frees). Returns the exit status (SP_EXIT_OK or SP_EXIT_INPUT), and in *usable
+ * the number of files that could be read at least in part. */
+#define SP_FOLDED_PER_THREAD 2 /* folded, each stack under a frame naming its thread */
+int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_ctx,
+                 scopeprof_agg *out, FILE *footer, int *usable, FILE *err);
+
+#endif

@@ -1,0 +1,28 @@
+/* input.h -- the one place that reads an input file: every command goes
+ * through it. The format sniffer: what an input holds is told from its
+ * content, not its name (a .sprof file, Chrome trace JSON, or either of them
+ * gzip-compressed), from a file, standard input or memory, and the input is
+ * handed to its reader (read.h, chrome.h; gz.h inflates). */
+#ifndef SP_INPUT_H
+#define SP_INPUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "read.h"
+
+/* Content detection: 1 if the first non-space byte of `head` is '{' or '['. */
+int sp_is_chrome(const void *head, size_t n);
+
+/* Read an input of any format (path "-": standard input) or a buffer
+ * (.sprof or Chrome JSON): statuses and messages as sp_read_file. */
+int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res);
+int sp_read_any_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res);
+
+/* A .sprof file read to its end without the END record its writer closes it
+ * with: the process never got to write it (kill -9, _exit, a crash with
+ * SCOPEPROF_SIGNALS=0, still running). Read as it is, exit status unchanged,
+ * but said: the numbers lack what the process still held. */
+void sp_warn_no_end(const char *path, const sp_result *res, FILE *err);
+
+#endif
