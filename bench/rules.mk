@@ -232,4 +232,9 @@ bench-compensation: $(BENCH_DIR)/compensation $(BUILD)/scopeprof
 $(BENCH_DIR)/write_cost: bench/write_cost.c $(BENCH_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
-bench-build: $(BENCH_DIR)/write_cost
+# The same program with profiling compiled out: the floor of the whole-process
+# count (bench/whole_cost.sh).
+$(BENCH_DIR)/write_cost_off: bench/write_cost.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDLIBS)
+bench-build: $(BENCH_DIR)/write_cost $(BENCH_DIR)/write_cost_off

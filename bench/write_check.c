@@ -58,6 +58,22 @@ static void scope(uint64_t *now, uint32_t depth, uint32_t nsites) {
     put(start, *now, site, depth | flags);
 }
 
+/* The registry's fields, in a header from before (flat struct) and after
+ * ABI 11 (sub-structs; from 12 the summary is folded from site sums). */
+#if SCOPEPROF__ABI >= 12
+#define G_CLOCK(g) (g)->clock
+#define G_OUT(g) (g)->out
+#define SUMMARY(g) (scopeprof__sum_fold(g), &(g)->sum.agg)
+#elif SCOPEPROF__ABI >= 11
+#define G_CLOCK(g) (g)->clock
+#define G_OUT(g) (g)->out
+#define SUMMARY(g) (&(g)->sum.agg)
+#else
+#define G_CLOCK(g) (*(g))
+#define G_OUT(g) (*(g))
+#define SUMMARY(g) (&(g)->agg)
+#endif
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: write_check OUT.sprof\n");
@@ -72,9 +88,9 @@ int main(int argc, char **argv) {
     scopeprof__state *g = scopeprof__state_get();
     scopeprof__thread *t = scopeprof__tls;
     if (!g || !t) return 1;
-    g->ns_per_tick = 0.37; /* a fixed clock: calibration is skipped */
-    g->tick0 = 1000;
-    g->ns0 = 123456789;
+    G_CLOCK(g).ns_per_tick = 0.37; /* a fixed clock: calibration is skipped */
+    G_CLOCK(g).tick0 = 1000;
+    G_CLOCK(g).ns0 = 123456789;
     t->tid = 4242;
     t->explicit_name = 1;
     snprintf(t->name, sizeof t->name, "check");
@@ -82,10 +98,10 @@ int main(int argc, char **argv) {
     if (fd < 0) return 1;
     struct stat st;
     if (fstat(fd, &st) != 0) return 1;
-    int saved = g->fd; /* ours instead, as the writer checks it before each write */
-    g->fd = fd;
-    g->fd_dev = (uint64_t)st.st_dev;
-    g->fd_ino = (uint64_t)st.st_ino;
+    int saved = G_OUT(g).fd; /* ours instead, as the writer checks it before each write */
+    G_OUT(g).fd = fd;
+    G_OUT(g).fd_dev = (uint64_t)st.st_dev;
+    G_OUT(g).fd_ino = (uint64_t)st.st_ino;
     uint64_t now = 5000;
     for (int span = 0; span < 8; span++) { /* chunks of different sizes */
         n = 0;
@@ -94,9 +110,9 @@ int main(int argc, char **argv) {
             scope(&now, 4090, 5);
         scopeprof__write_span(g, t, slots, n);
     }
-    g->fd = saved;
+    G_OUT(g).fd = saved;
     close(fd);
-    const scopeprof_agg *a = &g->agg;
+    const scopeprof_agg *a = SUMMARY(g);
     printf("events %" PRIu64 " unordered %" PRIu64 " gpu %d mem %d gpu_mem %d\n", a->events,
            a->unordered, a->has_gpu, a->has_mem, a->has_gpu_mem);
     for (uint32_t i = 0; i < a->nrows; i++) {

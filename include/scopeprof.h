@@ -1274,10 +1274,15 @@ static inline int64_t scopeprof__comp_total_ps(int64_t dur, uint64_t nested, uin
     return dur * 1000 - (int64_t)cut;
 }
 
-/* Add v picoseconds to a compensated sum (*sum ns and *carry ps, signed). */
+/* Add v picoseconds to a compensated sum: *sum ns and *carry ps, kept as
+ * floor(value / 1000) and the rest in [0, 1000), so that a value has one
+ * form whatever the order and grouping of what was added (the exit summary
+ * adds sums per site, the reporter events one by one: the same digits). */
 static inline void scopeprof__add_ps(int64_t *sum, int32_t *carry, int64_t v) {
-    int64_t c = *carry + v % 1000, whole = v / 1000 + c / 1000;
-    *carry = (int32_t)(c % 1000);
+    int64_t c = *carry + v % 1000, whole = v / 1000;
+    if (c < 0) c += 1000, whole--;
+    else if (c >= 1000) c -= 1000, whole++;
+    *carry = (int32_t)c;
     scopeprof__add(sum, whole);
 }
 
@@ -1402,6 +1407,57 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
         scopeprof__add(&mine->mem_kids[1], mem_total[1]);
     }
     return 0;
+}
+
+/* ---- Sums of many events -------------------------------------------------
+ * The exit summary does not feed events one by one: the writer keeps, per
+ * call site, the sums below (summary.h), and they are added to the site's
+ * row when the table is printed. Everything scopeprof__agg_event does per
+ * event is linear in these sums, so the row comes out as if each event had
+ * been fed: compensation takes out I per call, I + O per scope nested in a
+ * call (total) and O per direct child (self), by the formulas above. */
+typedef struct scopeprof__sitesum {
+    uint64_t count;
+    int64_t total_ns;   /* durations */
+    int64_t self_ns;    /* durations less the direct children inside them (clamped at 0
+                         * per event when no compensation is applied, as the rows' self) */
+    uint64_t nested;    /* scopes nested in its calls, at any depth (children inside only) */
+    uint64_t children;  /* direct children inside its calls */
+    int64_t gpu_total_ns, gpu_self_ns;
+    int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem;
+    uint32_t seen; /* the writer's: the site is in its first-seen order (summary.h) */
+} scopeprof__sitesum;
+
+SCOPEPROF__INTERNAL void scopeprof__agg_add_sums(scopeprof_agg *a, uint32_t row,
+                                                 const scopeprof__sitesum *s) {
+    scopeprof_row *r = &a->rows[row];
+    a->events += s->count;
+    r->count += s->count;
+    uint64_t in = a->comp_inside_ps, out = a->comp_outside_ps;
+    if (in | out) {
+        /* Compensated sums in ns and ps (scopeprof__add_ps); what the row
+         * shows moves by the change of its clamped value, as per event. */
+        int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
+        uint64_t cut_total = s->count * in + s->nested * (in + out);
+        uint64_t cut_self = s->count * in + s->children * out;
+        scopeprof__add(&r->comp_ns[0], s->total_ns);
+        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0],
+                          cut_total > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)cut_total);
+        scopeprof__add(&r->comp_ns[1], s->self_ns);
+        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1],
+                          cut_self > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)cut_self);
+        scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total);
+        scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
+    } else {
+        scopeprof__add(&r->total_ns, s->total_ns);
+        scopeprof__add(&r->self_ns, s->self_ns);
+    }
+    scopeprof__add(&r->gpu_total_ns, s->gpu_total_ns);
+    scopeprof__add(&r->gpu_self_ns, s->gpu_self_ns);
+    scopeprof__add(&r->cpu_mem, s->cpu_mem);
+    scopeprof__add(&r->self_cpu_mem, s->self_cpu_mem);
+    scopeprof__add(&r->gpu_mem, s->gpu_mem);
+    scopeprof__add(&r->self_gpu_mem, s->self_gpu_mem);
 }
 
 SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row,
@@ -1762,6 +1818,22 @@ typedef struct scopeprof__live { /* a live allocation */
 #define SCOPEPROF__SITE_BLOCK 4096u
 #define SCOPEPROF__SITE_BLOCKS 4096u
 
+/* What a thread's scopes closed at one depth hold for their parent, until
+ * it closes (summary.h): their durations, span and number, the scopes
+ * nested in them, and (rare) their GPU time and memory. */
+typedef struct scopeprof__level {
+    int64_t sum_ns;
+    uint64_t min_start, max_end;
+    uint64_t nested;
+    uint32_t n, rare;
+    int64_t gpu_ns;
+    int64_t mem_direct[2], mem_kids[2];
+} scopeprof__level;
+typedef struct scopeprof__levels { /* one thread slot's, by depth */
+    scopeprof__level *lv;
+    uint32_t cap, top; /* top: the deepest level that may hold something */
+} scopeprof__levels;
+
 typedef struct scopeprof__steprec { /* a finished step, in ticks */
     uint64_t n, start, end;
 } scopeprof__steprec;
@@ -1773,7 +1845,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 11u /* 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 12u /* 12: the exit summary as site sums; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -1885,12 +1957,18 @@ typedef struct scopeprof__state {
         uint32_t sites_written, gpu_names_written, steps_written;
         int warned_slow_clock;
     } out;
-    /* The exit summary (table.h's aggregation), fed as chunks are written,
-     * under `lock`; site_row maps a site to its row. */
+    /* The exit summary (summary.h), fed as chunks are written, under
+     * `lock`: sums per site and per thread slot's depth, folded into the
+     * table's rows (agg) when it is printed. */
     struct {
         scopeprof_agg agg;
-        uint32_t *site_row;
-        uint32_t site_row_cap;
+        scopeprof__sitesum *site; /* by site id */
+        uint32_t site_cap;
+        uint32_t *order, norder, order_cap; /* site ids in first-seen order */
+        scopeprof__levels *thr;             /* by thread slot */
+        uint32_t thr_cap;
+        uint64_t events;
+        int has_gpu, has_mem, has_gpu_mem;
     } sum;
     /* Memory (steps.h), under mem.lock: live allocations (pointer -> bytes)
      * and per-device totals; used: bit mask of devices. */
@@ -3415,6 +3493,223 @@ SCOPEPROF__API void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int de
 }
 #endif
 #endif /* steps.h */
+/* ==== part: include/parts/summary.h ==== */
+/* summary.h: the exit summary's sums. The writer feeds every event it writes
+ * here, in each thread's close order, so this is the profiler's per-event
+ * work beyond the recording itself (issue 22): a few adds per event, no
+ * division, no call in the common path. Per call site it keeps the sums of
+ * table.h's scopeprof__sitesum; per thread, one level per depth holding what
+ * the scopes closed at that depth since their parent opened (the children a
+ * parent's self time subtracts). The table's rows are made from the site sums
+ * when it is printed (scopeprof__sum_fold), grouped by name as key_averages()
+ * does, in the order each site's first event was written (the order ties
+ * keep). Compensation is applied there, once per site (table.h). All under
+ * `lock` (g->sum). */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Levels deeper than this are not kept: a scope that deep counts with no
+ * parent (its time is all self). Short records hold depths under 4096. */
+#define SCOPEPROF__SUM_MAX_DEPTH 65536u
+
+/* Room for site `site`, thread slot `slot` and a scope at `depth` (its level
+ * and its children's), and the site's place in the first-seen order. Out of
+ * line: the first event of a site or a thread, a new depth. 0, or -1 when out
+ * of memory (the event is then left out of the summary, as per-event
+ * aggregation left out what it could not place). site UINT32_MAX: none. */
+SCOPEPROF__INTERNAL int scopeprof__sum_room(scopeprof__state *g, uint32_t slot, uint32_t site,
+                                           uint32_t depth) {
+    if (site != UINT32_MAX && site >= g->sum.site_cap) {
+        uint32_t cap = g->sum.site_cap ? g->sum.site_cap : 256;
+        while (cap <= site) cap *= 2;
+        scopeprof__sitesum *v = (scopeprof__sitesum *)realloc(g->sum.site, cap * sizeof *v);
+        if (!v) return -1;
+        memset(v + g->sum.site_cap, 0, (cap - g->sum.site_cap) * sizeof *v);
+        g->sum.site = v;
+        g->sum.site_cap = cap;
+    }
+    if (slot >= g->sum.thr_cap) {
+        uint32_t cap = g->sum.thr_cap ? g->sum.thr_cap * 2 : 16;
+        while (cap <= slot) cap *= 2;
+        scopeprof__levels *v = (scopeprof__levels *)realloc(g->sum.thr, cap * sizeof *v);
+        if (!v) return -1;
+        memset(v + g->sum.thr_cap, 0, (cap - g->sum.thr_cap) * sizeof *v);
+        g->sum.thr = v;
+        g->sum.thr_cap = cap;
+    }
+    scopeprof__levels *L = &g->sum.thr[slot];
+    if (depth < SCOPEPROF__SUM_MAX_DEPTH && depth + 2 > L->cap) {
+        uint32_t cap = L->cap ? L->cap * 2 : 16;
+        while (cap < depth + 2) cap *= 2;
+        scopeprof__level *v = (scopeprof__level *)realloc(L->lv, cap * sizeof *v);
+        if (!v) return -1;
+        memset(v + L->cap, 0, (cap - L->cap) * sizeof *v);
+        L->lv = v;
+        L->cap = cap;
+    }
+    if (site != UINT32_MAX && !g->sum.site[site].seen) {
+        if (g->sum.norder == g->sum.order_cap) {
+            uint32_t cap = g->sum.order_cap ? g->sum.order_cap * 2 : 64;
+            uint32_t *v = (uint32_t *)realloc(g->sum.order, cap * sizeof *v);
+            if (!v) return -1;
+            g->sum.order = v;
+            g->sum.order_cap = cap;
+        }
+        g->sum.order[g->sum.norder++] = site;
+        g->sum.site[site].seen = 1;
+    }
+    return 0;
+}
+
+/* Forget the levels above `keep`: they hold scopes that never closed
+ * properly (their parent closed first), which must not leak into an
+ * unrelated parent. */
+static inline void scopeprof__sum_drop(scopeprof__levels *L, uint32_t keep) {
+    for (uint32_t k = keep + 1; k <= L->top && k < L->cap; k++) memset(&L->lv[k], 0, sizeof L->lv[k]);
+    if (L->top > keep) L->top = keep;
+}
+
+/* GPU time and memory of one scope (rare: a GPU scope, or children that
+ * allocated): scopeprof__agg_event's rules for them. */
+SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sitesum *s,
+                                             const scopeprof__level *kids, int inside,
+                                             scopeprof__level *mine, int64_t gpu_ns) {
+    int64_t kids_gpu = kids && inside ? kids->gpu_ns : 0, gpu_total = kids_gpu, gpu_self = 0;
+    if (gpu_ns >= 0) {
+        g->sum.has_gpu = 1;
+        gpu_total = gpu_ns;
+        gpu_self = kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
+    }
+    s->gpu_total_ns += gpu_total;
+    if (gpu_self > 0) s->gpu_self_ns += gpu_self;
+    int64_t mem_total[2] = {0, 0};
+    if (kids) {
+        for (int m = 0; m < 2; m++) mem_total[m] = kids->mem_direct[m] + kids->mem_kids[m];
+        s->cpu_mem += mem_total[0];
+        s->self_cpu_mem += kids->mem_direct[0];
+        s->gpu_mem += mem_total[1];
+        s->self_gpu_mem += kids->mem_direct[1];
+    }
+    if (!mine) return;
+    mine->gpu_ns += gpu_total;
+    mine->mem_kids[0] += mem_total[0];
+    mine->mem_kids[1] += mem_total[1];
+    mine->rare |= (gpu_total | mem_total[0] | mem_total[1]) != 0;
+}
+
+/* One finished scope (start <= end, ns) at `depth` of the thread whose
+ * levels are L (g->sum.thr[its slot], which scopeprof__sum_room made);
+ * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
+ * applied (self sums are then not clamped per event: table.h). The caller
+ * counts the events (g->sum.events). */
+static inline __attribute__((always_inline)) void
+scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
+                     uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
+    if (__builtin_expect(depth + 2 > L->cap || site >= g->sum.site_cap || !g->sum.site[site].seen, 0)) {
+        if (scopeprof__sum_room(g, (uint32_t)(L - g->sum.thr), site, depth) != 0) return;
+    }
+    scopeprof__sitesum *s = &g->sum.site[site];
+    int64_t dur = (int64_t)(end - start);
+    if (__builtin_expect(depth + 2 > L->cap, 0)) { /* too deep to keep: no parent, no children */
+        s->count++;
+        s->total_ns += dur;
+        s->self_ns += dur;
+        if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
+        return;
+    }
+    if (__builtin_expect(L->top > depth + 1, 0)) scopeprof__sum_drop(L, depth + 1);
+    scopeprof__level *kids = &L->lv[depth + 1];
+    int64_t self = dur;
+    uint64_t nested = 0;
+    uint32_t children = 0, rare = kids->rare;
+    if (kids->n) {
+        if (kids->min_start >= start && kids->max_end <= end) { /* inside: subtracted */
+            self = dur - kids->sum_ns;
+            nested = kids->nested;
+            children = kids->n;
+        }
+    }
+    s->count++;
+    s->total_ns += dur;
+    s->self_ns += comp ? self : self > 0 ? self : 0;
+    s->nested += nested;
+    s->children += children;
+    scopeprof__level *mine = depth ? &L->lv[depth] : NULL;
+    if (mine) {
+        if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
+        if (end > mine->max_end) mine->max_end = end;
+        mine->n++;
+        mine->nested += 1 + nested;
+        mine->sum_ns += dur;
+    }
+    if (__builtin_expect(rare | (gpu_ns >= 0), 0))
+        scopeprof__sum_rare(g, s, rare ? kids : NULL, children != 0, mine, gpu_ns);
+    if (kids->n | rare) memset(kids, 0, sizeof *kids);
+    L->top = depth;
+}
+
+/* An allocation (bytes > 0) or free on `device` (0: CPU) made while `depth`
+ * scopes were open on the thread: it counts to the innermost of them. */
+SCOPEPROF__INTERNAL void scopeprof__sum_mem(scopeprof__state *g, uint32_t slot, uint32_t depth,
+                                            uint32_t device, int64_t bytes) {
+    if (device) g->sum.has_gpu_mem = 1;
+    else g->sum.has_mem = 1;
+    if (depth == 0 || depth >= SCOPEPROF__SUM_MAX_DEPTH) return; /* outside every scope: no row */
+    if (slot >= g->sum.thr_cap || depth + 2 > g->sum.thr[slot].cap) {
+        if (scopeprof__sum_room(g, slot, UINT32_MAX, depth) != 0) return;
+    }
+    scopeprof__levels *L = &g->sum.thr[slot];
+    if (L->top > depth) scopeprof__sum_drop(L, depth);
+    L->lv[depth].mem_direct[device ? 1 : 0] += bytes;
+    L->lv[depth].rare = 1;
+    if (L->top < depth) L->top = depth;
+}
+
+/* A thread slot's levels are all closed (its thread is gone): free them for
+ * the slot's next thread. */
+static inline void scopeprof__sum_thread_gone(scopeprof__state *g, uint32_t slot) {
+    if (slot >= g->sum.thr_cap) return;
+    free(g->sum.thr[slot].lv);
+    memset(&g->sum.thr[slot], 0, sizeof g->sum.thr[slot]);
+}
+
+/* The table's rows from the site sums, added to g->sum.agg (then cleared):
+ * one row per name, in first-seen order. */
+SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
+    scopeprof_agg *a = &g->sum.agg;
+    a->has_gpu |= g->sum.has_gpu;
+    a->has_mem |= g->sum.has_mem;
+    a->has_gpu_mem |= g->sum.has_gpu_mem;
+    for (uint32_t i = 0; i < g->sum.norder; i++) {
+        uint32_t site = g->sum.order[i];
+        scopeprof__sitesum *s = &g->sum.site[site];
+        if (s->count == 0 && !s->gpu_total_ns && !s->cpu_mem && !s->gpu_mem) continue;
+        const scopeprof__siterec *sr = scopeprof__site_find(g, site);
+        const char *name = sr ? sr->name : "<unknown>";
+        uint32_t row = scopeprof_agg_row(a, name, name, NULL);
+        if (row != UINT32_MAX) scopeprof__agg_add_sums(a, row, s);
+        memset(s, 0, sizeof *s);
+        s->seen = 1;
+    }
+}
+
+/* A new file starts a new summary (a schedule's cycle, a forked child). */
+SCOPEPROF__INTERNAL void scopeprof__sum_reset(scopeprof__state *g) {
+    free(g->sum.site);
+    free(g->sum.order);
+    for (uint32_t i = 0; i < g->sum.thr_cap; i++) free(g->sum.thr[i].lv);
+    free(g->sum.thr);
+    scopeprof_agg agg = g->sum.agg;
+    memset(&g->sum, 0, sizeof g->sum);
+    g->sum.agg = agg;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* summary.h */
 /* ==== part: include/parts/file.h ==== */
 /* file.h: the trace file's life: its name, opening, chunk framing, the
  * chunks of sites, threads, devices, GPU intervals, memory and steps, and its
@@ -3744,25 +4039,6 @@ SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof_
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_THREAD, b, 16 + n);
 }
 
-/* The exit summary's row for a site: grouped by name, like key_averages(). */
-SCOPEPROF__INTERNAL uint32_t scopeprof__row_of(scopeprof__state *g, uint32_t site) {
-    if (site >= g->sum.site_row_cap) {
-        uint32_t cap = g->sum.site_row_cap ? g->sum.site_row_cap : 256;
-        while (cap <= site) cap *= 2;
-        uint32_t *v = (uint32_t *)realloc(g->sum.site_row, cap * sizeof *v);
-        if (!v) return UINT32_MAX;
-        memset(v + g->sum.site_row_cap, 0xFF, (cap - g->sum.site_row_cap) * sizeof *v);
-        g->sum.site_row = v;
-        g->sum.site_row_cap = cap;
-    }
-    if (g->sum.site_row[site] == UINT32_MAX) {
-        const scopeprof__siterec *sr = scopeprof__site_find(g, site);
-        const char *name = sr ? sr->name : "<unknown>";
-        g->sum.site_row[site] = scopeprof_agg_row(&g->sum.agg, name, name, NULL);
-    }
-    return g->sum.site_row[site];
-}
-
 SCOPEPROF__INTERNAL void scopeprof__write_devices(scopeprof__state *g) {
     uint32_t todo = g->gpu.named & ~g->out.gpu_names_written;
     for (uint32_t d = 0; d < 16 && g->out.fd >= 0; d++) {
@@ -3934,11 +4210,9 @@ SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopepro
  * its summary and what was written of each kind start afresh, and a
  * descriptor still open (a parent's, in a child) is closed, never written. */
 SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
+    scopeprof__sum_reset(g);
     scopeprof_agg_free(&g->sum.agg);
     scopeprof_agg_init(&g->sum.agg);
-    free(g->sum.site_row);
-    g->sum.site_row = NULL;
-    g->sum.site_row_cap = 0;
     g->out.sites_written = 0;
     g->out.gpu_names_written = 0;
     g->out.events_written = 0;
@@ -3952,6 +4226,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
 SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
                                                   int recorded, const char *title) {
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
+    scopeprof__sum_fold(g);
     fflush(stdout);
     if (title) fprintf(stderr, "%s\n", title);
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
@@ -3994,6 +4269,17 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
     return k;
 }
 
+/* The end of a short record whose duration does not fit 32 bits of ns once
+ * converted: only a clock under 32 MHz stretches 2^27 ticks this far. */
+SCOPEPROF__INTERNAL uint64_t scopeprof__slow_clock(scopeprof__state *g, uint64_t start_ns) {
+    if (!g->out.warned_slow_clock) {
+        g->out.warned_slow_clock = 1;
+        scopeprof__warn("scopeprof: the tick clock runs under 32 MHz; durations over "
+                        "4.29 s that started as short records are cut to 4.29 s");
+    }
+    return start_ns + SCOPEPROF_REC_LONG_MARK - 1;
+}
+
 /* Convert (in place), aggregate and write the records in n slots of thread
  * t. In place works because no record grows: nanoseconds take no more room
  * than ticks (see emit), and a record dropped or turned short only frees some. */
@@ -4016,9 +4302,34 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     const uint64_t tick0 = g->clock.tick0, ns0 = g->clock.ns0, win_start = g->sched.win_start;
     const double ns_per_tick = g->clock.ns_per_tick;
     const int sched = g->sched.on, window = g->sched.window, aggregate = !g->life.in_signal;
-    scopeprof_agg *agg = &g->sum.agg;
+    const int comp = (g->sum.agg.comp_inside_ps | g->sum.agg.comp_outside_ps) != 0;
+    const int fast = !sched && !k; /* no schedule window to check, no GPU record to pair */
     const uint32_t thread = t->slot; /* the summary's slot (the file keeps t->index) */
+    /* The thread's levels in the summary (made here once per span). */
+    scopeprof__levels *L = aggregate && scopeprof__sum_room(g, thread, UINT32_MAX, 0) == 0 ? &g->sum.thr[thread] : NULL;
+    uint32_t summed = 0;
     for (uint32_t i = 0; i < n;) {
+        if (__builtin_expect(fast && ev[i].dur != SCOPEPROF_REC_LONG_MARK, 1)) {
+            /* The common case, a short record of a CPU scope: converted,
+             * summed and rewritten in place (read before written: out never
+             * passes i's slot). */
+            uint64_t start = ev[i].start, end = start + ev[i].dur;
+            uint32_t key = ev[i].key & ~SCOPEPROF_DEPTH_GPU; /* no GPU record: a CPU scope */
+            uint64_t s_ns = scopeprof__ticks_ns(start, tick0, ns0, ns_per_tick);
+            uint64_t e_ns = scopeprof__ticks_ns(end, tick0, ns0, ns_per_tick);
+            if (e_ns < s_ns) e_ns = s_ns;
+            if (__builtin_expect(e_ns - s_ns >= SCOPEPROF_REC_LONG_MARK, 0)) e_ns = scopeprof__slow_clock(g, s_ns);
+            if (L) {
+                scopeprof__sum_event(g, L, key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), s_ns, e_ns,
+                                     key >> SCOPEPROF_REC_SITE_BITS, -1, comp);
+                summed++;
+            }
+            scopeprof__rec_put_short(b + out, s_ns, (uint32_t)(e_ns - s_ns), key);
+            out += 16;
+            i++;
+            kept++;
+            continue;
+        }
         scopeprof_event e;
         uint32_t key = ev[i].key; /* of a short record */
         uint32_t slots = scopeprof__slot_get(ev + i, &e);
@@ -4034,23 +4345,15 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
         e.start = scopeprof__ticks_ns(e.start, tick0, ns0, ns_per_tick);
         kept++;
         if (e.depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
-            if (aggregate)
-                scopeprof_agg_mem(agg, thread, SCOPEPROF_MEM_DEPTH(e.depth),
-                                  SCOPEPROF_MEM_DEVICE(e.depth), (int64_t)e.end);
+            if (L)
+                scopeprof__sum_mem(g, thread, SCOPEPROF_MEM_DEPTH(e.depth), SCOPEPROF_MEM_DEVICE(e.depth),
+                                   (int64_t)e.end);
             out += scopeprof__rec_encode(b + out, &e);
             continue;
         }
         uint64_t en = scopeprof__ticks_ns(e.end, tick0, ns0, ns_per_tick);
         e.end = en < e.start ? e.start : en;
-        if (slots == 1 && e.end - e.start >= SCOPEPROF_REC_LONG_MARK) {
-            /* Only a clock under 32 MHz stretches 2^27 ticks this far. */
-            e.end = e.start + SCOPEPROF_REC_LONG_MARK - 1;
-            if (!g->out.warned_slow_clock) {
-                g->out.warned_slow_clock = 1;
-                scopeprof__warn("scopeprof: the tick clock runs under 32 MHz; durations over "
-                                "4.29 s that started as short records are cut to 4.29 s");
-            }
-        }
+        if (slots == 1 && e.end - e.start >= SCOPEPROF_REC_LONG_MARK) e.end = scopeprof__slow_clock(g, e.start);
         int64_t gpu = -1;
         if (e.depth & SCOPEPROF_DEPTH_GPU) {
             /* Pair with the thread's next GPU record, which must be ours. */
@@ -4061,14 +4364,9 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
                 e.depth &= SCOPEPROF_DEPTH_MASK; /* no GPU record: a CPU scope */
             }
         }
-        if (aggregate) {
-            /* The site's row from the table, the call only for a new site. */
-            uint32_t row = e.site < g->sum.site_row_cap && g->sum.site_row[e.site] != UINT32_MAX
-                               ? g->sum.site_row[e.site]
-                               : scopeprof__row_of(g, e.site); /* UINT32_MAX: out of memory */
-            if (row != UINT32_MAX)
-                scopeprof__agg_event(agg, thread, row, e.start, e.end,
-                                     e.depth & SCOPEPROF_DEPTH_MASK, gpu);
+        if (L) {
+            scopeprof__sum_event(g, L, e.site, e.start, e.end, e.depth & SCOPEPROF_DEPTH_MASK, gpu, comp);
+            summed++;
         }
         if (slots == 1) { /* still fits a short record (site, depth, clamped duration): same key */
             scopeprof__rec_put_short(b + out, e.start, (uint32_t)(e.end - e.start),
@@ -4079,6 +4377,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
         }
     }
     g->out.events_written += kept;
+    g->sum.events += summed;
     if (g->out.fd == -1 && kept) scopeprof__open_output(g);
     if (g->out.fd < 0 || kept == 0) {
         free(gr);
@@ -4132,10 +4431,7 @@ SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
             pp = &t->next;
             continue;
         }
-        if (t->slot < g->sum.agg.nthreads) { /* the summary's per-depth sums: all closed */
-            free(g->sum.agg.threads[t->slot].pend); /* not under `reg`: no malloc there */
-            memset(&g->sum.agg.threads[t->slot], 0, sizeof g->sum.agg.threads[t->slot]);
-        }
+        scopeprof__sum_thread_gone(g, t->slot); /* not under `reg`: no malloc there */
         scopeprof__reg_lock(g);
         while (*pp != t) pp = &(*pp)->next; /* states pushed before it since */
         *pp = t->next;
@@ -4626,7 +4922,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     scopeprof__write_all_and_close(g);
     scopeprof__memsnap mem;
     scopeprof__mem_snapshot(g, &mem, 0);
-    scopeprof__summary_print(g, &mem, g->sum.agg.events != 0, NULL);
+    scopeprof__summary_print(g, &mem, g->sum.events != 0, NULL);
     pthread_mutex_lock(&g->buf.lock);
     uint64_t behind = g->buf.self_writes;
     pthread_mutex_unlock(&g->buf.lock);

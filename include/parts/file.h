@@ -326,25 +326,6 @@ SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof_
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_THREAD, b, 16 + n);
 }
 
-/* The exit summary's row for a site: grouped by name, like key_averages(). */
-SCOPEPROF__INTERNAL uint32_t scopeprof__row_of(scopeprof__state *g, uint32_t site) {
-    if (site >= g->sum.site_row_cap) {
-        uint32_t cap = g->sum.site_row_cap ? g->sum.site_row_cap : 256;
-        while (cap <= site) cap *= 2;
-        uint32_t *v = (uint32_t *)realloc(g->sum.site_row, cap * sizeof *v);
-        if (!v) return UINT32_MAX;
-        memset(v + g->sum.site_row_cap, 0xFF, (cap - g->sum.site_row_cap) * sizeof *v);
-        g->sum.site_row = v;
-        g->sum.site_row_cap = cap;
-    }
-    if (g->sum.site_row[site] == UINT32_MAX) {
-        const scopeprof__siterec *sr = scopeprof__site_find(g, site);
-        const char *name = sr ? sr->name : "<unknown>";
-        g->sum.site_row[site] = scopeprof_agg_row(&g->sum.agg, name, name, NULL);
-    }
-    return g->sum.site_row[site];
-}
-
 SCOPEPROF__INTERNAL void scopeprof__write_devices(scopeprof__state *g) {
     uint32_t todo = g->gpu.named & ~g->out.gpu_names_written;
     for (uint32_t d = 0; d < 16 && g->out.fd >= 0; d++) {
@@ -516,11 +497,9 @@ SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopepro
  * its summary and what was written of each kind start afresh, and a
  * descriptor still open (a parent's, in a child) is closed, never written. */
 SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
+    scopeprof__sum_reset(g);
     scopeprof_agg_free(&g->sum.agg);
     scopeprof_agg_init(&g->sum.agg);
-    free(g->sum.site_row);
-    g->sum.site_row = NULL;
-    g->sum.site_row_cap = 0;
     g->out.sites_written = 0;
     g->out.gpu_names_written = 0;
     g->out.events_written = 0;
@@ -534,6 +513,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
 SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
                                                   int recorded, const char *title) {
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
+    scopeprof__sum_fold(g);
     fflush(stdout);
     if (title) fprintf(stderr, "%s\n", title);
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);

@@ -60,6 +60,22 @@ typedef struct scopeprof__live { /* a live allocation */
 #define SCOPEPROF__SITE_BLOCK 4096u
 #define SCOPEPROF__SITE_BLOCKS 4096u
 
+/* What a thread's scopes closed at one depth hold for their parent, until
+ * it closes (summary.h): their durations, span and number, the scopes
+ * nested in them, and (rare) their GPU time and memory. */
+typedef struct scopeprof__level {
+    int64_t sum_ns;
+    uint64_t min_start, max_end;
+    uint64_t nested;
+    uint32_t n, rare;
+    int64_t gpu_ns;
+    int64_t mem_direct[2], mem_kids[2];
+} scopeprof__level;
+typedef struct scopeprof__levels { /* one thread slot's, by depth */
+    scopeprof__level *lv;
+    uint32_t cap, top; /* top: the deepest level that may hold something */
+} scopeprof__levels;
+
 typedef struct scopeprof__steprec { /* a finished step, in ticks */
     uint64_t n, start, end;
 } scopeprof__steprec;
@@ -71,7 +87,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 11u /* 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 12u /* 12: the exit summary as site sums; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -183,12 +199,18 @@ typedef struct scopeprof__state {
         uint32_t sites_written, gpu_names_written, steps_written;
         int warned_slow_clock;
     } out;
-    /* The exit summary (table.h's aggregation), fed as chunks are written,
-     * under `lock`; site_row maps a site to its row. */
+    /* The exit summary (summary.h), fed as chunks are written, under
+     * `lock`: sums per site and per thread slot's depth, folded into the
+     * table's rows (agg) when it is printed. */
     struct {
         scopeprof_agg agg;
-        uint32_t *site_row;
-        uint32_t site_row_cap;
+        scopeprof__sitesum *site; /* by site id */
+        uint32_t site_cap;
+        uint32_t *order, norder, order_cap; /* site ids in first-seen order */
+        scopeprof__levels *thr;             /* by thread slot */
+        uint32_t thr_cap;
+        uint64_t events;
+        int has_gpu, has_mem, has_gpu_mem;
     } sum;
     /* Memory (steps.h), under mem.lock: live allocations (pointer -> bytes)
      * and per-device totals; used: bit mask of devices. */

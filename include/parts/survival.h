@@ -178,7 +178,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     scopeprof__write_all_and_close(g);
     scopeprof__memsnap mem;
     scopeprof__mem_snapshot(g, &mem, 0);
-    scopeprof__summary_print(g, &mem, g->sum.agg.events != 0, NULL);
+    scopeprof__summary_print(g, &mem, g->sum.events != 0, NULL);
     pthread_mutex_lock(&g->buf.lock);
     uint64_t behind = g->buf.self_writes;
     pthread_mutex_unlock(&g->buf.lock);

@@ -146,10 +146,15 @@ static inline int64_t scopeprof__comp_total_ps(int64_t dur, uint64_t nested, uin
     return dur * 1000 - (int64_t)cut;
 }
 
-/* Add v picoseconds to a compensated sum (*sum ns and *carry ps, signed). */
+/* Add v picoseconds to a compensated sum: *sum ns and *carry ps, kept as
+ * floor(value / 1000) and the rest in [0, 1000), so that a value has one
+ * form whatever the order and grouping of what was added (the exit summary
+ * adds sums per site, the reporter events one by one: the same digits). */
 static inline void scopeprof__add_ps(int64_t *sum, int32_t *carry, int64_t v) {
-    int64_t c = *carry + v % 1000, whole = v / 1000 + c / 1000;
-    *carry = (int32_t)(c % 1000);
+    int64_t c = *carry + v % 1000, whole = v / 1000;
+    if (c < 0) c += 1000, whole--;
+    else if (c >= 1000) c -= 1000, whole++;
+    *carry = (int32_t)c;
     scopeprof__add(sum, whole);
 }
 
@@ -274,6 +279,57 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
         scopeprof__add(&mine->mem_kids[1], mem_total[1]);
     }
     return 0;
+}
+
+/* ---- Sums of many events -------------------------------------------------
+ * The exit summary does not feed events one by one: the writer keeps, per
+ * call site, the sums below (summary.h), and they are added to the site's
+ * row when the table is printed. Everything scopeprof__agg_event does per
+ * event is linear in these sums, so the row comes out as if each event had
+ * been fed: compensation takes out I per call, I + O per scope nested in a
+ * call (total) and O per direct child (self), by the formulas above. */
+typedef struct scopeprof__sitesum {
+    uint64_t count;
+    int64_t total_ns;   /* durations */
+    int64_t self_ns;    /* durations less the direct children inside them (clamped at 0
+                         * per event when no compensation is applied, as the rows' self) */
+    uint64_t nested;    /* scopes nested in its calls, at any depth (children inside only) */
+    uint64_t children;  /* direct children inside its calls */
+    int64_t gpu_total_ns, gpu_self_ns;
+    int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem;
+    uint32_t seen; /* the writer's: the site is in its first-seen order (summary.h) */
+} scopeprof__sitesum;
+
+SCOPEPROF__INTERNAL void scopeprof__agg_add_sums(scopeprof_agg *a, uint32_t row,
+                                                 const scopeprof__sitesum *s) {
+    scopeprof_row *r = &a->rows[row];
+    a->events += s->count;
+    r->count += s->count;
+    uint64_t in = a->comp_inside_ps, out = a->comp_outside_ps;
+    if (in | out) {
+        /* Compensated sums in ns and ps (scopeprof__add_ps); what the row
+         * shows moves by the change of its clamped value, as per event. */
+        int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
+        uint64_t cut_total = s->count * in + s->nested * (in + out);
+        uint64_t cut_self = s->count * in + s->children * out;
+        scopeprof__add(&r->comp_ns[0], s->total_ns);
+        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0],
+                          cut_total > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)cut_total);
+        scopeprof__add(&r->comp_ns[1], s->self_ns);
+        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1],
+                          cut_self > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)cut_self);
+        scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total);
+        scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
+    } else {
+        scopeprof__add(&r->total_ns, s->total_ns);
+        scopeprof__add(&r->self_ns, s->self_ns);
+    }
+    scopeprof__add(&r->gpu_total_ns, s->gpu_total_ns);
+    scopeprof__add(&r->gpu_self_ns, s->gpu_self_ns);
+    scopeprof__add(&r->cpu_mem, s->cpu_mem);
+    scopeprof__add(&r->self_cpu_mem, s->self_cpu_mem);
+    scopeprof__add(&r->gpu_mem, s->gpu_mem);
+    scopeprof__add(&r->self_gpu_mem, s->self_gpu_mem);
 }
 
 SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row,

@@ -27,6 +27,17 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
     return k;
 }
 
+/* The end of a short record whose duration does not fit 32 bits of ns once
+ * converted: only a clock under 32 MHz stretches 2^27 ticks this far. */
+SCOPEPROF__INTERNAL uint64_t scopeprof__slow_clock(scopeprof__state *g, uint64_t start_ns) {
+    if (!g->out.warned_slow_clock) {
+        g->out.warned_slow_clock = 1;
+        scopeprof__warn("scopeprof: the tick clock runs under 32 MHz; durations over "
+                        "4.29 s that started as short records are cut to 4.29 s");
+    }
+    return start_ns + SCOPEPROF_REC_LONG_MARK - 1;
+}
+
 /* Convert (in place), aggregate and write the records in n slots of thread
  * t. In place works because no record grows: nanoseconds take no more room
  * than ticks (see emit), and a record dropped or turned short only frees some. */
@@ -49,9 +60,34 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     const uint64_t tick0 = g->clock.tick0, ns0 = g->clock.ns0, win_start = g->sched.win_start;
     const double ns_per_tick = g->clock.ns_per_tick;
     const int sched = g->sched.on, window = g->sched.window, aggregate = !g->life.in_signal;
-    scopeprof_agg *agg = &g->sum.agg;
+    const int comp = (g->sum.agg.comp_inside_ps | g->sum.agg.comp_outside_ps) != 0;
+    const int fast = !sched && !k; /* no schedule window to check, no GPU record to pair */
     const uint32_t thread = t->slot; /* the summary's slot (the file keeps t->index) */
+    /* The thread's levels in the summary (made here once per span). */
+    scopeprof__levels *L = aggregate && scopeprof__sum_room(g, thread, UINT32_MAX, 0) == 0 ? &g->sum.thr[thread] : NULL;
+    uint32_t summed = 0;
     for (uint32_t i = 0; i < n;) {
+        if (__builtin_expect(fast && ev[i].dur != SCOPEPROF_REC_LONG_MARK, 1)) {
+            /* The common case, a short record of a CPU scope: converted,
+             * summed and rewritten in place (read before written: out never
+             * passes i's slot). */
+            uint64_t start = ev[i].start, end = start + ev[i].dur;
+            uint32_t key = ev[i].key & ~SCOPEPROF_DEPTH_GPU; /* no GPU record: a CPU scope */
+            uint64_t s_ns = scopeprof__ticks_ns(start, tick0, ns0, ns_per_tick);
+            uint64_t e_ns = scopeprof__ticks_ns(end, tick0, ns0, ns_per_tick);
+            if (e_ns < s_ns) e_ns = s_ns;
+            if (__builtin_expect(e_ns - s_ns >= SCOPEPROF_REC_LONG_MARK, 0)) e_ns = scopeprof__slow_clock(g, s_ns);
+            if (L) {
+                scopeprof__sum_event(g, L, key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), s_ns, e_ns,
+                                     key >> SCOPEPROF_REC_SITE_BITS, -1, comp);
+                summed++;
+            }
+            scopeprof__rec_put_short(b + out, s_ns, (uint32_t)(e_ns - s_ns), key);
+            out += 16;
+            i++;
+            kept++;
+            continue;
+        }
         scopeprof_event e;
         uint32_t key = ev[i].key; /* of a short record */
         uint32_t slots = scopeprof__slot_get(ev + i, &e);
@@ -67,23 +103,15 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
         e.start = scopeprof__ticks_ns(e.start, tick0, ns0, ns_per_tick);
         kept++;
         if (e.depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
-            if (aggregate)
-                scopeprof_agg_mem(agg, thread, SCOPEPROF_MEM_DEPTH(e.depth),
-                                  SCOPEPROF_MEM_DEVICE(e.depth), (int64_t)e.end);
+            if (L)
+                scopeprof__sum_mem(g, thread, SCOPEPROF_MEM_DEPTH(e.depth), SCOPEPROF_MEM_DEVICE(e.depth),
+                                   (int64_t)e.end);
             out += scopeprof__rec_encode(b + out, &e);
             continue;
         }
         uint64_t en = scopeprof__ticks_ns(e.end, tick0, ns0, ns_per_tick);
         e.end = en < e.start ? e.start : en;
-        if (slots == 1 && e.end - e.start >= SCOPEPROF_REC_LONG_MARK) {
-            /* Only a clock under 32 MHz stretches 2^27 ticks this far. */
-            e.end = e.start + SCOPEPROF_REC_LONG_MARK - 1;
-            if (!g->out.warned_slow_clock) {
-                g->out.warned_slow_clock = 1;
-                scopeprof__warn("scopeprof: the tick clock runs under 32 MHz; durations over "
-                                "4.29 s that started as short records are cut to 4.29 s");
-            }
-        }
+        if (slots == 1 && e.end - e.start >= SCOPEPROF_REC_LONG_MARK) e.end = scopeprof__slow_clock(g, e.start);
         int64_t gpu = -1;
         if (e.depth & SCOPEPROF_DEPTH_GPU) {
             /* Pair with the thread's next GPU record, which must be ours. */
@@ -94,14 +122,9 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
                 e.depth &= SCOPEPROF_DEPTH_MASK; /* no GPU record: a CPU scope */
             }
         }
-        if (aggregate) {
-            /* The site's row from the table, the call only for a new site. */
-            uint32_t row = e.site < g->sum.site_row_cap && g->sum.site_row[e.site] != UINT32_MAX
-                               ? g->sum.site_row[e.site]
-                               : scopeprof__row_of(g, e.site); /* UINT32_MAX: out of memory */
-            if (row != UINT32_MAX)
-                scopeprof__agg_event(agg, thread, row, e.start, e.end,
-                                     e.depth & SCOPEPROF_DEPTH_MASK, gpu);
+        if (L) {
+            scopeprof__sum_event(g, L, e.site, e.start, e.end, e.depth & SCOPEPROF_DEPTH_MASK, gpu, comp);
+            summed++;
         }
         if (slots == 1) { /* still fits a short record (site, depth, clamped duration): same key */
             scopeprof__rec_put_short(b + out, e.start, (uint32_t)(e.end - e.start),
@@ -112,6 +135,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
         }
     }
     g->out.events_written += kept;
+    g->sum.events += summed;
     if (g->out.fd == -1 && kept) scopeprof__open_output(g);
     if (g->out.fd < 0 || kept == 0) {
         free(gr);
@@ -165,10 +189,7 @@ SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
             pp = &t->next;
             continue;
         }
-        if (t->slot < g->sum.agg.nthreads) { /* the summary's per-depth sums: all closed */
-            free(g->sum.agg.threads[t->slot].pend); /* not under `reg`: no malloc there */
-            memset(&g->sum.agg.threads[t->slot], 0, sizeof g->sum.agg.threads[t->slot]);
-        }
+        scopeprof__sum_thread_gone(g, t->slot); /* not under `reg`: no malloc there */
         scopeprof__reg_lock(g);
         while (*pp != t) pp = &(*pp)->next; /* states pushed before it since */
         *pp = t->next;

@@ -92,6 +92,20 @@ $(CORE)/check_cxx: tests/core/check_cxx.sh $(HEADER)
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec bash tests/core/check_cxx.sh %s\n' '$(CORE)/cxx' > $@
 	chmod +x $@
+# Instructions per scope over the whole process, against a generous bound
+# (tests/core/instr_guard.sh, callgrind): bench/write_cost.c on and off.
+$(CORE)/instr_prof: bench/write_cost.c bench/bench.h $(HEADER)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
+$(CORE)/instr_off: bench/write_cost.c bench/bench.h $(HEADER)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDLIBS)
+$(CORE)/instr_guard: tests/core/instr_guard.sh $(CORE)/instr_prof $(CORE)/instr_off
+	printf '#!/bin/sh\nexec bash tests/core/instr_guard.sh %s %s\n' '$(CORE)/instr_prof' '$(CORE)/instr_off' > $@
+	chmod +x $@
+TEST_BINS += $(CORE)/instr_guard
+TEST_CMDS += $(CORE)/instr_guard
+
 # The environment table against the docs that list it (tests/core/env_doc.sh).
 $(CORE)/env_doc: tests/core/env_doc.sh
 	@mkdir -p $(@D)

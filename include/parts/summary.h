@@ -1,0 +1,216 @@
+/* summary.h: the exit summary's sums. The writer feeds every event it writes
+ * here, in each thread's close order, so this is the profiler's per-event
+ * work beyond the recording itself (issue 22): a few adds per event, no
+ * division, no call in the common path. Per call site it keeps the sums of
+ * table.h's scopeprof__sitesum; per thread, one level per depth holding what
+ * the scopes closed at that depth since their parent opened (the children a
+ * parent's self time subtracts). The table's rows are made from the site sums
+ * when it is printed (scopeprof__sum_fold), grouped by name as key_averages()
+ * does, in the order each site's first event was written (the order ties
+ * keep). Compensation is applied there, once per site (table.h). All under
+ * `lock` (g->sum). */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Levels deeper than this are not kept: a scope that deep counts with no
+ * parent (its time is all self). Short records hold depths under 4096. */
+#define SCOPEPROF__SUM_MAX_DEPTH 65536u
+
+/* Room for site `site`, thread slot `slot` and a scope at `depth` (its level
+ * and its children's), and the site's place in the first-seen order. Out of
+ * line: the first event of a site or a thread, a new depth. 0, or -1 when out
+ * of memory (the event is then left out of the summary, as per-event
+ * aggregation left out what it could not place). site UINT32_MAX: none. */
+SCOPEPROF__INTERNAL int scopeprof__sum_room(scopeprof__state *g, uint32_t slot, uint32_t site,
+                                           uint32_t depth) {
+    if (site != UINT32_MAX && site >= g->sum.site_cap) {
+        uint32_t cap = g->sum.site_cap ? g->sum.site_cap : 256;
+        while (cap <= site) cap *= 2;
+        scopeprof__sitesum *v = (scopeprof__sitesum *)realloc(g->sum.site, cap * sizeof *v);
+        if (!v) return -1;
+        memset(v + g->sum.site_cap, 0, (cap - g->sum.site_cap) * sizeof *v);
+        g->sum.site = v;
+        g->sum.site_cap = cap;
+    }
+    if (slot >= g->sum.thr_cap) {
+        uint32_t cap = g->sum.thr_cap ? g->sum.thr_cap * 2 : 16;
+        while (cap <= slot) cap *= 2;
+        scopeprof__levels *v = (scopeprof__levels *)realloc(g->sum.thr, cap * sizeof *v);
+        if (!v) return -1;
+        memset(v + g->sum.thr_cap, 0, (cap - g->sum.thr_cap) * sizeof *v);
+        g->sum.thr = v;
+        g->sum.thr_cap = cap;
+    }
+    scopeprof__levels *L = &g->sum.thr[slot];
+    if (depth < SCOPEPROF__SUM_MAX_DEPTH && depth + 2 > L->cap) {
+        uint32_t cap = L->cap ? L->cap * 2 : 16;
+        while (cap < depth + 2) cap *= 2;
+        scopeprof__level *v = (scopeprof__level *)realloc(L->lv, cap * sizeof *v);
+        if (!v) return -1;
+        memset(v + L->cap, 0, (cap - L->cap) * sizeof *v);
+        L->lv = v;
+        L->cap = cap;
+    }
+    if (site != UINT32_MAX && !g->sum.site[site].seen) {
+        if (g->sum.norder == g->sum.order_cap) {
+            uint32_t cap = g->sum.order_cap ? g->sum.order_cap * 2 : 64;
+            uint32_t *v = (uint32_t *)realloc(g->sum.order, cap * sizeof *v);
+            if (!v) return -1;
+            g->sum.order = v;
+            g->sum.order_cap = cap;
+        }
+        g->sum.order[g->sum.norder++] = site;
+        g->sum.site[site].seen = 1;
+    }
+    return 0;
+}
+
+/* Forget the levels above `keep`: they hold scopes that never closed
+ * properly (their parent closed first), which must not leak into an
+ * unrelated parent. */
+static inline void scopeprof__sum_drop(scopeprof__levels *L, uint32_t keep) {
+    for (uint32_t k = keep + 1; k <= L->top && k < L->cap; k++) memset(&L->lv[k], 0, sizeof L->lv[k]);
+    if (L->top > keep) L->top = keep;
+}
+
+/* GPU time and memory of one scope (rare: a GPU scope, or children that
+ * allocated): scopeprof__agg_event's rules for them. */
+SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sitesum *s,
+                                             const scopeprof__level *kids, int inside,
+                                             scopeprof__level *mine, int64_t gpu_ns) {
+    int64_t kids_gpu = kids && inside ? kids->gpu_ns : 0, gpu_total = kids_gpu, gpu_self = 0;
+    if (gpu_ns >= 0) {
+        g->sum.has_gpu = 1;
+        gpu_total = gpu_ns;
+        gpu_self = kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
+    }
+    s->gpu_total_ns += gpu_total;
+    if (gpu_self > 0) s->gpu_self_ns += gpu_self;
+    int64_t mem_total[2] = {0, 0};
+    if (kids) {
+        for (int m = 0; m < 2; m++) mem_total[m] = kids->mem_direct[m] + kids->mem_kids[m];
+        s->cpu_mem += mem_total[0];
+        s->self_cpu_mem += kids->mem_direct[0];
+        s->gpu_mem += mem_total[1];
+        s->self_gpu_mem += kids->mem_direct[1];
+    }
+    if (!mine) return;
+    mine->gpu_ns += gpu_total;
+    mine->mem_kids[0] += mem_total[0];
+    mine->mem_kids[1] += mem_total[1];
+    mine->rare |= (gpu_total | mem_total[0] | mem_total[1]) != 0;
+}
+
+/* One finished scope (start <= end, ns) at `depth` of the thread whose
+ * levels are L (g->sum.thr[its slot], which scopeprof__sum_room made);
+ * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
+ * applied (self sums are then not clamped per event: table.h). The caller
+ * counts the events (g->sum.events). */
+static inline __attribute__((always_inline)) void
+scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
+                     uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
+    if (__builtin_expect(depth + 2 > L->cap || site >= g->sum.site_cap || !g->sum.site[site].seen, 0)) {
+        if (scopeprof__sum_room(g, (uint32_t)(L - g->sum.thr), site, depth) != 0) return;
+    }
+    scopeprof__sitesum *s = &g->sum.site[site];
+    int64_t dur = (int64_t)(end - start);
+    if (__builtin_expect(depth + 2 > L->cap, 0)) { /* too deep to keep: no parent, no children */
+        s->count++;
+        s->total_ns += dur;
+        s->self_ns += dur;
+        if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
+        return;
+    }
+    if (__builtin_expect(L->top > depth + 1, 0)) scopeprof__sum_drop(L, depth + 1);
+    scopeprof__level *kids = &L->lv[depth + 1];
+    int64_t self = dur;
+    uint64_t nested = 0;
+    uint32_t children = 0, rare = kids->rare;
+    if (kids->n) {
+        if (kids->min_start >= start && kids->max_end <= end) { /* inside: subtracted */
+            self = dur - kids->sum_ns;
+            nested = kids->nested;
+            children = kids->n;
+        }
+    }
+    s->count++;
+    s->total_ns += dur;
+    s->self_ns += comp ? self : self > 0 ? self : 0;
+    s->nested += nested;
+    s->children += children;
+    scopeprof__level *mine = depth ? &L->lv[depth] : NULL;
+    if (mine) {
+        if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
+        if (end > mine->max_end) mine->max_end = end;
+        mine->n++;
+        mine->nested += 1 + nested;
+        mine->sum_ns += dur;
+    }
+    if (__builtin_expect(rare | (gpu_ns >= 0), 0))
+        scopeprof__sum_rare(g, s, rare ? kids : NULL, children != 0, mine, gpu_ns);
+    if (kids->n | rare) memset(kids, 0, sizeof *kids);
+    L->top = depth;
+}
+
+/* An allocation (bytes > 0) or free on `device` (0: CPU) made while `depth`
+ * scopes were open on the thread: it counts to the innermost of them. */
+SCOPEPROF__INTERNAL void scopeprof__sum_mem(scopeprof__state *g, uint32_t slot, uint32_t depth,
+                                            uint32_t device, int64_t bytes) {
+    if (device) g->sum.has_gpu_mem = 1;
+    else g->sum.has_mem = 1;
+    if (depth == 0 || depth >= SCOPEPROF__SUM_MAX_DEPTH) return; /* outside every scope: no row */
+    if (slot >= g->sum.thr_cap || depth + 2 > g->sum.thr[slot].cap) {
+        if (scopeprof__sum_room(g, slot, UINT32_MAX, depth) != 0) return;
+    }
+    scopeprof__levels *L = &g->sum.thr[slot];
+    if (L->top > depth) scopeprof__sum_drop(L, depth);
+    L->lv[depth].mem_direct[device ? 1 : 0] += bytes;
+    L->lv[depth].rare = 1;
+    if (L->top < depth) L->top = depth;
+}
+
+/* A thread slot's levels are all closed (its thread is gone): free them for
+ * the slot's next thread. */
+static inline void scopeprof__sum_thread_gone(scopeprof__state *g, uint32_t slot) {
+    if (slot >= g->sum.thr_cap) return;
+    free(g->sum.thr[slot].lv);
+    memset(&g->sum.thr[slot], 0, sizeof g->sum.thr[slot]);
+}
+
+/* The table's rows from the site sums, added to g->sum.agg (then cleared):
+ * one row per name, in first-seen order. */
+SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
+    scopeprof_agg *a = &g->sum.agg;
+    a->has_gpu |= g->sum.has_gpu;
+    a->has_mem |= g->sum.has_mem;
+    a->has_gpu_mem |= g->sum.has_gpu_mem;
+    for (uint32_t i = 0; i < g->sum.norder; i++) {
+        uint32_t site = g->sum.order[i];
+        scopeprof__sitesum *s = &g->sum.site[site];
+        if (s->count == 0 && !s->gpu_total_ns && !s->cpu_mem && !s->gpu_mem) continue;
+        const scopeprof__siterec *sr = scopeprof__site_find(g, site);
+        const char *name = sr ? sr->name : "<unknown>";
+        uint32_t row = scopeprof_agg_row(a, name, name, NULL);
+        if (row != UINT32_MAX) scopeprof__agg_add_sums(a, row, s);
+        memset(s, 0, sizeof *s);
+        s->seen = 1;
+    }
+}
+
+/* A new file starts a new summary (a schedule's cycle, a forked child). */
+SCOPEPROF__INTERNAL void scopeprof__sum_reset(scopeprof__state *g) {
+    free(g->sum.site);
+    free(g->sum.order);
+    for (uint32_t i = 0; i < g->sum.thr_cap; i++) free(g->sum.thr[i].lv);
+    free(g->sum.thr);
+    scopeprof_agg agg = g->sum.agg;
+    memset(&g->sum, 0, sizeof g->sum);
+    g->sum.agg = agg;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* summary.h */
