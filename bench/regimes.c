@@ -27,7 +27,7 @@
  */
 #define _GNU_SOURCE
 #include "bench.h"
-#ifdef BENCH_LTTNG
+#if defined(BENCH_LTTNG) || defined(BENCH_FLOOR_PROCESS)
 /* The peer (bench/lttng_bench.sh): LTTng-UST's begin/end tracepoints in the
  * same loop, from bench/lttng_tp.c; the session is made outside. */
 void lttng_scope_loop(uint64_t n);
@@ -71,7 +71,11 @@ __attribute__((noinline)) static void floor_batch(uint64_t base, uint32_t n) {
     bench_escape(ring);
 }
 
-#ifdef BENCH_LTTNG
+#if defined(BENCH_FLOOR_PROCESS)
+/* The floor process of bench/whole_cpu.sh: the floor's loop where the scopes
+ * would be, so the process does the same floor work and no profiling. */
+__attribute__((noinline)) static void scope_batch(uint64_t base, uint32_t n) { floor_batch(base, n); }
+#elif defined(BENCH_LTTNG)
 __attribute__((noinline)) static void scope_batch(uint64_t base, uint32_t n) {
     (void)base;
     lttng_scope_loop(n);
@@ -175,8 +179,12 @@ int main(int argc, char **argv) {
     measure(n, threads, 1, &r);
     getrusage(RUSAGE_SELF, &b);
     const result fl = alone.fl, beside = r.fl, sc = r.sc;
-#ifdef BENCH_LTTNG
+#if defined(BENCH_LTTNG) || defined(BENCH_FLOOR_PROCESS)
+#ifdef BENCH_FLOOR_PROCESS
+    const char *label = "floorproc";
+#else
     const char *label = "lttng";
+#endif
     uint64_t selfw = 0; /* LTTng's own count (discarded events) is printed by the script */
     double peak = 0;
 #else
@@ -184,8 +192,13 @@ int main(int argc, char **argv) {
     const char *label = w && strcmp(w, "0") == 0 ? "writer0" : "default";
     /* Chunk hand-offs in which the recording thread wrote itself (writer
      * behind, or no writer), and the most chunk memory held at once. */
+#if SCOPEPROF__ABI >= 11 /* the registry in sub-structs */
     uint64_t selfw = scopeprof__g ? scopeprof__g->buf.self_writes : 0;
     double peak = scopeprof__g ? (double)scopeprof__g->buf.peak_bytes / 1048576.0 : 0;
+#else
+    uint64_t selfw = scopeprof__g ? scopeprof__g->self_writes : 0;
+    double peak = scopeprof__g ? (double)scopeprof__g->peak_bytes / 1048576.0 : 0;
+#endif
 #endif
     double fns = (double)fl.ns / (double)n, sns = (double)sc.ns / (double)n;
     printf("%-8s %-7s %5.1fM x%d  floor %6.2f ns  scope %6.2f ns  x%5.2f  worst batch: floor %.1f / %.1f us, "

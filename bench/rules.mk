@@ -56,6 +56,11 @@ $(BENCH_DIR)/gen_trace: bench/gen_trace.c $(BENCH_DEPS)
 $(BENCH_DIR)/regimes: bench/regimes.c $(BENCH_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
+# The floor process of bench/whole_cpu.sh: regimes.c with the floor's loop
+# where the scopes are, and no profiler.
+$(BENCH_DIR)/regimes_floor: bench/regimes.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DBENCH_FLOOR_PROCESS $< -o $@ -lpthread
 $(BENCH_DIR)/rusage_run: bench/rusage_run.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@
@@ -105,8 +110,21 @@ bench-build: $(BENCH_BINS) $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_noma
 
 bench: bench-build
 	@echo "== machine: $$(nproc) CPUs, $$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $$(uname -r)"
-	@$(MAKE) --no-print-directory bench-regimes bench-cost bench-gpu bench-lttng bench-disasm bench-stream \
+	@$(MAKE) --no-print-directory bench-whole bench-regimes bench-cost bench-gpu bench-lttng bench-disasm bench-stream \
 	  bench-reporter bench-where bench-compensation bench-lz4
+
+# The whole cost (issue 22): per regime, the recording thread against the
+# floor, the process's CPU (every thread) against a floor process run in the
+# same loop, peak RSS (bench/whole_cpu.sh); instructions per scope over the
+# whole process with callgrind (bench/whole_cost.sh).
+.PHONY: bench-whole
+bench-whole: $(BENCH_DIR)/regimes $(BENCH_DIR)/regimes_floor $(BENCH_DIR)/rusage_run \
+             $(BENCH_DIR)/write_cost $(BENCH_DIR)/write_cost_off
+	@echo
+	@echo "== the whole cost per regime: recording thread and process CPU over the floor (medians of 3)"
+	@BUILD="$(BUILD)" bash bench/whole_cpu.sh 3
+	@echo "== instructions per scope, whole process (callgrind)"
+	@BIN=$(BENCH_DIR)/write_cost OFF=$(BENCH_DIR)/write_cost_off sh bench/whole_cost.sh 2000000
 
 # 1. Cost of a scope against the floor: once with a budget that holds every
 #    event (nothing written), once streaming to a file under the default

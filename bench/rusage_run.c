@@ -1,7 +1,9 @@
 /* rusage_run.c -- run a command, then print its wall time and peak RSS.
  *
  *   rusage_run COMMAND [ARGS...]
- *   prints to stderr:  rusage_run: wall_s=1.234567 maxrss_kb=12345 status=0
+ *   prints to stderr:  rusage_run: wall_s=1.234567 maxrss_kb=12345 status=0 cpu_s=2.345678
+ *
+ * cpu_s: user + system time of the command, all its threads (wait4).
  *
  * The fallback of bench/reporter_bench.sh when /usr/bin/time is missing; the
  * wall time comes from CLOCK_MONOTONIC, the peak RSS from wait4()'s rusage.
@@ -48,6 +50,8 @@ int main(int argc, char **argv) {
         }
     double wall = now_s() - t0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    fprintf(stderr, "rusage_run: wall_s=%.6f maxrss_kb=%ld status=%d\n", wall, ru.ru_maxrss, code);
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+                 (double)ru.ru_stime.tv_usec / 1e6;
+    fprintf(stderr, "rusage_run: wall_s=%.6f maxrss_kb=%ld status=%d cpu_s=%.6f\n", wall, ru.ru_maxrss, code, cpu);
     return code;
 }
