@@ -14,7 +14,7 @@ off=${OFF:-build/bench/write_cost_off}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 total() { # total instructions of: total BIN MODE
-    SCOPEPROF_OUTPUT="$tmp/t.sprof" SCOPEPROF_SUMMARY=0 \
+    SCOPEPROF_OUTPUT="$tmp/t.sprof" \
         valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$1" "$2" "$n" > /dev/null 2>&1
     callgrind_annotate "$tmp/cg" 2> /dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }'
 }

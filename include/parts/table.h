@@ -169,6 +169,16 @@ static inline int64_t scopeprof__comp_shown(const scopeprof_row *r, int self) {
     return !self ? t : s < t ? s : t;
 }
 
+/* Whether what a row shows of its compensated sums was clamped (a sum below
+ * zero, or self above the total): its scopes are about as short as the
+ * calibration, so its time is not to be trusted: the notes under the table
+ * name it (scopeprof_table_notes), which leaves the table's cells as
+ * PyTorch's layout has them for the scripts that read them. */
+static inline int scopeprof__comp_clamped(const scopeprof_agg *a, const scopeprof_row *r) {
+    if (a->comp_state != SCOPEPROF_COMP_ON || !r->count) return 0;
+    return r->comp_ns[0] < 0 || r->comp_ns[1] < 0 || r->comp_ns[1] > r->comp_ns[0];
+}
+
 /* Self time in one pass over events in close order. Children close before
  * their parent, so when a scope at depth d closes, the scopes that closed at
  * depth d+1 since the last scope at depth d closed are exactly its direct
@@ -608,10 +618,21 @@ SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
     else
         snprintf(each, sizeof each, "%.1f-%.1f ns", a->comp_lo_ps / 1e3, a->comp_hi_ps / 1e3);
     switch (a->comp_state) {
-    case SCOPEPROF_COMP_ON:
+    case SCOPEPROF_COMP_ON: {
         fprintf(out, "Overhead compensation: %s per nested scope taken out (calibrated at start-up; "
                      "raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table --no-compensate)\n", each);
+        uint32_t clamped = 0;
+        for (uint32_t i = 0; i < a->nrows; i++) {
+            if (!scopeprof__comp_clamped(a, &a->rows[i])) continue;
+            if (clamped++ == 0)
+                fprintf(out, "Overhead compensation clamped at 0 or at their total (scopes about as "
+                             "short as the calibration; --no-compensate shows raw times):");
+            if (clamped <= 10) fprintf(out, " %s", a->rows[i].name);
+        }
+        if (clamped > 10) fprintf(out, " and %u more", clamped - 10);
+        if (clamped) fputc('\n', out);
         break;
+    }
     case SCOPEPROF_COMP_OFF_RAW:
         fprintf(out, "Overhead compensation: off (--no-compensate); calibrated at start-up: %s per "
                      "nested scope\n", each);

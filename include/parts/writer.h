@@ -59,7 +59,8 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
      * loop for every event recorded, so every instruction here counts. */
     const uint64_t tick0 = g->clock.tick0, ns0 = g->clock.ns0, win_start = g->sched.win_start;
     const double ns_per_tick = g->clock.ns_per_tick;
-    const int sched = g->sched.on, window = g->sched.window, aggregate = !g->life.in_signal;
+    /* The sums feed only the table: none when it is off (SCOPEPROF_SUMMARY=0). */
+    const int sched = g->sched.on, window = g->sched.window, aggregate = !g->life.in_signal && g->cfg.summary;
     const int comp = (g->sum.agg.comp_inside_ps | g->sum.agg.comp_outside_ps) != 0;
     const int fast = !sched && !k; /* no schedule window to check, no GPU record to pair */
     const uint32_t thread = t->slot; /* the summary's slot (the file keeps t->index) */

@@ -703,6 +703,33 @@ static void test_comp_row_never_negative(void **state) {
     scopeprof_agg_free(&a);
 }
 
+/* A row whose compensated sum was clamped is named in a line under the
+ * table (its cells keep PyTorch's layout); a row that was not clamped is
+ * not named there. */
+static void test_comp_clamped_marked(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 10000, 0, 1); /* I = 10 ns */
+    ev(&a, 0, "short", 0, 3, 0);                /* -7: shown 0, clamped */
+    ev(&a, 0, "long", 10, 1010, 0);             /* 990: not clamped */
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    scopeprof_table_print(f, &a, SCOPEPROF_SORT_CPU_TIME_TOTAL, 0);
+    scopeprof_table_notes(f, &a);
+    fclose(f);
+    const char *line = strstr(buf, "\nOverhead compensation clamped at 0 or at their total");
+    assert_non_null(line);
+    const char *eol = strchr(line + 1, '\n');
+    assert_non_null(eol);
+    assert_memory_equal(eol - 6, " short", 6); /* the one row named */
+    assert_null(strstr(line, "long"));
+    free(buf);
+    scopeprof_agg_free(&a);
+}
+
 /* Empty children (shorter than the calibration: their compensated sum is
  * negative, shown as 0) never make their parent's self exceed its total,
  * and self + the children's shown totals = total still holds. This is what
@@ -918,6 +945,7 @@ int main(void) {
         cmocka_unit_test(test_comp_rounds_once),
         cmocka_unit_test(test_comp_row_never_negative),
         cmocka_unit_test(test_comp_empty_children),
+        cmocka_unit_test(test_comp_clamped_marked),
         cmocka_unit_test(test_comp_outside_children),
         cmocka_unit_test(test_comp_notes),
         cmocka_unit_test(test_agg_fast_path_same),
