@@ -103,7 +103,12 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     if (!g) return;
     pthread_mutex_init(&g->lock, NULL);
     pthread_mutex_init(&g->reg.lock, NULL);
+    /* What prepare's scopeprof__lock held goes back, as its unlock would
+     * give it: the signals (a child born with all of them blocked ignored
+     * SIGTERM and Ctrl-C) and the thread's cancelability. */
     scopeprof__in_lock = 0;
+    scopeprof__sigs_release(scopeprof__lock_unblock);
+    pthread_setcancelstate(scopeprof__lock_cancel, NULL);
     /* No writer in the child: its threads write their chunks themselves. */
     scopeprof__writer_init_locks(g);
     g->wr.state = SCOPEPROF__WRITER_NEVER;
@@ -154,7 +159,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__file_reset(g); /* closes the parent's descriptor: never ours to write */
     g->pid = (int)getpid();
     if (g->out.path_is_default) {
-        scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+        scopeprof__default_path(g); /* in the parent's directory (g->out.dir) */
     } else if (!g->out.no_output) {
         /* Explicit SCOPEPROF_OUTPUT: the parent keeps the path and its claim. */
         struct stat st;
@@ -164,7 +169,6 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
         g->out.claim_fd = -1;
         scopeprof__pid_path(g);
     }
-    scopeprof__anchor_set(g);
 }
 
 /* MEMORY chunk: peak and final net bytes per device used. No allocation. */
@@ -219,6 +223,13 @@ SCOPEPROF__INTERNAL int scopeprof__signal_deferrable(int sig) {
 SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
     if (g->life.finalized) return;
     g->life.in_signal = 1;
+    /* A write past `ulimit -f` must not kill with SIGXFSZ instead (see
+     * scopeprof__xfsz_take_back). Held until the handler returns (the
+     * kernel gives its mask back) or the signal acts. */
+    sigset_t xfsz;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, NULL);
     scopeprof__write_all_and_close(g);
     scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
 }
