@@ -261,6 +261,35 @@ static int mode_daemon(void) {
     return 0;
 }
 
+/* ---- "names": scope names that hold terminal control sequences and a
+ * newline: "title\x1b]0;owned\x07" x2 (sets the terminal's title),
+ * "clear\x1b[2J" x1 (clears it), "two\nlines" x3, "csi\xc2\x9b" x1 (the C1
+ * control CSI in UTF-8), "plain" x1, and a thread named "th\x1b[1m". */
+static int mode_names(void) {
+    PROFILE_THREAD_NAME("th\x1b[1m");
+    for (int i = 0; i < 2; i++) {
+        PROFILE_SCOPE("title\x1b]0;owned\x07");
+        BUMP();
+    }
+    {
+        PROFILE_SCOPE("clear\x1b[2J");
+        BUMP();
+    }
+    for (int i = 0; i < 3; i++) {
+        PROFILE_SCOPE("two\nlines");
+        BUMP();
+    }
+    {
+        PROFILE_SCOPE("csi\xc2\x9b");
+        BUMP();
+    }
+    {
+        PROFILE_SCOPE("plain");
+        BUMP();
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
     if (strcmp(m, "record") == 0 && argc > 2) return mode_record(atoi(argv[2]));
@@ -269,6 +298,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "cancel") == 0 && argc > 2) return mode_cancel(argv[2]);
     if (strcmp(m, "fsize") == 0 && argc > 2) return mode_fsize(argv[2]);
     if (strcmp(m, "daemon") == 0) return mode_daemon();
+    if (strcmp(m, "names") == 0) return mode_names();
     fprintf(stderr, "prog_safety: unknown mode '%s'\n", m);
     return 2;
 }

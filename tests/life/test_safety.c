@@ -390,6 +390,85 @@ static void test_daemon_chdir(void **state) {
     child_free(&r);
 }
 
+/* ==== 4. Control characters in names ============================================ */
+
+/* No byte of a C0 control (but the newline ending a line), DEL, or the C1
+ * control CSI (U+009B) in `text`. */
+static void expect_no_controls(const char *what, const char *text) {
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            fail_msg("%s: a raw control byte 0x%02x at offset %ld:\n%s", what, *p,
+                     (long)((const char *)p - text), text);
+}
+
+/* The table in `text` has the hostile names escaped, each row on one line,
+ * with its count. */
+static void expect_escaped_table(const char *what, const char *text) {
+    expect_no_controls(what, text);
+    static const struct { const char *shown; const char *calls; } rows[] = {
+        {"title\\x1b]0;owned\\x07", "2"}, {"clear\\x1b[2J", "1"}, {"two\\x0alines", "3"},
+        {"csi\\u009b", "1"}, {"plain", "1"}};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char cells[20][64];
+        int n = child_table_row(text, rows[i].shown, cells, 20);
+        if (n < 2) fail_msg("%s: no row '%s':\n%s", what, rows[i].shown, text);
+        if (strcmp(cells[n - 1], rows[i].calls) != 0)
+            fail_msg("%s: row '%s' has %s calls, want %s", what, rows[i].shown, cells[n - 1], rows[i].calls);
+    }
+}
+
+/* The reporter, built beside the tests (build/scopeprof). */
+static void reporter_path(char *buf, size_t n) {
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    assert_true(k > 0);
+    exe[k] = 0;
+    snprintf(buf, n, "%s/../../scopeprof", dirname(exe));
+}
+
+/* Names (and a thread name) that would retitle or clear the terminal, or
+ * break the table with a newline: the exit table and `scopeprof table` (of
+ * the .sprof, by name and by thread, and of Chrome JSON) print them escaped
+ * (\xNN, \u009b). Before: printed raw. */
+static void test_control_chars_escaped(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_safety", ARGS("names"), ENV("SCOPEPROF_ROW_LIMIT=0"));
+    expect_exit(&r, 0);
+    expect_escaped_table("exit table", r.err);
+    char rep[PATH_MAX];
+    reporter_path(rep, sizeof rep);
+    child t;
+    child_run_ex(&t, rep, 1, ARGS("table", r.trace), NULL);
+    expect_exit(&t, 0);
+    expect_escaped_table("scopeprof table", t.out);
+    child_free(&t);
+    child_run_ex(&t, rep, 1, ARGS("table", "--group-by", "thread", r.trace), NULL);
+    expect_exit(&t, 0);
+    expect_no_controls("scopeprof table --group-by thread", t.out);
+    if (!strstr(t.out, "th\\x1b[1m")) fail_msg("no escaped thread name:\n%s", t.out);
+    child_free(&t);
+    /* The same names in Chrome trace JSON (\u escapes there). */
+    char json[PATH_MAX + 300];
+    snprintf(json, sizeof json, "%s/names.json", r.dir);
+    write_file(json,
+               "{\"traceEvents\":["
+               "{\"ph\":\"X\",\"name\":\"title\\u001b]0;owned\\u0007\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5},"
+               "{\"ph\":\"X\",\"name\":\"title\\u001b]0;owned\\u0007\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5},"
+               "{\"ph\":\"X\",\"name\":\"clear\\u001b[2J\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5},"
+               "{\"ph\":\"X\",\"name\":\"two\\nlines\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":5},"
+               "{\"ph\":\"X\",\"name\":\"two\\nlines\",\"pid\":1,\"tid\":1,\"ts\":40,\"dur\":5},"
+               "{\"ph\":\"X\",\"name\":\"two\\nlines\",\"pid\":1,\"tid\":1,\"ts\":50,\"dur\":5},"
+               "{\"ph\":\"X\",\"name\":\"csi\\u009b\",\"pid\":1,\"tid\":1,\"ts\":60,\"dur\":5},"
+               "{\"ph\":\"X\",\"name\":\"plain\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":5}]}",
+               0644);
+    child_run_ex(&t, rep, 1, ARGS("table", json), NULL);
+    expect_exit(&t, 0);
+    expect_escaped_table("scopeprof table (Chrome JSON)", t.out);
+    child_free(&t);
+    child_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symlink_not_followed),
@@ -400,6 +479,7 @@ int main(void) {
         cmocka_unit_test(test_cancel_while_writing),
         cmocka_unit_test(test_file_size_limit),
         cmocka_unit_test(test_daemon_chdir),
+        cmocka_unit_test(test_control_chars_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
