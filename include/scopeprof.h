@@ -1814,7 +1814,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 12u /* 12: found through a mapping, not the environment; cfg.secure, out.dir; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 12u /* 12: found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -1983,6 +1983,7 @@ typedef struct scopeprof__state {
         int sig_pending;
         int oom;
         int warned_reentry; /* scopeprof__reentered said it */
+        int warned_clone;   /* scopeprof__cloned said it (in the clone's copy) */
     } life;
 } scopeprof__state;
 
@@ -2651,6 +2652,23 @@ SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
                     "kept); the program goes on");
 }
 
+/* Whether this process was made by clone() without fork() (and without
+ * CLONE_VM): a copy of the parent's memory, registry included, but no fork
+ * handler ran, so the registry still names the parent (g->pid) and holds
+ * the parent's trace descriptor. Nothing of such a process is written (it
+ * would land in the parent's trace): its scopes are dropped, said once
+ * (issue 25: before, they were dropped without a word). Only fork() gives
+ * a child a profile of its own. */
+SCOPEPROF__INTERNAL int scopeprof__cloned(scopeprof__state *g) {
+    int pid = (int)getpid();
+    if (g->pid == pid) return 0;
+    if (!__atomic_exchange_n(&g->life.warned_clone, 1, __ATOMIC_RELAXED))
+        scopeprof__warn("scopeprof: process %d was made by clone() without fork() (from %d): its "
+                        "scopes are not recorded (only fork() gives a child a profile of its own)",
+                        pid, g->pid);
+    return 1;
+}
+
 /* Memory for the recording paths that a PROFILE_SCOPE in the program's own
  * signal handler can reach (a site's first use, a thread's first scope, a new
  * buffer) comes from mmap, a system call, never from malloc: malloc is not
@@ -2893,7 +2911,7 @@ __attribute__((weak, visibility("hidden"), destructor)) void scopeprof__module_f
     if (!scopeprof__module_attached) return;
     scopeprof__module_attached = 0;
     scopeprof__state *g = scopeprof__g;
-    if (g && g->pid == (int)getpid() && __atomic_sub_fetch(&g->life.modules, 1, __ATOMIC_ACQ_REL) == 0)
+    if (g && !scopeprof__cloned(g) && __atomic_sub_fetch(&g->life.modules, 1, __ATOMIC_ACQ_REL) == 0)
         scopeprof__finalize(g);
 }
 
@@ -3738,6 +3756,7 @@ static inline void scopeprof__xfsz_take_back(void) {
  * stop writing (the summary is still printed). */
 SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
     const char *p = (const char *)buf;
+    if (n && g->out.fd >= 0 && scopeprof__cloned(g)) g->out.fd = -2; /* the parent's file */
     if (n && g->out.fd >= 0 && scopeprof__fd_check(g) != 0) return -1;
     while (n && g->out.fd >= 0) {
         ssize_t w = write(g->out.fd, p, n);

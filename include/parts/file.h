@@ -162,6 +162,7 @@ static inline void scopeprof__xfsz_take_back(void) {
  * stop writing (the summary is still printed). */
 SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
     const char *p = (const char *)buf;
+    if (n && g->out.fd >= 0 && scopeprof__cloned(g)) g->out.fd = -2; /* the parent's file */
     if (n && g->out.fd >= 0 && scopeprof__fd_check(g) != 0) return -1;
     while (n && g->out.fd >= 0) {
         ssize_t w = write(g->out.fd, p, n);

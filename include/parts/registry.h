@@ -48,6 +48,23 @@ SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
                     "kept); the program goes on");
 }
 
+/* Whether this process was made by clone() without fork() (and without
+ * CLONE_VM): a copy of the parent's memory, registry included, but no fork
+ * handler ran, so the registry still names the parent (g->pid) and holds
+ * the parent's trace descriptor. Nothing of such a process is written (it
+ * would land in the parent's trace): its scopes are dropped, said once
+ * (issue 25: before, they were dropped without a word). Only fork() gives
+ * a child a profile of its own. */
+SCOPEPROF__INTERNAL int scopeprof__cloned(scopeprof__state *g) {
+    int pid = (int)getpid();
+    if (g->pid == pid) return 0;
+    if (!__atomic_exchange_n(&g->life.warned_clone, 1, __ATOMIC_RELAXED))
+        scopeprof__warn("scopeprof: process %d was made by clone() without fork() (from %d): its "
+                        "scopes are not recorded (only fork() gives a child a profile of its own)",
+                        pid, g->pid);
+    return 1;
+}
+
 /* Memory for the recording paths that a PROFILE_SCOPE in the program's own
  * signal handler can reach (a site's first use, a thread's first scope, a new
  * buffer) comes from mmap, a system call, never from malloc: malloc is not
@@ -290,7 +307,7 @@ __attribute__((weak, visibility("hidden"), destructor)) void scopeprof__module_f
     if (!scopeprof__module_attached) return;
     scopeprof__module_attached = 0;
     scopeprof__state *g = scopeprof__g;
-    if (g && g->pid == (int)getpid() && __atomic_sub_fetch(&g->life.modules, 1, __ATOMIC_ACQ_REL) == 0)
+    if (g && !scopeprof__cloned(g) && __atomic_sub_fetch(&g->life.modules, 1, __ATOMIC_ACQ_REL) == 0)
         scopeprof__finalize(g);
 }
 

@@ -2,12 +2,14 @@
  * 25: a traced program stays as safe and as alive as it was). argv[1] picks
  * what it does; each mode says what it records and prints. Built with
  * PROFILE_ENABLE in three variants (plain, ASan+UBSan, TSan). */
+#define _GNU_SOURCE /* clone */
 #define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -290,6 +292,39 @@ static int mode_names(void) {
     return 0;
 }
 
+/* ---- "clone": "parent" x5, then a child made by clone() without fork()
+ * (no CLONE_VM: a copy of the memory, but no fork handler runs) records
+ * "clone_child" x5 and calls exit(0) (destructors run); the parent waits,
+ * prints "clone <pid> status <s>" and records "parent" x5 more. */
+static int clone_child(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 5; i++) {
+        PROFILE_SCOPE("clone_child");
+        BUMP();
+    }
+    exit(0);
+}
+
+static int mode_clone(void) {
+    work(0);
+    for (int i = 0; i < 5; i++) {
+        PROFILE_SCOPE("parent");
+        BUMP();
+    }
+    static char stack[256 * 1024] __attribute__((aligned(16)));
+    fflush(stdout);
+    int pid = clone(clone_child, stack + sizeof stack, SIGCHLD, NULL);
+    if (pid < 0) return 90;
+    int st = -1;
+    waitpid(pid, &st, 0);
+    printf("clone %d status %d\n", pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    for (int i = 0; i < 5; i++) {
+        PROFILE_SCOPE("parent");
+        BUMP();
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
     if (strcmp(m, "record") == 0 && argc > 2) return mode_record(atoi(argv[2]));
@@ -299,6 +334,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "fsize") == 0 && argc > 2) return mode_fsize(argv[2]);
     if (strcmp(m, "daemon") == 0) return mode_daemon();
     if (strcmp(m, "names") == 0) return mode_names();
+    if (strcmp(m, "clone") == 0) return mode_clone();
     fprintf(stderr, "prog_safety: unknown mode '%s'\n", m);
     return 2;
 }

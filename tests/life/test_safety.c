@@ -469,6 +469,76 @@ static void test_control_chars_escaped(void **state) {
     child_free(&r);
 }
 
+/* ==== 13. clone() without fork(); a pipe given to `scopeprof html` =========== */
+
+/* A child made by clone() (no CLONE_VM) has a copy of the registry but no
+ * fork handler ran: its scopes cannot be recorded; one line says so, and
+ * nothing of it reaches the parent's trace. Before: dropped without a
+ * word. */
+static void test_clone_said(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_safety", ARGS("clone"), ENV("SCOPEPROF_SUMMARY=0"));
+    expect_exit(&r, 0);
+    int pid = 0, st = -1;
+    assert_int_equal(sscanf(r.out, "clone %d status %d", &pid, &st), 2);
+    assert_int_equal(st, 0);
+    char line[96];
+    snprintf(line, sizeof line, "scopeprof: process %d was made by clone() without fork()", pid);
+    if (child_lines_with(r.err, line) != 1) fail_msg("want one line '%s':\n%s", line, r.err);
+    tr_trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "parent"), 10);
+    assert_int_equal(tr_count(&t, "clone_child"), 0);
+    tr_free(&t);
+    child_free(&r);
+}
+
+/* `scopeprof html` reads each input twice (the table, then stacks and the
+ * timeline), and so does `--steps`: a pipe (`<(cat x.sprof)`, a FIFO) is
+ * refused, naming it, exit 2, as standard input is. Before: html exited 0
+ * with an empty flame graph and timeline (here, with a FIFO, its second
+ * pass waited for a writer for ever). */
+static void test_html_refuses_pipe(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_safety", ARGS("record", "50"), ENV("SCOPEPROF_SUMMARY=0"));
+    expect_exit(&r, 0);
+    char fifo[PATH_MAX + 300], out[PATH_MAX + 300], rep[PATH_MAX];
+    snprintf(fifo, sizeof fifo, "%s/pipe.sprof", r.dir);
+    snprintf(out, sizeof out, "%s/page.html", r.dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pid_t feeder = fork(); /* writes the trace into the FIFO, as `cat` would */
+    if (feeder == 0) {
+        char *data = child_slurp(r.trace);
+        struct stat st;
+        int fd = open(fifo, O_WRONLY);
+        if (fd >= 0 && stat(r.trace, &st) == 0) {
+            ssize_t w = write(fd, data, (size_t)st.st_size);
+            (void)w;
+        }
+        _exit(0);
+    }
+    reporter_path(rep, sizeof rep);
+    child h;
+    child_run_ex(&h, rep, 1, ARGS("html", fifo, "-o", out), NULL);
+    kill(feeder, SIGKILL); /* unblocked if the reporter never opened it */
+    waitpid(feeder, NULL, 0);
+    expect_exit(&h, 2);
+    char want[PATH_MAX + 400];
+    snprintf(want, sizeof want, "%s: not a regular file", fifo);
+    if (child_lines_with(h.err, want) != 1) fail_msg("want a line '%s':\n%s", want, h.err);
+    assert_int_equal(access(out, F_OK), -1);
+    child_free(&h);
+    /* `table --steps` also reads each file twice. */
+    child_run_ex(&h, rep, 1, ARGS("table", "--steps", "0:1", fifo), NULL);
+    expect_exit(&h, 2);
+    if (child_lines_with(h.err, want) != 1) fail_msg("want a line '%s':\n%s", want, h.err);
+    child_free(&h);
+    unlink(fifo);
+    child_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symlink_not_followed),
@@ -480,6 +550,8 @@ int main(void) {
         cmocka_unit_test(test_file_size_limit),
         cmocka_unit_test(test_daemon_chdir),
         cmocka_unit_test(test_control_chars_escaped),
+        cmocka_unit_test(test_clone_said),
+        cmocka_unit_test(test_html_refuses_pipe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
