@@ -350,6 +350,7 @@ SCOPEPROF__HIDDEN void scopeprof__emit_long(scopeprof__thread *t, scopeprof__u64
 SCOPEPROF__HIDDEN void scopeprof__range_begin(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__range_end(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__thread_name(const char *name);
+SCOPEPROF__HIDDEN void scopeprof__scopes_left(scopeprof__thread *t, scopeprof__u32 depth, scopeprof__u32 site);
 SCOPEPROF__HIDDEN void scopeprof__flush(void);
 /* Called when a scheduled cycle's trace is written: its path and number. */
 typedef void (*scopeprof_cycle_fn)(const char *path, int cycle, void *user);
@@ -414,6 +415,9 @@ static inline void scopeprof__emit(scopeprof__thread *t, scopeprof__u64 start, s
 static inline void scopeprof__scope_end(scopeprof_scope *sc) {
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = sc->t;
+    /* Scopes opened inside this one that never closed (a longjmp out of
+     * them) leave the depth above this one's plus one: counted, out of line. */
+    if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
     t->depth = sc->depth;
     scopeprof__emit(t, sc->start, end, sc->site, sc->depth);
 }
@@ -1814,7 +1818,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 12u /* 12: found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 12u /* 12: found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -1984,6 +1988,9 @@ typedef struct scopeprof__state {
         int oom;
         int warned_reentry; /* scopeprof__reentered said it */
         int warned_clone;   /* scopeprof__cloned said it (in the clone's copy) */
+        uint64_t scopes_left;   /* scopes never closed (a longjmp out of them): said at exit */
+        uint32_t left_site;     /* the first scope that found some, and its thread */
+        uint64_t left_tid;
     } life;
 } scopeprof__state;
 
@@ -4808,6 +4815,47 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     scopeprof__tls = NULL;
 }
 
+/* ---- Scopes left without closing ---------------------------------------------
+ * A longjmp (error handling in libpng, libjpeg, Lua...) out of scopes skips
+ * their cleanup: they never close, and their depth stays counted. The next
+ * scope to close that encloses them finds the thread's depth above its own
+ * plus one (scope_end, one compare) and restores it; the scopes opened after
+ * the jump and closed before that were recorded as nested in the scopes that
+ * had ended, so the exit table counts them under no parent and their time
+ * in the enclosing scope's self time as well. That cannot be put right after the fact (the abandoned
+ * scopes' starts and sites lived on the frames the jump discarded), and
+ * keeping them elsewhere would cost every scope: so they are counted and
+ * said at exit (scopeprof__finalize), never silently wrong. Ranges
+ * (PROFILE_BEGIN) opened inside the closing scope and still open are not
+ * abandoned scopes: they are told apart here. No lock, no allocation: this
+ * may run in a signal handler. */
+SCOPEPROF__API void scopeprof__scopes_left(scopeprof__thread *t, uint32_t depth, uint32_t site) {
+    uint32_t ranges = 0;
+    for (uint32_t i = 0; i < t->nranges; i++) ranges += t->ranges[i].depth > depth;
+    if (t->depth <= depth + 1 + ranges) return;
+    scopeprof__state *g = scopeprof__g;
+    if (!g) return;
+    uint64_t left = t->depth - depth - 1 - ranges;
+    if (__atomic_fetch_add(&g->life.scopes_left, left, __ATOMIC_RELAXED) == 0) {
+        g->life.left_site = site;
+        g->life.left_tid = t->tid;
+    }
+}
+
+/* At exit: how many scopes were left, and where it was first seen. Lock
+ * held. */
+SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
+    uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
+    if (!n) return;
+    const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
+    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; "
+                    "first found on thread %llu when '%s' at %s:%u closed): the scopes opened after "
+                    "such a jump, until the scope around it closed, are counted as nested in "
+                    "scopes that had ended, so self times there are not exact (docs/DESIGN.md)",
+                    (unsigned long long)n, (unsigned long long)g->life.left_tid,
+                    r ? r->name : "?", r ? r->file : "?", r ? r->line : 0);
+}
+
 /* fork(): the parent's lock is held across the fork so the child inherits a
  * consistent registry. The child starts a fresh profile: the parent's events
  * and other threads are dropped (they are the parent's to write), the sites
@@ -4941,6 +4989,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
         scopeprof__warn("scopeprof: the background writer fell behind %llu time(s): recording "
                         "threads wrote a chunk themselves each time (nothing was lost)",
                         (unsigned long long)behind);
+    scopeprof__say_scopes_left(g);
     scopeprof__unlock(g);
 }
 

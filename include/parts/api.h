@@ -349,6 +349,7 @@ SCOPEPROF__HIDDEN void scopeprof__emit_long(scopeprof__thread *t, scopeprof__u64
 SCOPEPROF__HIDDEN void scopeprof__range_begin(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__range_end(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__thread_name(const char *name);
+SCOPEPROF__HIDDEN void scopeprof__scopes_left(scopeprof__thread *t, scopeprof__u32 depth, scopeprof__u32 site);
 SCOPEPROF__HIDDEN void scopeprof__flush(void);
 /* Called when a scheduled cycle's trace is written: its path and number. */
 typedef void (*scopeprof_cycle_fn)(const char *path, int cycle, void *user);
@@ -413,6 +414,9 @@ static inline void scopeprof__emit(scopeprof__thread *t, scopeprof__u64 start, s
 static inline void scopeprof__scope_end(scopeprof_scope *sc) {
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = sc->t;
+    /* Scopes opened inside this one that never closed (a longjmp out of
+     * them) leave the depth above this one's plus one: counted, out of line. */
+    if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
     t->depth = sc->depth;
     scopeprof__emit(t, sc->start, end, sc->site, sc->depth);
 }

@@ -71,7 +71,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 12u /* 12: found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 12u /* 12: found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -241,6 +241,9 @@ typedef struct scopeprof__state {
         int oom;
         int warned_reentry; /* scopeprof__reentered said it */
         int warned_clone;   /* scopeprof__cloned said it (in the clone's copy) */
+        uint64_t scopes_left;   /* scopes never closed (a longjmp out of them): said at exit */
+        uint32_t left_site;     /* the first scope that found some, and its thread */
+        uint64_t left_tid;
     } life;
 } scopeprof__state;
 

@@ -57,6 +57,47 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     scopeprof__tls = NULL;
 }
 
+/* ---- Scopes left without closing ---------------------------------------------
+ * A longjmp (error handling in libpng, libjpeg, Lua...) out of scopes skips
+ * their cleanup: they never close, and their depth stays counted. The next
+ * scope to close that encloses them finds the thread's depth above its own
+ * plus one (scope_end, one compare) and restores it; the scopes opened after
+ * the jump and closed before that were recorded as nested in the scopes that
+ * had ended, so the exit table counts them under no parent and their time
+ * in the enclosing scope's self time as well. That cannot be put right after the fact (the abandoned
+ * scopes' starts and sites lived on the frames the jump discarded), and
+ * keeping them elsewhere would cost every scope: so they are counted and
+ * said at exit (scopeprof__finalize), never silently wrong. Ranges
+ * (PROFILE_BEGIN) opened inside the closing scope and still open are not
+ * abandoned scopes: they are told apart here. No lock, no allocation: this
+ * may run in a signal handler. */
+SCOPEPROF__API void scopeprof__scopes_left(scopeprof__thread *t, uint32_t depth, uint32_t site) {
+    uint32_t ranges = 0;
+    for (uint32_t i = 0; i < t->nranges; i++) ranges += t->ranges[i].depth > depth;
+    if (t->depth <= depth + 1 + ranges) return;
+    scopeprof__state *g = scopeprof__g;
+    if (!g) return;
+    uint64_t left = t->depth - depth - 1 - ranges;
+    if (__atomic_fetch_add(&g->life.scopes_left, left, __ATOMIC_RELAXED) == 0) {
+        g->life.left_site = site;
+        g->life.left_tid = t->tid;
+    }
+}
+
+/* At exit: how many scopes were left, and where it was first seen. Lock
+ * held. */
+SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
+    uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
+    if (!n) return;
+    const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
+    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; "
+                    "first found on thread %llu when '%s' at %s:%u closed): the scopes opened after "
+                    "such a jump, until the scope around it closed, are counted as nested in "
+                    "scopes that had ended, so self times there are not exact (docs/DESIGN.md)",
+                    (unsigned long long)n, (unsigned long long)g->life.left_tid,
+                    r ? r->name : "?", r ? r->file : "?", r ? r->line : 0);
+}
+
 /* fork(): the parent's lock is held across the fork so the child inherits a
  * consistent registry. The child starts a fresh profile: the parent's events
  * and other threads are dropped (they are the parent's to write), the sites
@@ -190,6 +231,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
         scopeprof__warn("scopeprof: the background writer fell behind %llu time(s): recording "
                         "threads wrote a chunk themselves each time (nothing was lost)",
                         (unsigned long long)behind);
+    scopeprof__say_scopes_left(g);
     scopeprof__unlock(g);
 }
 

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -325,6 +326,46 @@ static int mode_clone(void) {
     return 0;
 }
 
+/* ---- "longjmp": error handling by longjmp, as libpng's: "outer" calls
+ * decode(), which opens "decode", "row" and "pixel" and jumps back out of
+ * all three from inside "pixel"; then, still inside "outer", "after_jump" x2
+ * and "outer" closes. Then "clean" x3 (no jump), and "holder" with the
+ * range "range" opened inside it and ended after it. Three scopes were
+ * left. */
+static jmp_buf on_error;
+static void decode(void) {
+    PROFILE_SCOPE("decode");
+    {
+        PROFILE_SCOPE("row");
+        {
+            PROFILE_SCOPE("pixel");
+            BUMP();
+            longjmp(on_error, 1);
+        }
+    }
+}
+
+static int mode_longjmp(void) {
+    {
+        PROFILE_SCOPE("outer");
+        if (setjmp(on_error) == 0) decode();
+        for (int i = 0; i < 2; i++) {
+            PROFILE_SCOPE("after_jump");
+            BUMP();
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        PROFILE_SCOPE("clean");
+        BUMP();
+    }
+    { /* a range left open across a scope's close: not a scope left */
+        PROFILE_SCOPE("holder");
+        PROFILE_BEGIN("range");
+    }
+    PROFILE_END();
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
     if (strcmp(m, "record") == 0 && argc > 2) return mode_record(atoi(argv[2]));
@@ -335,6 +376,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "daemon") == 0) return mode_daemon();
     if (strcmp(m, "names") == 0) return mode_names();
     if (strcmp(m, "clone") == 0) return mode_clone();
+    if (strcmp(m, "longjmp") == 0) return mode_longjmp();
     fprintf(stderr, "prog_safety: unknown mode '%s'\n", m);
     return 2;
 }
