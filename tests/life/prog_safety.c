@@ -2,7 +2,7 @@
  * 25: a traced program stays as safe and as alive as it was). argv[1] picks
  * what it does; each mode says what it records and prints. Built with
  * PROFILE_ENABLE in three variants (plain, ASan+UBSan, TSan). */
-#define _GNU_SOURCE /* clone */
+#define _GNU_SOURCE /* clone, unshare */
 #define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
@@ -366,6 +366,17 @@ static int mode_longjmp(void) {
     return 0;
 }
 
+/* ---- "unshare": "work" x10, then unshare(CLONE_NEWUSER), which the kernel
+ * allows only in a single-threaded process; prints "unshare ok" or
+ * "unshare: <error>". */
+static int mode_unshare(void) {
+    work(10);
+    int rc = unshare(CLONE_NEWUSER);
+    if (rc == 0) printf("unshare ok\n");
+    else printf("unshare: %s\n", strerror(errno));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
     if (strcmp(m, "record") == 0 && argc > 2) return mode_record(atoi(argv[2]));
@@ -377,6 +388,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "names") == 0) return mode_names();
     if (strcmp(m, "clone") == 0) return mode_clone();
     if (strcmp(m, "longjmp") == 0) return mode_longjmp();
+    if (strcmp(m, "unshare") == 0) return mode_unshare();
     fprintf(stderr, "prog_safety: unknown mode '%s'\n", m);
     return 2;
 }

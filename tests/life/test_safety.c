@@ -469,6 +469,34 @@ static void test_control_chars_escaped(void **state) {
     child_free(&r);
 }
 
+/* ==== 8. A single-threaded program's unshare(CLONE_NEWUSER) ===================== */
+
+/* The kernel refuses unshare(CLONE_NEWUSER) (EINVAL) to a process with more
+ * than one thread, and the background writer is one: documented, with the
+ * way out, SCOPEPROF_WRITER=0, under which the call works after scopes were
+ * recorded. (TSan runs a thread of its own: not there.) */
+static void test_unshare_without_writer(void **state) {
+    (void)state;
+    if (strcmp(VARIANT, "_tsan") == 0) skip();
+    child r;
+    child_run_args(&r, "prog_safety", ARGS("unshare"), ENV("SCOPEPROF_SUMMARY=0"));
+    expect_exit(&r, 0);
+    assert_string_equal(r.out, "unshare: Invalid argument\n"); /* the documented limit */
+    child_free(&r);
+    child_run_args(&r, "prog_safety", ARGS("unshare"), ENV("SCOPEPROF_SUMMARY=0", "SCOPEPROF_WRITER=0"));
+    expect_exit(&r, 0);
+    if (strcmp(r.out, "unshare ok\n") != 0 && strstr(r.out, "Operation not permitted")) {
+        child_free(&r); /* user namespaces are not allowed here at all */
+        skip();
+    }
+    assert_string_equal(r.out, "unshare ok\n");
+    tr_trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "work"), 10);
+    tr_free(&t);
+    child_free(&r);
+}
+
 /* ==== 9. longjmp out of scopes =================================================== */
 
 /* A longjmp out of three open scopes: they never close, which the scope
@@ -579,6 +607,7 @@ int main(void) {
         cmocka_unit_test(test_file_size_limit),
         cmocka_unit_test(test_daemon_chdir),
         cmocka_unit_test(test_control_chars_escaped),
+        cmocka_unit_test(test_unshare_without_writer),
         cmocka_unit_test(test_longjmp_counted),
         cmocka_unit_test(test_clone_said),
         cmocka_unit_test(test_html_refuses_pipe),
