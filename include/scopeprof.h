@@ -69,7 +69,8 @@
  *                              scope (registration lock, an mmap); the process's
  *                              first scope (the registry: calloc, the
  *                              environment, ~0.1 ms of calibration, the writer
- *                              thread started); every 4096 events a buffer swap
+ *                              thread started; and each module's first, a read
+ *                              of /proc/self/maps); every 4096 events a buffer swap
  *                              (chunk lock, maybe an mmap); when the writer is a
  *                              quarter of the budget behind, a chunk written to
  *                              the trace file (registry lock, write(2)).
@@ -89,9 +90,12 @@
  * implementation, "Environment", drives parsing, defaults and this list)
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
- *                         working directory; "" or "none" writes no file.
- *                         A path already in use by another live process (an
- *                         exec'd program inherits it) becomes NAME.<pid>.sprof.
+ *                         working directory of the first scope; "" or "none"
+ *                         writes no file. A path already in use by another
+ *                         live process (an exec'd program inherits it) becomes
+ *                         NAME.<pid>.sprof. Never written through a symbolic
+ *                         link: a name taken (a link, a FIFO, another user's
+ *                         file) is said, and NAME.1.sprof... used instead.
  *   SCOPEPROF_SUMMARY     0 silences the exit table (default 1); all prints it
  *                         on every rank, not only rank 0.
  *   SCOPEPROF_SORT        sort key of the exit table (default cpu_time_total).
@@ -109,7 +113,9 @@
  *                         SIGPIPE, SIGQUIT and crashes the trace is written,
  *                         then the signal acts).
  *   A value that does not parse is reported by name on stderr and ignored, and
- *   so is a SCOPEPROF_ variable that is none of these (a misspelt name).
+ *   so is a SCOPEPROF_ variable that is none of these (a misspelt name). A
+ *   privileged process (setuid, setgid, file capabilities) reads none of them
+ *   and writes nothing: no trace, no table (one line says so).
  *
  * CONFIGURATION MACROS (define before including)
  *
@@ -2800,7 +2806,9 @@ static inline const scopeprof__regmap *scopeprof__regmap_find(void) {
             if ((size_t)(nl - line) > tl && memcmp(nl - tl, tail, tl) == 0) {
                 *nl = 0;
                 const scopeprof__regmap *a = (const scopeprof__regmap *)(uintptr_t)strtoull(line, NULL, 16);
-                if (a && a->magic == SCOPEPROF__STATE_MAGIC && (!found || a->layout == SCOPEPROF__LAYOUT))
+                /* The magic is stored last (release): the rest is complete. */
+                if (a && __atomic_load_n(&a->magic, __ATOMIC_ACQUIRE) == SCOPEPROF__STATE_MAGIC &&
+                    (!found || a->layout == SCOPEPROF__LAYOUT))
                     found = a;
             }
             line = nl + 1;
@@ -2826,7 +2834,7 @@ static inline void scopeprof__regmap_make(scopeprof__state *g) {
     scopeprof__regmap *a = (scopeprof__regmap *)p;
     a->g = g;
     a->layout = SCOPEPROF__LAYOUT;
-    a->magic = SCOPEPROF__STATE_MAGIC;
+    __atomic_store_n(&a->magic, SCOPEPROF__STATE_MAGIC, __ATOMIC_RELEASE); /* after g, complete */
     mprotect(p, 4096, PROT_READ);
 }
 

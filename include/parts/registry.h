@@ -189,7 +189,9 @@ static inline const scopeprof__regmap *scopeprof__regmap_find(void) {
             if ((size_t)(nl - line) > tl && memcmp(nl - tl, tail, tl) == 0) {
                 *nl = 0;
                 const scopeprof__regmap *a = (const scopeprof__regmap *)(uintptr_t)strtoull(line, NULL, 16);
-                if (a && a->magic == SCOPEPROF__STATE_MAGIC && (!found || a->layout == SCOPEPROF__LAYOUT))
+                /* The magic is stored last (release): the rest is complete. */
+                if (a && __atomic_load_n(&a->magic, __ATOMIC_ACQUIRE) == SCOPEPROF__STATE_MAGIC &&
+                    (!found || a->layout == SCOPEPROF__LAYOUT))
                     found = a;
             }
             line = nl + 1;
@@ -215,7 +217,7 @@ static inline void scopeprof__regmap_make(scopeprof__state *g) {
     scopeprof__regmap *a = (scopeprof__regmap *)p;
     a->g = g;
     a->layout = SCOPEPROF__LAYOUT;
-    a->magic = SCOPEPROF__STATE_MAGIC;
+    __atomic_store_n(&a->magic, SCOPEPROF__STATE_MAGIC, __ATOMIC_RELEASE); /* after g, complete */
     mprotect(p, 4096, PROT_READ);
 }
 
