@@ -69,7 +69,8 @@
  *                              scope (registration lock, an mmap); the process's
  *                              first scope (the registry: calloc, the
  *                              environment, ~0.1 ms of calibration, the writer
- *                              thread started); every 4096 events a buffer swap
+ *                              thread started; and each module's first, a read
+ *                              of /proc/self/maps); every 4096 events a buffer swap
  *                              (chunk lock, maybe an mmap); when the writer is a
  *                              quarter of the budget behind, a chunk written to
  *                              the trace file (registry lock, write(2)).
@@ -89,9 +90,12 @@
  * implementation, "Environment", drives parsing, defaults and this list)
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
- *                         working directory; "" or "none" writes no file.
- *                         A path already in use by another live process (an
- *                         exec'd program inherits it) becomes NAME.<pid>.sprof.
+ *                         working directory of the first scope; "" or "none"
+ *                         writes no file. A path already in use by another
+ *                         live process (an exec'd program inherits it) becomes
+ *                         NAME.<pid>.sprof. Never written through a symbolic
+ *                         link: a name taken (a link, a FIFO, another user's
+ *                         file) is said, and NAME.1.sprof... used instead.
  *   SCOPEPROF_SUMMARY     0 silences the exit table (default 1); all prints it
  *                         on every rank, not only rank 0.
  *   SCOPEPROF_SORT        sort key of the exit table (default cpu_time_total).
@@ -109,7 +113,9 @@
  *                         SIGPIPE, SIGQUIT and crashes the trace is written,
  *                         then the signal acts).
  *   A value that does not parse is reported by name on stderr and ignored, and
- *   so is a SCOPEPROF_ variable that is none of these (a misspelt name).
+ *   so is a SCOPEPROF_ variable that is none of these (a misspelt name). A
+ *   privileged process (setuid, setgid, file capabilities) reads none of them
+ *   and writes nothing: no trace, no table (one line says so).
  *
  * CONFIGURATION MACROS (define before including)
  *
@@ -350,6 +356,7 @@ SCOPEPROF__HIDDEN void scopeprof__emit_long(scopeprof__thread *t, scopeprof__u64
 SCOPEPROF__HIDDEN void scopeprof__range_begin(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__range_end(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__thread_name(const char *name);
+SCOPEPROF__HIDDEN void scopeprof__scopes_left(scopeprof__thread *t, scopeprof__u32 depth, scopeprof__u32 site);
 SCOPEPROF__HIDDEN void scopeprof__flush(void);
 /* Called when a scheduled cycle's trace is written: its path and number. */
 typedef void (*scopeprof_cycle_fn)(const char *path, int cycle, void *user);
@@ -414,6 +421,9 @@ static inline void scopeprof__emit(scopeprof__thread *t, scopeprof__u64 start, s
 static inline void scopeprof__scope_end(scopeprof_scope *sc) {
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = sc->t;
+    /* Scopes opened inside this one that never closed (a longjmp out of
+     * them) leave the depth above this one's plus one: counted, out of line. */
+    if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
     t->depth = sc->depth;
     scopeprof__emit(t, sc->start, end, sc->site, sc->depth);
 }
@@ -1608,6 +1618,43 @@ static inline void scopeprof__percent(char *buf, size_t n, int64_t num, int64_t 
     else snprintf(buf, n, "%.2f%%", 100.0 * (double)num / (double)den);
 }
 
+/* Text as a table shows it: a name (of a scope, a thread, a file) may hold
+ * anything, and printed raw an escape sequence in it retitles or clears the
+ * user's terminal, a newline breaks the table (issue 25). C0 controls and
+ * DEL become \xNN, the C1 controls (U+0080-U+009F, UTF-8 C2 80-C2 9F)
+ * \u00NN; the rest is kept. Writes what fits in n bytes (whole escapes
+ * only, NUL-terminated) and returns the whole length, as snprintf. */
+static inline size_t scopeprof__escaped(char *dst, size_t n, const char *src) {
+    static const char hex[] = "0123456789abcdef";
+    size_t len = 0, put = 0;
+    for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
+        char e[8];
+        size_t k = 0;
+        if (*p < 0x20 || *p == 0x7f) {
+            e[k++] = '\\', e[k++] = 'x', e[k++] = hex[*p >> 4], e[k++] = hex[*p & 15];
+        } else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            p++;
+            memcpy(e, "\\u00", 4), k = 4, e[k++] = hex[*p >> 4], e[k++] = hex[*p & 15];
+        } else {
+            e[k++] = (char)*p;
+        }
+        if (dst && put == len && len + k < n) memcpy(dst + len, e, k), put += k;
+        len += k;
+    }
+    if (dst && n) dst[put] = 0;
+    return len;
+}
+
+/* s as shown (scopeprof__escaped): s itself when nothing in it needs an
+ * escape, else a copy in *copy, to free (s again if out of memory). */
+static inline const char *scopeprof__shown(const char *s, char **copy) {
+    size_t l = scopeprof__escaped(NULL, 0, s);
+    *copy = l == strlen(s) ? NULL : (char *)malloc(l + 1);
+    if (!*copy) return s;
+    scopeprof__escaped(*copy, l + 1, s);
+    return *copy;
+}
+
 /* One table cell: right-aligned in `w`, then two spaces (the last cell too). */
 static inline void scopeprof__cell(FILE *out, const char *s, int w) {
     fprintf(out, "%*s  ", w, s);
@@ -1633,9 +1680,10 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     int name_w = 4, extra_w = 0;
     for (uint32_t i = 0; i < a->nrows; i++) {
         const scopeprof_row *r = &a->rows[i];
-        int l = (int)strlen(r->name) + 4;
+        int l = (int)scopeprof__escaped(NULL, 0, r->name) + 4;
         if (l > name_w) name_w = l;
-        if (r->extra && (int)strlen(r->extra) > extra_w) extra_w = (int)strlen(r->extra);
+        if (r->extra && (int)scopeprof__escaped(NULL, 0, r->extra) > extra_w)
+            extra_w = (int)scopeprof__escaped(NULL, 0, r->extra);
     }
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
     const char *eh = a->extra_header;
@@ -1671,11 +1719,13 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     int64_t self_total = scopeprof_agg_self_total(a), gpu_self_total = scopeprof_agg_gpu_self_total(a);
     for (uint32_t i = 0; i < nshow; i++) {
         const scopeprof_row *r = &a->rows[idx[i]];
-        char name[NAME_MAX_W + 1], b[64];
-        if ((int)strlen(r->name) > name_w)
-            snprintf(name, sizeof name, "%.*s...", name_w - 3, r->name);
+        char name[NAME_MAX_W + 1], b[64], *name_copy, *extra_copy = NULL;
+        const char *shown = scopeprof__shown(r->name, &name_copy);
+        if ((int)strlen(shown) > name_w)
+            snprintf(name, sizeof name, "%.*s...", name_w - 3, shown);
         else
-            snprintf(name, sizeof name, "%s", r->name);
+            snprintf(name, sizeof name, "%s", shown);
+        free(name_copy);
         double n = r->count ? (double)r->count : 1.0;
         scopeprof__cell(out, name, name_w);
         scopeprof__percent(b, sizeof b, r->self_ns, self_total);
@@ -1703,12 +1753,13 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
         snprintf(b, sizeof b, "%" PRIu64, r->count);
         scopeprof__cell(out, b, NUM_W);
         if (eh) {
-            const char *x = r->extra ? r->extra : "";
+            const char *x = r->extra ? scopeprof__shown(r->extra, &extra_copy) : "";
             char cut[SHAPES_MAX_W + 1];
             size_t xl = strlen(x);
             if ((int)xl > extra_w && shapes) x = (snprintf(cut, sizeof cut, "%.*s", extra_w, x), cut);
             else if ((int)xl > extra_w) x = (snprintf(cut, sizeof cut, "...%s", x + xl - (size_t)(extra_w - 3)), cut);
             scopeprof__cell(out, x, extra_w);
+            free(extra_copy);
         }
         fputc('\n', out);
     }
@@ -1866,7 +1917,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 12u /* 12: the exit summary as site sums; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 13u /* 13: the exit summary as site sums, and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -1902,6 +1953,7 @@ typedef struct scopeprof__state {
         int flush_ms;   /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
         size_t budget;  /* SCOPEPROF_BUFFER_MB, in bytes */
         char prog[256]; /* program name, read once at start */
+        int secure;     /* a privileged process (AT_SECURE): nothing read, nothing written */
     } cfg;
     /* The clock (clock.h): set when the registry is made; ns_per_tick once,
      * under `lock`, at the first write. comp_*: what recording one scope
@@ -1962,12 +2014,14 @@ typedef struct scopeprof__state {
      * or disabled. fd_dev/fd_ino tell our file from one of the program's that
      * got the same descriptor number (scopeprof__fd_ours); fd_path is its
      * absolute path, to reopen it. claim_fd holds the claim on an explicit
-     * path (scopeprof__claim_output), claim_ino its socket's inode. What was
-     * written of each kind, for the next chunk: *_written. */
+     * path (scopeprof__claim_output), claim_ino its socket's inode. dir: the
+     * working directory at the first scope, where default names live. What
+     * was written of each kind, for the next chunk: *_written. */
     struct {
         int fd;
         int no_output; /* SCOPEPROF_OUTPUT="" or none */
         int path_is_default;
+        char dir[4096];
         int claim_fd;
         uint64_t claim_ino;
         uint64_t fd_dev, fd_ino;
@@ -2038,6 +2092,10 @@ typedef struct scopeprof__state {
         int sig_pending;
         int oom;
         int warned_reentry; /* scopeprof__reentered said it */
+        int warned_clone;   /* scopeprof__cloned said it (in the clone's copy) */
+        uint64_t scopes_left;   /* scopes never closed (a longjmp out of them): said at exit */
+        uint32_t left_site;     /* the first scope that found some, and its thread */
+        uint64_t left_tid;
     } life;
 } scopeprof__state;
 
@@ -2103,27 +2161,41 @@ static inline void scopeprof__sigs_release(uint64_t was) {
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 /* Take mutex m with this thread's signals held, marking *in meanwhile and
- * keeping in *unblock the signals to give back (the registry's lock and the
- * registration lock each have their own pair). */
-static inline void scopeprof__hold(pthread_mutex_t *m, int *in, uint64_t *unblock) {
+ * keeping in *unblock the signals to give back and in *cancel the thread's
+ * cancelability (the registry's lock and the registration lock each have
+ * their own). Cancellation is off while the lock is held: write(2), open,
+ * close, read and stderr's stdio are cancellation points, and a thread
+ * cancelled in one of them (pthread_cancel) would end with the lock held,
+ * hanging every thread that needs it, the exit included; cancelled in
+ * code of ours, with signals held, it would also keep them held. A request
+ * made meanwhile acts at the program's next cancellation point. */
+static inline void scopeprof__hold(pthread_mutex_t *m, int *in, uint64_t *unblock, int *cancel) {
+    int was_cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &was_cancel);
     uint64_t was = scopeprof__sigs_hold();
     *in = 1;
     pthread_mutex_lock(m);
     *unblock = was;
+    *cancel = was_cancel;
 }
-static inline void scopeprof__release(pthread_mutex_t *m, int *in, const uint64_t *unblock) {
+static inline void scopeprof__release(pthread_mutex_t *m, int *in, const uint64_t *unblock,
+                                      const int *cancel) {
     uint64_t was = *unblock;
+    int was_cancel = *cancel;
     pthread_mutex_unlock(m);
     *in = 0;
     scopeprof__sigs_release(was);
+    pthread_setcancelstate(was_cancel, NULL);
 }
+/* The cancelability this thread had when it took the registry's lock. */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__lock_cancel;
 static inline void scopeprof__lock(scopeprof__state *g) {
-    scopeprof__hold(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock);
+    scopeprof__hold(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock, &scopeprof__lock_cancel);
 }
 static inline void scopeprof__unlock(scopeprof__state *g) {
     if (__builtin_expect(__atomic_load_n(&g->life.sig_pending, __ATOMIC_ACQUIRE) != 0, 0))
         scopeprof__signal_finish(g);
-    scopeprof__release(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock);
+    scopeprof__release(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock, &scopeprof__lock_cancel);
 }
 
 /* Pieces of a message to stderr with write(2) alone (signal handlers). */
@@ -2172,11 +2244,12 @@ static inline void scopeprof__reentered(scopeprof__state *g) {
  * on the same thread (faults stay deliverable). */
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__in_reg;
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t scopeprof__reg_unblock;
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__reg_cancel;
 static inline void scopeprof__reg_lock(scopeprof__state *g) {
-    scopeprof__hold(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock);
+    scopeprof__hold(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock, &scopeprof__reg_cancel);
 }
 static inline void scopeprof__reg_unlock(scopeprof__state *g) {
-    scopeprof__release(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock);
+    scopeprof__release(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock, &scopeprof__reg_cancel);
 }
 /* Registration's entry (a new site, a thread's first scope): the lock, or 0
  * when a fault's handler interrupted this thread inside registration (what
@@ -2202,7 +2275,7 @@ typedef struct scopeprof__memsnap {
  * Every function one part calls in another that comes later, declared once
  * here, so that the parts can follow an event's path. */
 SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]);
-SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank);
+SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c);
 SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g);
@@ -2507,15 +2580,16 @@ typedef struct scopeprof__env {
     const char *text[SCOPEPROF__ENV_COUNT];
 } scopeprof__env;
 
-/* The variable modules use among themselves (registry.h): known, never the
- * user's to set, so not in the table. */
-#define SCOPEPROF__ANCHOR_ENV "SCOPEPROF_INTERNAL_STATE"
+/* The variable older versions left for their modules (the registry's
+ * address, registry.h "Finding the registry" says why no more): a program
+ * they traced passes it on, so it is no typo. Never read. */
+#define SCOPEPROF__OLD_STATE_ENV "SCOPEPROF_INTERNAL_STATE"
 
 /* Read every variable of the table into *env, and name once on stderr each
  * SCOPEPROF_ variable that is not in it: most likely a typo (SCOPEPROF_OUT
  * for SCOPEPROF_OUTPUT), with which the run would quietly go on with the
- * default. */
-SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env) {
+ * default. In a privileged process (`secure`) nothing is read: the defaults. */
+SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env, int secure) {
     static const char *const names[] = {
 #define SCOPEPROF__ENV_NAME(name, def, lo, hi, doc) "SCOPEPROF_" #name,
         SCOPEPROF__ENV(SCOPEPROF__ENV_NAME)
@@ -2539,15 +2613,16 @@ SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env) {
     for (int i = 0; i < SCOPEPROF__ENV_COUNT; i++) {
         env->num[i] = def[i];
         env->text[i] = NULL;
+        if (secure) continue;
         if (lo[i] > hi[i]) env->text[i] = getenv(names[i]);
         else scopeprof__env_int(names[i], lo[i], hi[i], &env->num[i]);
     }
-    for (char **e = environ; e && *e; e++) {
+    for (char **e = environ; e && *e && !secure; e++) {
         if (strncmp(*e, "SCOPEPROF_", 10) != 0) continue;
         size_t len = strcspn(*e, "="), i = 0;
         while (i < SCOPEPROF__ENV_COUNT && !(strlen(names[i]) == len && memcmp(names[i], *e, len) == 0)) i++;
-        if (i < SCOPEPROF__ENV_COUNT || (len == strlen(SCOPEPROF__ANCHOR_ENV) &&
-                                         memcmp(*e, SCOPEPROF__ANCHOR_ENV, len) == 0))
+        if (i < SCOPEPROF__ENV_COUNT || (len == strlen(SCOPEPROF__OLD_STATE_ENV) &&
+                                         memcmp(*e, SCOPEPROF__OLD_STATE_ENV, len) == 0))
             continue;
         char list[256] = "";
         for (int k = 0; k < SCOPEPROF__ENV_COUNT; k++)
@@ -2559,17 +2634,30 @@ SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env) {
 }
 
 enum { SCOPEPROF__WRITER_NONE, SCOPEPROF__WRITER_RUNNING, SCOPEPROF__WRITER_NEVER };
-/* The configuration from the environment (at the registry's creation). */
+/* The configuration from the environment (at the registry's creation).
+ *
+ * A privileged process (setuid, setgid, or file capabilities: the kernel
+ * sets AT_SECURE) runs with rights its user does not have, in an
+ * environment that user wrote: SCOPEPROF_OUTPUT would let the user create or
+ * overwrite files with the program's rights. So, as secure_getenv does, no
+ * variable is read there; and nothing is written either: no trace file (one
+ * made with the real user's rights would still hand that user the
+ * privileged program's internals and timings), no exit table (the same
+ * times, on the user's terminal), and no signal handler is installed. One
+ * line says so. To profile
+ * such a program, run it as the user it runs as (root runs a setuid-root
+ * program without AT_SECURE). */
 SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     scopeprof__env env;
     const char *v;
     g->out.rank = -1;
-    {   /* rank from the usual launchers' variables */
+    g->cfg.secure = getauxval(AT_SECURE) != 0;
+    if (!g->cfg.secure) { /* rank from the usual launchers' variables */
         static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"};
         for (int i = 0; i < 4 && g->out.rank < 0; i++)
             if (getenv(vars[i])) scopeprof__env_int(vars[i], 0, 1 << 30, &g->out.rank);
     }
-    scopeprof__env_read_all(&env);
+    scopeprof__env_read_all(&env, g->cfg.secure);
     g->cfg.summary = 1;
     if ((v = env.text[SCOPEPROF__ENV_SUMMARY]) != NULL) {
         if (strcmp(v, "all") == 0) g->cfg.summary = g->cfg.summary_all = 1;
@@ -2589,20 +2677,33 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     g->cfg.flush_ms = env.num[SCOPEPROF__ENV_FLUSH_MS];
     scopeprof__read_prog(g->cfg.prog);
     v = env.text[SCOPEPROF__ENV_OUTPUT];
-    if (v && (v[0] == 0 || strcmp(v, "none") == 0)) {
+    if (g->cfg.secure) {
+        g->out.fd = -2;
+        g->out.no_output = 1;
+        g->cfg.summary = 0;
+        g->cfg.signals = 0;
+        scopeprof__warn("scopeprof: privileged process (setuid, setgid or file capabilities): "
+                        "no SCOPEPROF_ variable is read and nothing is written (no trace, no "
+                        "table); profile it as the user it runs as");
+    } else if (v && (v[0] == 0 || strcmp(v, "none") == 0)) {
         g->out.fd = -2;
         g->out.no_output = 1;
     } else if (v) {
         if (strlen(v) >= sizeof g->out.path) {
             scopeprof__warn("scopeprof: ignoring SCOPEPROF_OUTPUT: path longer than %zu bytes",
                             sizeof g->out.path - 1);
-            scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+            v = NULL;
         } else {
             snprintf(g->out.path, sizeof g->out.path, "%s", v);
             scopeprof__claim_output(g);
         }
-    } else {
-        scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+    }
+    if (!v && !g->cfg.secure) {
+        /* Where the default name lives: the working directory now, at the
+         * first scope, not at the first write, after a daemon's chdir("/")
+         * (or a forked child's: it keeps this one). */
+        if (!getcwd(g->out.dir, sizeof g->out.dir)) g->out.dir[0] = 0; /* then relative */
+        scopeprof__default_path(g);
         g->out.path_is_default = 1;
     }
     if ((v = env.text[SCOPEPROF__ENV_SCHEDULE]) != NULL) scopeprof__parse_schedule(g, v);
@@ -2625,24 +2726,6 @@ extern "C" {
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls;
 __attribute__((weak, visibility("hidden"))) int scopeprof__use_tsc = -1;
 
-
-/* The anchor names this process image: pid plus the 16 random bytes the
- * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
- * the bytes, so it never trusts an address from its predecessor. */
-static inline void scopeprof__anchor_tag(char *buf, size_t n) {
-    uintptr_t random_at = (uintptr_t)getauxval(AT_RANDOM);
-    const unsigned char *r = (const unsigned char *)random_at;
-    int k = snprintf(buf, n, "%d:", (int)getpid());
-    for (int i = 0; r && i < 16 && k + 2 < (int)n; i++, k += 2) snprintf(buf + k, n - (size_t)k, "%02x", r[i]);
-}
-
-
-SCOPEPROF__INTERNAL void scopeprof__anchor_set(scopeprof__state *g) {
-    char tag[64], anchor[128];
-    scopeprof__anchor_tag(tag, sizeof tag);
-    snprintf(anchor, sizeof anchor, "%s:%p", tag, (void *)g);
-    setenv(SCOPEPROF__ANCHOR_ENV, anchor, 1);
-}
 
 /* The module that creates the registry owns code the process keeps calling
  * (the thread-exit destructor, the fork and signal handlers): if it is a
@@ -2679,6 +2762,23 @@ SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
     if (__atomic_exchange_n(&g->life.oom, 1, __ATOMIC_ACQ_REL)) return;
     scopeprof__warn("scopeprof: out of memory: recording stopped (what was recorded before is "
                     "kept); the program goes on");
+}
+
+/* Whether this process was made by clone() without fork() (and without
+ * CLONE_VM): a copy of the parent's memory, registry included, but no fork
+ * handler ran, so the registry still names the parent (g->pid) and holds
+ * the parent's trace descriptor. Nothing of such a process is written (it
+ * would land in the parent's trace): its scopes are dropped, said once
+ * (issue 25: before, they were dropped without a word). Only fork() gives
+ * a child a profile of its own. */
+SCOPEPROF__INTERNAL int scopeprof__cloned(scopeprof__state *g) {
+    int pid = (int)getpid();
+    if (g->pid == pid) return 0;
+    if (!__atomic_exchange_n(&g->life.warned_clone, 1, __ATOMIC_RELAXED))
+        scopeprof__warn("scopeprof: process %d was made by clone() without fork() (from %d): its "
+                        "scopes are not recorded (only fork() gives a child a profile of its own)",
+                        pid, g->pid);
+    return 1;
 }
 
 /* Memory for the recording paths that a PROFILE_SCOPE in the program's own
@@ -2743,12 +2843,104 @@ static inline char *scopeprof__arena_strdup(scopeprof__state *g, const char *s) 
 }
 
 
-/* Find or create the process's one registry. Modules that share symbols
- * (several files of one program, libraries linked at build time) could agree
- * through normal linking, but a library loaded with dlopen into a program that
- * exports nothing would get its own copy. So the first module to start leaves
- * the state's address in the environment, tagged as above, and later modules
- * adopt it. */
+/* ---- Finding the registry --------------------------------------------------
+ * One registry per process image, shared by every module. Modules that share
+ * symbols (the files of one program, libraries linked at build time) could
+ * agree through the linker, but a library loaded with dlopen (RTLD_LOCAL, the
+ * default) into a program that exports nothing sees no symbol of the others.
+ * So the first module to record leaves the registry's address in a page of
+ * its own that every module can find: one page mapped privately from an
+ * anonymous file (memfd_create) named "scopeprof-registry", which
+ * /proc/self/maps lists as "/memfd:scopeprof-registry (deleted)"; later
+ * modules read that list and the page (magic, layout, address), then check
+ * the registry's own magic and layout.
+ *
+ * Why a mapping (issue 25). Before, the address was in an environment
+ * variable, SCOPEPROF_INTERNAL_STATE: setenv at the first scope races with
+ * every other thread's getenv (setenv is not thread-safe: a program whose
+ * thread read its environment crashed in 17 of 100 runs), and the variable,
+ * passed to every program the process ran, carried the 16 AT_RANDOM bytes
+ * that seed the stack canary and the pointer guard (it was tagged with them
+ * so that an exec'd image would not trust it). The other ways: a symbol
+ * looked up with dlsym(RTLD_DEFAULT) misses RTLD_LOCAL modules; a name other
+ * processes see (an abstract socket, a /dev/shm file keyed by the pid) can
+ * be taken first by another user, and tells everyone which processes are
+ * profiled; a descriptor at a known number is closed by daemons that close
+ * 3..1023; prctl has no slot for an address. A mapping belongs to the one
+ * address space it describes: an exec'd image starts without it, so it can
+ * never trust its predecessor's address; a forked child has its own copy,
+ * pointing at its own copy of the registry; no other process can see or
+ * plant it; its descriptor is closed once mapped; and nothing of it leaves
+ * the process. It costs one read of /proc/self/maps at each module's first
+ * recording (without /proc, or without memfd_create, each module keeps a
+ * registry, and a trace file, of its own). */
+#define SCOPEPROF__REGMAP_NAME "scopeprof-registry"
+typedef struct scopeprof__regmap {
+    uint32_t magic, layout; /* the registry's, as a check before it is read */
+    scopeprof__state *g;
+} scopeprof__regmap;
+/* Declared under a private name (bound to the real symbol, glibc 2.27 and
+ * musl 1.1.20 on): <sys/mman.h> declares it only under _GNU_SOURCE. */
+extern int scopeprof__memfd_create(const char *name, unsigned int flags) __asm__("memfd_create");
+#define SCOPEPROF__MFD_CLOEXEC 1u
+
+/* This address space's registry page, found in /proc/self/maps (open and read
+ * only, no allocation), or NULL. One of another scopeprof version (its layout
+ * differs) is returned when there is no other. */
+static inline const scopeprof__regmap *scopeprof__regmap_find(void) {
+    static const char tail[] = "/memfd:" SCOPEPROF__REGMAP_NAME " (deleted)";
+    const size_t tl = sizeof tail - 1;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    const scopeprof__regmap *found = NULL;
+    char buf[8192]; /* a line is an address range, a few numbers and a path (< 4096) */
+    size_t have = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        have += (size_t)n;
+        char *line = buf, *nl;
+        while ((nl = (char *)memchr(line, '\n', (size_t)(buf + have - line))) != NULL) {
+            if ((size_t)(nl - line) > tl && memcmp(nl - tl, tail, tl) == 0) {
+                *nl = 0;
+                const scopeprof__regmap *a = (const scopeprof__regmap *)(uintptr_t)strtoull(line, NULL, 16);
+                /* The magic is stored last (release): the rest is complete. */
+                if (a && __atomic_load_n(&a->magic, __ATOMIC_ACQUIRE) == SCOPEPROF__STATE_MAGIC &&
+                    (!found || a->layout == SCOPEPROF__LAYOUT))
+                    found = a;
+            }
+            line = nl + 1;
+        }
+        have = (size_t)(buf + have - line);
+        memmove(buf, line, have);
+        if (have == sizeof buf - 1) have = 0; /* no line is that long: drop it */
+    }
+    close(fd);
+    return found;
+}
+
+/* Map and fill the registry page for registry g (its creator, module lock
+ * held). Read-only once written. Without it (no memfd_create, a seccomp
+ * filter) g stays this module's. */
+static inline void scopeprof__regmap_make(scopeprof__state *g) {
+    int fd = scopeprof__memfd_create(SCOPEPROF__REGMAP_NAME, SCOPEPROF__MFD_CLOEXEC);
+    if (fd < 0) return;
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, 4096) == 0) p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return;
+    scopeprof__regmap *a = (scopeprof__regmap *)p;
+    a->g = g;
+    a->layout = SCOPEPROF__LAYOUT;
+    __atomic_store_n(&a->magic, SCOPEPROF__STATE_MAGIC, __ATOMIC_RELEASE); /* after g, complete */
+    mprotect(p, 4096, PROT_READ);
+}
+
+/* Find or create the process's one registry (see "Finding the registry").
+ * Two modules whose very first recordings run at the same moment on two
+ * threads can each make one (each module has its own start-up lock): each
+ * then writes a trace of its own. */
 SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
     scopeprof__state *g = __atomic_load_n(&scopeprof__g, __ATOMIC_ACQUIRE);
     if (__builtin_expect(g != NULL, 1)) return g;
@@ -2763,17 +2955,15 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         return g;
     }
     int saved_errno = errno; /* the program's, which start-up must not change */
-    const char *v = getenv(SCOPEPROF__ANCHOR_ENV);
-    char tag[64];
-    scopeprof__anchor_tag(tag, sizeof tag);
-    size_t tl = strlen(tag);
-    void *ptr = NULL;
-    if (v && strncmp(v, tag, tl) == 0 && v[tl] == ':' && sscanf(v + tl + 1, "%p", &ptr) == 1 && ptr) {
-        scopeprof__state *o = (scopeprof__state *)ptr;
-        if (o->magic == SCOPEPROF__STATE_MAGIC && o->layout == SCOPEPROF__LAYOUT) g = o;
-        else scopeprof__warn("scopeprof: a module built from another scopeprof version is "
-                             "loaded; it keeps a profile of its own");
-    }
+    int cancel; /* no cancellation point acts while a lock of ours is held */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    const scopeprof__regmap *a = scopeprof__regmap_find();
+    if (a && a->layout == SCOPEPROF__LAYOUT && a->g->magic == SCOPEPROF__STATE_MAGIC &&
+        a->g->layout == SCOPEPROF__LAYOUT)
+        g = a->g;
+    else if (a)
+        scopeprof__warn("scopeprof: a module built from another scopeprof version is "
+                        "loaded; it keeps a profile of its own");
     if (!g) {
         g = (scopeprof__state *)calloc(1, sizeof *g);
         int oom = !g;
@@ -2809,7 +2999,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
             g->sched.cycle = 1;
             scopeprof__sched_start(g);
         }
-        scopeprof__anchor_set(g);
+        scopeprof__regmap_make(g);
         pthread_atfork(scopeprof__atfork_prepare, scopeprof__atfork_parent, scopeprof__atfork_child);
         scopeprof__install_signals(g);
         scopeprof__pin_module();
@@ -2821,6 +3011,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
     }
     __atomic_store_n(&scopeprof__g, g, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&scopeprof__module_lock);
+    pthread_setcancelstate(cancel, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     errno = saved_errno;
     return g;
@@ -2834,7 +3025,7 @@ __attribute__((weak, visibility("hidden"), destructor)) void scopeprof__module_f
     if (!scopeprof__module_attached) return;
     scopeprof__module_attached = 0;
     scopeprof__state *g = scopeprof__g;
-    if (g && g->pid == (int)getpid() && __atomic_sub_fetch(&g->life.modules, 1, __ATOMIC_ACQ_REL) == 0)
+    if (g && !scopeprof__cloned(g) && __atomic_sub_fetch(&g->life.modules, 1, __ATOMIC_ACQ_REL) == 0)
         scopeprof__finalize(g);
 }
 
@@ -3390,7 +3581,7 @@ SCOPEPROF__API void scopeprof__set_rank(int rank) {
     } else {
         g->out.rank = rank < 0 ? -1 : rank;
         if (g->out.path_is_default) {
-            scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+            scopeprof__default_path(g);
             if (g->sched.on) {
                 snprintf(g->sched.base_path, sizeof g->sched.base_path, "%s", g->out.path);
                 scopeprof__cycle_path(g, g->sched.cycle);
@@ -3744,8 +3935,9 @@ extern "C" {
  * Every name a trace file gets comes from here: the default
  * (scopeprof__default_path), a second process's on a path taken
  * (scopeprof__pid_path), a schedule's cycle (scopeprof__cycle_path), an
- * exec'd image's (scopeprof__open_output); each is a word put before the
- * ".sprof" of another name (scopeprof__path_insert). */
+ * exec'd image's and the next one when a name is taken (scopeprof__create,
+ * "Creating the file"); each is a word put before the ".sprof" of another
+ * name (scopeprof__path_insert). */
 
 /* The program's name (/proc/self/comm), for the default name and the file's
  * header. */
@@ -3760,14 +3952,25 @@ SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]) {
 }
 
 /* <program>.<pid>.sprof, or <program>.rank<R>.<pid>.sprof when the rank is
- * known, in the working directory. */
-SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank) {
-    char prog[256];
+ * known, in g->out.dir: the working directory at the first scope, kept by a
+ * forked child (relative, to the working directory of the moment, if that
+ * could not be read or is too long). */
+SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g) {
+    char prog[256], name[320];
     scopeprof__read_prog(prog);
     for (char *p = prog; *p; p++)
         if (*p == '/' || *p == ' ') *p = '_';
-    if (rank >= 0) snprintf(buf, n, "%s.rank%d.%d.sprof", prog, rank, (int)getpid());
-    else snprintf(buf, n, "%s.%d.sprof", prog, (int)getpid());
+    if (g->out.rank >= 0) snprintf(name, sizeof name, "%s.rank%d.%d.sprof", prog, g->out.rank, (int)getpid());
+    else snprintf(name, sizeof name, "%s.%d.sprof", prog, (int)getpid());
+    size_t dl = strlen(g->out.dir), nl = strlen(name);
+    if (dl && g->out.dir[dl - 1] == '/') dl--; /* "/" */
+    if (g->out.dir[0] && dl + 1 + nl < sizeof g->out.path) {
+        memcpy(g->out.path, g->out.dir, dl);
+        g->out.path[dl] = '/';
+        memcpy(g->out.path + dl + 1, name, nl + 1);
+    } else {
+        memcpy(g->out.path, name, nl + 1);
+    }
 }
 
 /* base with ".<word>" put before its ".sprof" ("run.sprof" -> "run.7.sprof"),
@@ -3834,8 +4037,6 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
 /* ---- Writing the trace file (lock held) ------------------------------------ */
 
 
-/* Write all of buf; on failure report once with the path and the reason and
- * stop writing (the summary is still printed). */
 /* Whether descriptor fd still names the trace file we opened (fstat is
  * async-signal-safe). A program may close descriptors it did not open
  * (daemons close 3..1023) and get our number for a file of its own, or
@@ -3852,8 +4053,8 @@ SCOPEPROF__INTERNAL int scopeprof__fd_ours(const scopeprof__state *g, int fd) {
  * says so. */
 SCOPEPROF__INTERNAL int scopeprof__fd_check(scopeprof__state *g) {
     if (scopeprof__fd_ours(g, g->out.fd)) return 0;
-    int fd = open(g->out.fd_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (scopeprof__fd_ours(g, fd)) {
+    int fd = open(g->out.fd_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (scopeprof__fd_ours(g, fd)) { /* a regular file: O_NONBLOCK changes nothing */
         g->out.fd = fd; /* the old number is left to the program */
         return 0;
     }
@@ -3865,15 +4066,41 @@ SCOPEPROF__INTERNAL int scopeprof__fd_check(scopeprof__state *g) {
     return -1;
 }
 
+/* A write past the file size limit (`ulimit -f`, RLIMIT_FSIZE) fails with
+ * EFBIG and sends the writing thread SIGXFSZ, whose default action kills the
+ * process (exit 153 in a shell). Every write of ours runs with it blocked:
+ * the registry's lock holds signals (scopeprof__lock), the writer thread
+ * blocks them all, and a handler's write blocks it (scopeprof__signal_write).
+ * So it is still pending here, and taken back: it was the trace's, not the
+ * program's (a SIGXFSZ of the program's own, pending and blocked meanwhile,
+ * is one with it: standard signals do not queue). */
+static inline void scopeprof__xfsz_take_back(void) {
+    sigset_t set, now;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    if (pthread_sigmask(SIG_BLOCK, NULL, &now) != 0 || sigismember(&now, SIGXFSZ) != 1) return;
+    struct timespec zero = {0, 0};
+    sigtimedwait(&set, NULL, &zero); /* EAGAIN when the program ignores it */
+}
+
+/* Write all of buf; on failure report once with the path and the reason and
+ * stop writing (the summary is still printed). */
 SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
     const char *p = (const char *)buf;
+    if (n && g->out.fd >= 0 && scopeprof__cloned(g)) g->out.fd = -2; /* the parent's file */
     if (n && g->out.fd >= 0 && scopeprof__fd_check(g) != 0) return -1;
     while (n && g->out.fd >= 0) {
         ssize_t w = write(g->out.fd, p, n);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            scopeprof__warn("scopeprof: cannot write trace file '%s': %s; the summary is still "
-                            "printed", g->out.path, w < 0 ? strerror(errno) : "short write");
+            int err = w < 0 ? errno : 0;
+            if (err == EFBIG) scopeprof__xfsz_take_back();
+            if (g->life.in_signal)
+                scopeprof__sig_say("scopeprof: cannot write trace file '", g->out.path,
+                                   err == EFBIG ? "': File too large\n" : "'\n");
+            else
+                scopeprof__warn("scopeprof: cannot write trace file '%s': %s; the summary is still "
+                                "printed", g->out.path, err ? strerror(err) : "short write");
             scopeprof__close_output(g);
             return -1;
         }
@@ -3908,15 +4135,114 @@ SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t ty
 /* Whether `path` holds a trace whose header names process `pid`: an earlier
  * image of this process, before an exec (same pid, same path: the claim on
  * an explicit path goes with the exec, and a program that re-execs itself
- * gets the same default name). Only read(2): also from a handler. */
+ * gets the same default name). Only a regular file, never through a link,
+ * never waiting (a FIFO); open, fstat and read(2): also from a handler. */
 SCOPEPROF__INTERNAL int scopeprof__earlier_image(const char *path, int pid) {
     unsigned char h[24];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return 0;
-    ssize_t n = read(fd, h, sizeof h);
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, h, sizeof h) : -1;
     close(fd);
     return n == (ssize_t)sizeof h && memcmp(h, SCOPEPROF_FILE_MAGIC, 8) == 0 &&
            scopeprof__get64(h + 16) == (uint64_t)pid;
+}
+
+/* ---- Creating the file -------------------------------------------------------
+ * A trace's name is predictable (<program>.<pid>.sprof, or the explicit
+ * path), so whoever else can write its directory can put something there
+ * first: a symbolic link to a file of the user who runs the program (root's,
+ * say), which an O_CREAT|O_TRUNC open follows and overwrites; a FIFO, whose
+ * open for writing waits for a reader for ever; a file of their own, which
+ * would receive the trace. So a trace file is created exclusively (O_EXCL,
+ * which also refuses a link at the name, dangling or not) and never opened
+ * through a link at its last component (O_NOFOLLOW). A name that is taken
+ * is said on stderr, and the next one tried ("run.sprof": "run.1.sprof",
+ * "run.2.sprof"...), except:
+ * - an earlier image of this process wrote it (scopeprof__earlier_image):
+ *   this image writes NAME.exec<k>.sprof instead, silently;
+ * - an explicit SCOPEPROF_OUTPUT (and the names made from it: a cycle's, a
+ *   forked child's) replaces a regular file of the effective user that has
+ *   no other link (an earlier run's trace, the usual case), checked once
+ *   open (no race with a swap), and writes into a character device
+ *   (/dev/null, /dev/full: only root makes those).
+ * The default name, which holds the pid, is never replaced: a file there is
+ * another process's (another pid namespace's) or planted. */
+#define SCOPEPROF__TAKEN (-2)
+
+/* What is at the taken name `path`, for the message. */
+static inline const char *scopeprof__taken_why(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return "it exists";
+    if (S_ISLNK(st.st_mode)) return "a symbolic link, not followed";
+    if (!S_ISREG(st.st_mode)) return "not a regular file";
+    return st.st_uid != geteuid() ? "another user's file" : "a file of this user's";
+}
+
+/* Open the existing `path` to replace it (see above): the descriptor, -1
+ * on an error to report (errno: a directory, no permission), or
+ * SCOPEPROF__TAKEN with *why. */
+SCOPEPROF__INTERNAL int scopeprof__replace(const char *path, const char **why) {
+    int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ELOOP && errno != ENXIO) return -1; /* ENXIO: a FIFO without a reader */
+        *why = errno == ELOOP ? "a symbolic link, not followed" : "not a regular file";
+        return SCOPEPROF__TAKEN;
+    }
+    struct stat st;
+    *why = "it exists";
+    if (fstat(fd, &st) == 0) {
+        int mine = S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1;
+        if (S_ISCHR(st.st_mode) || (mine && ftruncate(fd, 0) == 0)) {
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+            return fd;
+        }
+        *why = !S_ISREG(st.st_mode)           ? "not a regular file"
+               : st.st_uid != geteuid()       ? "another user's file"
+               : st.st_nlink != 1             ? "a file with other links"
+                                              : "it cannot be emptied";
+    }
+    close(fd);
+    return SCOPEPROF__TAKEN;
+}
+
+/* Create the file at g->out.path, or the first free name after it (see
+ * "Creating the file"); g->out.path is then its name. The descriptor, or -1
+ * (errno set; 0 when every name tried was taken, which is said here). */
+SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
+    char base[sizeof g->out.path], first[sizeof g->out.path];
+    memcpy(base, g->out.path, sizeof base);
+    const char *why = NULL, *first_why = NULL;
+    int fd = -1, replace = !g->out.path_is_default, execs = 0, others = 0;
+    while (execs + others < 100) {
+        fd = open(g->out.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST) break; /* made, or an error to report */
+        char word[16];
+        if (scopeprof__earlier_image(g->out.path, g->pid)) {
+            snprintf(word, sizeof word, "exec%d", ++execs);
+        } else {
+            if (replace && (fd = scopeprof__replace(g->out.path, &why)) != SCOPEPROF__TAKEN) break;
+            if (!replace) why = scopeprof__taken_why(g->out.path);
+            if (!first_why) memcpy(first, g->out.path, sizeof first), first_why = why;
+            snprintf(word, sizeof word, "%d", ++others);
+        }
+        fd = -1;
+        errno = 0;
+        scopeprof__path_insert(g->out.path, sizeof g->out.path, base, word, 1);
+    }
+    if (fd < 0 && errno == 0 && !g->life.in_signal)
+        scopeprof__warn("scopeprof: cannot create trace file '%s': it and the 99 names after it "
+                        "are taken; the summary is still printed", base);
+    if (first_why && fd >= 0) {
+        if (g->life.in_signal) {
+            scopeprof__sig_say("scopeprof: the trace name '", first, "' is taken; ");
+            scopeprof__sig_say("writing '", g->out.path, "' instead\n");
+        } else {
+            scopeprof__warn("scopeprof: the trace name '%s' is taken (%s); writing '%s' instead",
+                            first, first_why, g->out.path);
+        }
+    }
+    return fd;
 }
 
 /* Close the trace descriptor if it is still ours (scopeprof__fd_ours). */
@@ -3944,16 +4270,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
 
 SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     if (g->out.fd != -1) return;
-    /* Never truncate what an earlier image of this process wrote: this
-     * image writes NAME.exec<k>.sprof instead. */
-    char base[sizeof g->out.path];
-    memcpy(base, g->out.path, sizeof base);
-    for (int k = 1; k < 1000 && scopeprof__earlier_image(g->out.path, g->pid); k++) {
-        char word[16];
-        snprintf(word, sizeof word, "exec%d", k);
-        scopeprof__path_insert(g->out.path, sizeof g->out.path, base, word, 1);
-    }
-    g->out.fd = open(g->out.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    g->out.fd = scopeprof__create(g);
     struct stat st;
     if (g->out.fd >= 0 && fstat(g->out.fd, &st) == 0) {
         g->out.fd_dev = (uint64_t)st.st_dev;
@@ -3971,8 +4288,9 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
             g->out.fd = -2;
             return;
         }
-        scopeprof__warn("scopeprof: cannot create trace file '%s': %s; the summary is still "
-                        "printed", g->out.path, strerror(errno));
+        if (errno) /* else every name was taken: said */
+            scopeprof__warn("scopeprof: cannot create trace file '%s': %s; the summary is still "
+                            "printed", g->out.path, strerror(errno));
         g->out.fd = -2;
         return;
     }
@@ -4823,6 +5141,47 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     scopeprof__tls = NULL;
 }
 
+/* ---- Scopes left without closing ---------------------------------------------
+ * A longjmp (error handling in libpng, libjpeg, Lua...) out of scopes skips
+ * their cleanup: they never close, and their depth stays counted. The next
+ * scope to close that encloses them finds the thread's depth above its own
+ * plus one (scope_end, one compare) and restores it; the scopes opened after
+ * the jump and closed before that were recorded as nested in the scopes that
+ * had ended, so the exit table counts them under no parent and their time
+ * in the enclosing scope's self time as well. That cannot be put right after the fact (the abandoned
+ * scopes' starts and sites lived on the frames the jump discarded), and
+ * keeping them elsewhere would cost every scope: so they are counted and
+ * said at exit (scopeprof__finalize), never silently wrong. Ranges
+ * (PROFILE_BEGIN) opened inside the closing scope and still open are not
+ * abandoned scopes: they are told apart here. No lock, no allocation: this
+ * may run in a signal handler. */
+SCOPEPROF__API void scopeprof__scopes_left(scopeprof__thread *t, uint32_t depth, uint32_t site) {
+    uint32_t ranges = 0;
+    for (uint32_t i = 0; i < t->nranges; i++) ranges += t->ranges[i].depth > depth;
+    if (t->depth <= depth + 1 + ranges) return;
+    scopeprof__state *g = scopeprof__g;
+    if (!g) return;
+    uint64_t left = t->depth - depth - 1 - ranges;
+    if (__atomic_fetch_add(&g->life.scopes_left, left, __ATOMIC_RELAXED) == 0) {
+        g->life.left_site = site;
+        g->life.left_tid = t->tid;
+    }
+}
+
+/* At exit: how many scopes were left, and where it was first seen. Lock
+ * held. */
+SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
+    uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
+    if (!n) return;
+    const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
+    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; "
+                    "first found on thread %llu when '%s' at %s:%u closed): the scopes opened after "
+                    "such a jump, until the scope around it closed, are counted as nested in "
+                    "scopes that had ended, so self times there are not exact (docs/DESIGN.md)",
+                    (unsigned long long)n, (unsigned long long)g->life.left_tid,
+                    r ? r->name : "?", r ? r->file : "?", r ? r->line : 0);
+}
+
 /* fork(): the parent's lock is held across the fork so the child inherits a
  * consistent registry. The child starts a fresh profile: the parent's events
  * and other threads are dropped (they are the parent's to write), the sites
@@ -4869,7 +5228,12 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     if (!g) return;
     pthread_mutex_init(&g->lock, NULL);
     pthread_mutex_init(&g->reg.lock, NULL);
+    /* What prepare's scopeprof__lock held goes back, as its unlock would
+     * give it: the signals (a child born with all of them blocked ignored
+     * SIGTERM and Ctrl-C) and the thread's cancelability. */
     scopeprof__in_lock = 0;
+    scopeprof__sigs_release(scopeprof__lock_unblock);
+    pthread_setcancelstate(scopeprof__lock_cancel, NULL);
     /* No writer in the child: its threads write their chunks themselves. */
     scopeprof__writer_init_locks(g);
     g->wr.state = SCOPEPROF__WRITER_NEVER;
@@ -4920,7 +5284,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__file_reset(g); /* closes the parent's descriptor: never ours to write */
     g->pid = (int)getpid();
     if (g->out.path_is_default) {
-        scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+        scopeprof__default_path(g); /* in the parent's directory (g->out.dir) */
     } else if (!g->out.no_output) {
         /* Explicit SCOPEPROF_OUTPUT: the parent keeps the path and its claim. */
         struct stat st;
@@ -4930,7 +5294,6 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
         g->out.claim_fd = -1;
         scopeprof__pid_path(g);
     }
-    scopeprof__anchor_set(g);
 }
 
 /* MEMORY chunk: peak and final net bytes per device used. No allocation. */
@@ -4952,6 +5315,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
         scopeprof__warn("scopeprof: the background writer fell behind %llu time(s): recording "
                         "threads wrote a chunk themselves each time (nothing was lost)",
                         (unsigned long long)behind);
+    scopeprof__say_scopes_left(g);
     scopeprof__unlock(g);
 }
 
@@ -4985,6 +5349,13 @@ SCOPEPROF__INTERNAL int scopeprof__signal_deferrable(int sig) {
 SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
     if (g->life.finalized) return;
     g->life.in_signal = 1;
+    /* A write past `ulimit -f` must not kill with SIGXFSZ instead (see
+     * scopeprof__xfsz_take_back). Held until the handler returns (the
+     * kernel gives its mask back) or the signal acts. */
+    sigset_t xfsz;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, NULL);
     scopeprof__write_all_and_close(g);
     scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
 }

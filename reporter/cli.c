@@ -72,7 +72,8 @@ static const char usage_table[] =
     "                     max over the FILEs of its CPU total and the FILE with the\n"
     "                     max (a FILE without the row counts as 0 in all three)\n"
     "  --steps A:B|N      only scopes inside steps A..B (PROFILE_STEP numbers;\n"
-    "                     ProfilerStep#N in Chrome JSON); not with standard input\n"
+    "                     ProfilerStep#N in Chrome JSON); not with standard\n"
+    "                     input or a pipe\n"
     "  --no-compensate    raw times: do not take out the cost of recording nested\n"
     "                     scopes, which a .sprof file (format 3.1) measured at\n"
     "                     start-up (docs/DESIGN.md, Overhead compensation)\n";
@@ -87,7 +88,7 @@ static const char usage_trace[] =
     "\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output)\n"
     "  --steps A:B|N      only scopes inside steps A..B (and the steps' track);\n"
-    "                     not with standard input\n"
+    "                     not with standard input or a pipe\n"
     "  --name PAT         only scopes whose name holds PAT, or matches it as a\n"
     "                     glob when PAT has * ? or [ (e.g. 'conv*')\n"
     "  --thread T         only scopes of threads named T (substring or glob), or\n"
@@ -122,7 +123,7 @@ static const char usage_html[] =
     "nothing from the network) with the key_averages table of all FILEs (as\n"
     "`scopeprof table` prints it), a flame graph of their stacks (self CPU\n"
     "time, as `scopeprof stacks`) and a timeline per thread. Each FILE is read\n"
-    "twice, so not standard input.\n"
+    "twice, so not standard input or a pipe.\n"
     "\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output); OUT is\n"
     "                     written only once every FILE was read\n"
@@ -433,10 +434,11 @@ static int check_steps(const opts *o, FILE *err) {
         return -1;
     }
     for (int i = 0; i < o->nfiles; i++)
-        if (strcmp(o->files[i], "-") == 0) {
+        if (!sp_input_rereadable(o->files[i])) {
             /* The steps of a file may come after its events (STEPS records
              * are written at flushes and at exit): a first pass finds them. */
-            fprintf(err, "scopeprof: --steps reads each file twice, so not standard input\n");
+            fprintf(err, "scopeprof: %s: not a regular file: --steps reads each file twice, so "
+                    "not standard input or a pipe\n", o->files[i]);
             return -1;
         }
     return 0;

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "exit.h"
 #include "flame.h"
+#include "input.h"
 #include "picture.h"
 
 /* ---- Timeline ---------------------------------------------------------------- */
@@ -339,8 +340,9 @@ static void put_table(sp_out *o, const char *text) {
 int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, long limit, FILE *out,
                 FILE *err) {
     for (int i = 0; i < nfiles; i++)
-        if (strcmp(files[i], "-") == 0) {
-            fprintf(err, "scopeprof: html reads each file twice, so not standard input\n");
+        if (!sp_input_rereadable(files[i])) {
+            fprintf(err, "scopeprof: %s: not a regular file: html reads each file twice, so not "
+                    "standard input or a pipe (save it to a file first)\n", files[i]);
             return SP_EXIT_USAGE;
         }
     /* First pass: the table, with the diagnostics of `scopeprof table`. */

@@ -100,6 +100,12 @@ int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res) {
     return st;
 }
 
+int sp_input_rereadable(const char *path) {
+    struct stat sb;
+    if (strcmp(path, "-") == 0) return 0;
+    return stat(path, &sb) != 0 || !(S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) || S_ISCHR(sb.st_mode));
+}
+
 /* ---- After reading ---------------------------------------------------------- */
 void sp_warn_no_end(const char *path, const sp_result *res, FILE *err) {
     if (!res->native || res->saw_end || (res->status != SP_OK && res->status != SP_TRUNCATED))

@@ -19,6 +19,12 @@ int sp_is_chrome(const void *head, size_t n);
 int sp_read_any(const char *path, const sp_callbacks *cb, sp_result *res);
 int sp_read_any_mem(const void *data, size_t n, const sp_callbacks *cb, sp_result *res);
 
+/* Whether `path` can be read twice, for a command that makes two passes
+ * (html, --steps): not standard input ("-"), nor a pipe, a socket or a
+ * character device (`<(cat x.sprof)`, a FIFO), whose data the first pass
+ * takes (issue 25: html's flame graph and timeline came out empty). */
+int sp_input_rereadable(const char *path);
+
 /* A .sprof file read to its end without the END record its writer closes it
  * with: the process never got to write it (kill -9, _exit, a crash with
  * SCOPEPROF_SIGNALS=0, still running). Read as it is, exit status unchanged,

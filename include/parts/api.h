@@ -68,7 +68,8 @@
  *                              scope (registration lock, an mmap); the process's
  *                              first scope (the registry: calloc, the
  *                              environment, ~0.1 ms of calibration, the writer
- *                              thread started); every 4096 events a buffer swap
+ *                              thread started; and each module's first, a read
+ *                              of /proc/self/maps); every 4096 events a buffer swap
  *                              (chunk lock, maybe an mmap); when the writer is a
  *                              quarter of the budget behind, a chunk written to
  *                              the trace file (registry lock, write(2)).
@@ -88,9 +89,12 @@
  * implementation, "Environment", drives parsing, defaults and this list)
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
- *                         working directory; "" or "none" writes no file.
- *                         A path already in use by another live process (an
- *                         exec'd program inherits it) becomes NAME.<pid>.sprof.
+ *                         working directory of the first scope; "" or "none"
+ *                         writes no file. A path already in use by another
+ *                         live process (an exec'd program inherits it) becomes
+ *                         NAME.<pid>.sprof. Never written through a symbolic
+ *                         link: a name taken (a link, a FIFO, another user's
+ *                         file) is said, and NAME.1.sprof... used instead.
  *   SCOPEPROF_SUMMARY     0 silences the exit table (default 1); all prints it
  *                         on every rank, not only rank 0.
  *   SCOPEPROF_SORT        sort key of the exit table (default cpu_time_total).
@@ -108,7 +112,9 @@
  *                         SIGPIPE, SIGQUIT and crashes the trace is written,
  *                         then the signal acts).
  *   A value that does not parse is reported by name on stderr and ignored, and
- *   so is a SCOPEPROF_ variable that is none of these (a misspelt name).
+ *   so is a SCOPEPROF_ variable that is none of these (a misspelt name). A
+ *   privileged process (setuid, setgid, file capabilities) reads none of them
+ *   and writes nothing: no trace, no table (one line says so).
  *
  * CONFIGURATION MACROS (define before including)
  *
@@ -349,6 +355,7 @@ SCOPEPROF__HIDDEN void scopeprof__emit_long(scopeprof__thread *t, scopeprof__u64
 SCOPEPROF__HIDDEN void scopeprof__range_begin(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__range_end(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__thread_name(const char *name);
+SCOPEPROF__HIDDEN void scopeprof__scopes_left(scopeprof__thread *t, scopeprof__u32 depth, scopeprof__u32 site);
 SCOPEPROF__HIDDEN void scopeprof__flush(void);
 /* Called when a scheduled cycle's trace is written: its path and number. */
 typedef void (*scopeprof_cycle_fn)(const char *path, int cycle, void *user);
@@ -413,6 +420,9 @@ static inline void scopeprof__emit(scopeprof__thread *t, scopeprof__u64 start, s
 static inline void scopeprof__scope_end(scopeprof_scope *sc) {
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = sc->t;
+    /* Scopes opened inside this one that never closed (a longjmp out of
+     * them) leave the depth above this one's plus one: counted, out of line. */
+    if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
     t->depth = sc->depth;
     scopeprof__emit(t, sc->start, end, sc->site, sc->depth);
 }

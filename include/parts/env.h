@@ -87,15 +87,16 @@ typedef struct scopeprof__env {
     const char *text[SCOPEPROF__ENV_COUNT];
 } scopeprof__env;
 
-/* The variable modules use among themselves (registry.h): known, never the
- * user's to set, so not in the table. */
-#define SCOPEPROF__ANCHOR_ENV "SCOPEPROF_INTERNAL_STATE"
+/* The variable older versions left for their modules (the registry's
+ * address, registry.h "Finding the registry" says why no more): a program
+ * they traced passes it on, so it is no typo. Never read. */
+#define SCOPEPROF__OLD_STATE_ENV "SCOPEPROF_INTERNAL_STATE"
 
 /* Read every variable of the table into *env, and name once on stderr each
  * SCOPEPROF_ variable that is not in it: most likely a typo (SCOPEPROF_OUT
  * for SCOPEPROF_OUTPUT), with which the run would quietly go on with the
- * default. */
-SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env) {
+ * default. In a privileged process (`secure`) nothing is read: the defaults. */
+SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env, int secure) {
     static const char *const names[] = {
 #define SCOPEPROF__ENV_NAME(name, def, lo, hi, doc) "SCOPEPROF_" #name,
         SCOPEPROF__ENV(SCOPEPROF__ENV_NAME)
@@ -119,15 +120,16 @@ SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env) {
     for (int i = 0; i < SCOPEPROF__ENV_COUNT; i++) {
         env->num[i] = def[i];
         env->text[i] = NULL;
+        if (secure) continue;
         if (lo[i] > hi[i]) env->text[i] = getenv(names[i]);
         else scopeprof__env_int(names[i], lo[i], hi[i], &env->num[i]);
     }
-    for (char **e = environ; e && *e; e++) {
+    for (char **e = environ; e && *e && !secure; e++) {
         if (strncmp(*e, "SCOPEPROF_", 10) != 0) continue;
         size_t len = strcspn(*e, "="), i = 0;
         while (i < SCOPEPROF__ENV_COUNT && !(strlen(names[i]) == len && memcmp(names[i], *e, len) == 0)) i++;
-        if (i < SCOPEPROF__ENV_COUNT || (len == strlen(SCOPEPROF__ANCHOR_ENV) &&
-                                         memcmp(*e, SCOPEPROF__ANCHOR_ENV, len) == 0))
+        if (i < SCOPEPROF__ENV_COUNT || (len == strlen(SCOPEPROF__OLD_STATE_ENV) &&
+                                         memcmp(*e, SCOPEPROF__OLD_STATE_ENV, len) == 0))
             continue;
         char list[256] = "";
         for (int k = 0; k < SCOPEPROF__ENV_COUNT; k++)
@@ -139,17 +141,30 @@ SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env) {
 }
 
 enum { SCOPEPROF__WRITER_NONE, SCOPEPROF__WRITER_RUNNING, SCOPEPROF__WRITER_NEVER };
-/* The configuration from the environment (at the registry's creation). */
+/* The configuration from the environment (at the registry's creation).
+ *
+ * A privileged process (setuid, setgid, or file capabilities: the kernel
+ * sets AT_SECURE) runs with rights its user does not have, in an
+ * environment that user wrote: SCOPEPROF_OUTPUT would let the user create or
+ * overwrite files with the program's rights. So, as secure_getenv does, no
+ * variable is read there; and nothing is written either: no trace file (one
+ * made with the real user's rights would still hand that user the
+ * privileged program's internals and timings), no exit table (the same
+ * times, on the user's terminal), and no signal handler is installed. One
+ * line says so. To profile
+ * such a program, run it as the user it runs as (root runs a setuid-root
+ * program without AT_SECURE). */
 SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     scopeprof__env env;
     const char *v;
     g->out.rank = -1;
-    {   /* rank from the usual launchers' variables */
+    g->cfg.secure = getauxval(AT_SECURE) != 0;
+    if (!g->cfg.secure) { /* rank from the usual launchers' variables */
         static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"};
         for (int i = 0; i < 4 && g->out.rank < 0; i++)
             if (getenv(vars[i])) scopeprof__env_int(vars[i], 0, 1 << 30, &g->out.rank);
     }
-    scopeprof__env_read_all(&env);
+    scopeprof__env_read_all(&env, g->cfg.secure);
     g->cfg.summary = 1;
     if ((v = env.text[SCOPEPROF__ENV_SUMMARY]) != NULL) {
         if (strcmp(v, "all") == 0) g->cfg.summary = g->cfg.summary_all = 1;
@@ -169,20 +184,33 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     g->cfg.flush_ms = env.num[SCOPEPROF__ENV_FLUSH_MS];
     scopeprof__read_prog(g->cfg.prog);
     v = env.text[SCOPEPROF__ENV_OUTPUT];
-    if (v && (v[0] == 0 || strcmp(v, "none") == 0)) {
+    if (g->cfg.secure) {
+        g->out.fd = -2;
+        g->out.no_output = 1;
+        g->cfg.summary = 0;
+        g->cfg.signals = 0;
+        scopeprof__warn("scopeprof: privileged process (setuid, setgid or file capabilities): "
+                        "no SCOPEPROF_ variable is read and nothing is written (no trace, no "
+                        "table); profile it as the user it runs as");
+    } else if (v && (v[0] == 0 || strcmp(v, "none") == 0)) {
         g->out.fd = -2;
         g->out.no_output = 1;
     } else if (v) {
         if (strlen(v) >= sizeof g->out.path) {
             scopeprof__warn("scopeprof: ignoring SCOPEPROF_OUTPUT: path longer than %zu bytes",
                             sizeof g->out.path - 1);
-            scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+            v = NULL;
         } else {
             snprintf(g->out.path, sizeof g->out.path, "%s", v);
             scopeprof__claim_output(g);
         }
-    } else {
-        scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+    }
+    if (!v && !g->cfg.secure) {
+        /* Where the default name lives: the working directory now, at the
+         * first scope, not at the first write, after a daemon's chdir("/")
+         * (or a forked child's: it keeps this one). */
+        if (!getcwd(g->out.dir, sizeof g->out.dir)) g->out.dir[0] = 0; /* then relative */
+        scopeprof__default_path(g);
         g->out.path_is_default = 1;
     }
     if ((v = env.text[SCOPEPROF__ENV_SCHEDULE]) != NULL) scopeprof__parse_schedule(g, v);

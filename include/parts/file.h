@@ -10,8 +10,9 @@ extern "C" {
  * Every name a trace file gets comes from here: the default
  * (scopeprof__default_path), a second process's on a path taken
  * (scopeprof__pid_path), a schedule's cycle (scopeprof__cycle_path), an
- * exec'd image's (scopeprof__open_output); each is a word put before the
- * ".sprof" of another name (scopeprof__path_insert). */
+ * exec'd image's and the next one when a name is taken (scopeprof__create,
+ * "Creating the file"); each is a word put before the ".sprof" of another
+ * name (scopeprof__path_insert). */
 
 /* The program's name (/proc/self/comm), for the default name and the file's
  * header. */
@@ -26,14 +27,25 @@ SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]) {
 }
 
 /* <program>.<pid>.sprof, or <program>.rank<R>.<pid>.sprof when the rank is
- * known, in the working directory. */
-SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank) {
-    char prog[256];
+ * known, in g->out.dir: the working directory at the first scope, kept by a
+ * forked child (relative, to the working directory of the moment, if that
+ * could not be read or is too long). */
+SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g) {
+    char prog[256], name[320];
     scopeprof__read_prog(prog);
     for (char *p = prog; *p; p++)
         if (*p == '/' || *p == ' ') *p = '_';
-    if (rank >= 0) snprintf(buf, n, "%s.rank%d.%d.sprof", prog, rank, (int)getpid());
-    else snprintf(buf, n, "%s.%d.sprof", prog, (int)getpid());
+    if (g->out.rank >= 0) snprintf(name, sizeof name, "%s.rank%d.%d.sprof", prog, g->out.rank, (int)getpid());
+    else snprintf(name, sizeof name, "%s.%d.sprof", prog, (int)getpid());
+    size_t dl = strlen(g->out.dir), nl = strlen(name);
+    if (dl && g->out.dir[dl - 1] == '/') dl--; /* "/" */
+    if (g->out.dir[0] && dl + 1 + nl < sizeof g->out.path) {
+        memcpy(g->out.path, g->out.dir, dl);
+        g->out.path[dl] = '/';
+        memcpy(g->out.path + dl + 1, name, nl + 1);
+    } else {
+        memcpy(g->out.path, name, nl + 1);
+    }
 }
 
 /* base with ".<word>" put before its ".sprof" ("run.sprof" -> "run.7.sprof"),
@@ -100,8 +112,6 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
 /* ---- Writing the trace file (lock held) ------------------------------------ */
 
 
-/* Write all of buf; on failure report once with the path and the reason and
- * stop writing (the summary is still printed). */
 /* Whether descriptor fd still names the trace file we opened (fstat is
  * async-signal-safe). A program may close descriptors it did not open
  * (daemons close 3..1023) and get our number for a file of its own, or
@@ -118,8 +128,8 @@ SCOPEPROF__INTERNAL int scopeprof__fd_ours(const scopeprof__state *g, int fd) {
  * says so. */
 SCOPEPROF__INTERNAL int scopeprof__fd_check(scopeprof__state *g) {
     if (scopeprof__fd_ours(g, g->out.fd)) return 0;
-    int fd = open(g->out.fd_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (scopeprof__fd_ours(g, fd)) {
+    int fd = open(g->out.fd_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (scopeprof__fd_ours(g, fd)) { /* a regular file: O_NONBLOCK changes nothing */
         g->out.fd = fd; /* the old number is left to the program */
         return 0;
     }
@@ -131,15 +141,41 @@ SCOPEPROF__INTERNAL int scopeprof__fd_check(scopeprof__state *g) {
     return -1;
 }
 
+/* A write past the file size limit (`ulimit -f`, RLIMIT_FSIZE) fails with
+ * EFBIG and sends the writing thread SIGXFSZ, whose default action kills the
+ * process (exit 153 in a shell). Every write of ours runs with it blocked:
+ * the registry's lock holds signals (scopeprof__lock), the writer thread
+ * blocks them all, and a handler's write blocks it (scopeprof__signal_write).
+ * So it is still pending here, and taken back: it was the trace's, not the
+ * program's (a SIGXFSZ of the program's own, pending and blocked meanwhile,
+ * is one with it: standard signals do not queue). */
+static inline void scopeprof__xfsz_take_back(void) {
+    sigset_t set, now;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    if (pthread_sigmask(SIG_BLOCK, NULL, &now) != 0 || sigismember(&now, SIGXFSZ) != 1) return;
+    struct timespec zero = {0, 0};
+    sigtimedwait(&set, NULL, &zero); /* EAGAIN when the program ignores it */
+}
+
+/* Write all of buf; on failure report once with the path and the reason and
+ * stop writing (the summary is still printed). */
 SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
     const char *p = (const char *)buf;
+    if (n && g->out.fd >= 0 && scopeprof__cloned(g)) g->out.fd = -2; /* the parent's file */
     if (n && g->out.fd >= 0 && scopeprof__fd_check(g) != 0) return -1;
     while (n && g->out.fd >= 0) {
         ssize_t w = write(g->out.fd, p, n);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            scopeprof__warn("scopeprof: cannot write trace file '%s': %s; the summary is still "
-                            "printed", g->out.path, w < 0 ? strerror(errno) : "short write");
+            int err = w < 0 ? errno : 0;
+            if (err == EFBIG) scopeprof__xfsz_take_back();
+            if (g->life.in_signal)
+                scopeprof__sig_say("scopeprof: cannot write trace file '", g->out.path,
+                                   err == EFBIG ? "': File too large\n" : "'\n");
+            else
+                scopeprof__warn("scopeprof: cannot write trace file '%s': %s; the summary is still "
+                                "printed", g->out.path, err ? strerror(err) : "short write");
             scopeprof__close_output(g);
             return -1;
         }
@@ -174,15 +210,114 @@ SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t ty
 /* Whether `path` holds a trace whose header names process `pid`: an earlier
  * image of this process, before an exec (same pid, same path: the claim on
  * an explicit path goes with the exec, and a program that re-execs itself
- * gets the same default name). Only read(2): also from a handler. */
+ * gets the same default name). Only a regular file, never through a link,
+ * never waiting (a FIFO); open, fstat and read(2): also from a handler. */
 SCOPEPROF__INTERNAL int scopeprof__earlier_image(const char *path, int pid) {
     unsigned char h[24];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return 0;
-    ssize_t n = read(fd, h, sizeof h);
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, h, sizeof h) : -1;
     close(fd);
     return n == (ssize_t)sizeof h && memcmp(h, SCOPEPROF_FILE_MAGIC, 8) == 0 &&
            scopeprof__get64(h + 16) == (uint64_t)pid;
+}
+
+/* ---- Creating the file -------------------------------------------------------
+ * A trace's name is predictable (<program>.<pid>.sprof, or the explicit
+ * path), so whoever else can write its directory can put something there
+ * first: a symbolic link to a file of the user who runs the program (root's,
+ * say), which an O_CREAT|O_TRUNC open follows and overwrites; a FIFO, whose
+ * open for writing waits for a reader for ever; a file of their own, which
+ * would receive the trace. So a trace file is created exclusively (O_EXCL,
+ * which also refuses a link at the name, dangling or not) and never opened
+ * through a link at its last component (O_NOFOLLOW). A name that is taken
+ * is said on stderr, and the next one tried ("run.sprof": "run.1.sprof",
+ * "run.2.sprof"...), except:
+ * - an earlier image of this process wrote it (scopeprof__earlier_image):
+ *   this image writes NAME.exec<k>.sprof instead, silently;
+ * - an explicit SCOPEPROF_OUTPUT (and the names made from it: a cycle's, a
+ *   forked child's) replaces a regular file of the effective user that has
+ *   no other link (an earlier run's trace, the usual case), checked once
+ *   open (no race with a swap), and writes into a character device
+ *   (/dev/null, /dev/full: only root makes those).
+ * The default name, which holds the pid, is never replaced: a file there is
+ * another process's (another pid namespace's) or planted. */
+#define SCOPEPROF__TAKEN (-2)
+
+/* What is at the taken name `path`, for the message. */
+static inline const char *scopeprof__taken_why(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return "it exists";
+    if (S_ISLNK(st.st_mode)) return "a symbolic link, not followed";
+    if (!S_ISREG(st.st_mode)) return "not a regular file";
+    return st.st_uid != geteuid() ? "another user's file" : "a file of this user's";
+}
+
+/* Open the existing `path` to replace it (see above): the descriptor, -1
+ * on an error to report (errno: a directory, no permission), or
+ * SCOPEPROF__TAKEN with *why. */
+SCOPEPROF__INTERNAL int scopeprof__replace(const char *path, const char **why) {
+    int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ELOOP && errno != ENXIO) return -1; /* ENXIO: a FIFO without a reader */
+        *why = errno == ELOOP ? "a symbolic link, not followed" : "not a regular file";
+        return SCOPEPROF__TAKEN;
+    }
+    struct stat st;
+    *why = "it exists";
+    if (fstat(fd, &st) == 0) {
+        int mine = S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1;
+        if (S_ISCHR(st.st_mode) || (mine && ftruncate(fd, 0) == 0)) {
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+            return fd;
+        }
+        *why = !S_ISREG(st.st_mode)           ? "not a regular file"
+               : st.st_uid != geteuid()       ? "another user's file"
+               : st.st_nlink != 1             ? "a file with other links"
+                                              : "it cannot be emptied";
+    }
+    close(fd);
+    return SCOPEPROF__TAKEN;
+}
+
+/* Create the file at g->out.path, or the first free name after it (see
+ * "Creating the file"); g->out.path is then its name. The descriptor, or -1
+ * (errno set; 0 when every name tried was taken, which is said here). */
+SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
+    char base[sizeof g->out.path], first[sizeof g->out.path];
+    memcpy(base, g->out.path, sizeof base);
+    const char *why = NULL, *first_why = NULL;
+    int fd = -1, replace = !g->out.path_is_default, execs = 0, others = 0;
+    while (execs + others < 100) {
+        fd = open(g->out.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST) break; /* made, or an error to report */
+        char word[16];
+        if (scopeprof__earlier_image(g->out.path, g->pid)) {
+            snprintf(word, sizeof word, "exec%d", ++execs);
+        } else {
+            if (replace && (fd = scopeprof__replace(g->out.path, &why)) != SCOPEPROF__TAKEN) break;
+            if (!replace) why = scopeprof__taken_why(g->out.path);
+            if (!first_why) memcpy(first, g->out.path, sizeof first), first_why = why;
+            snprintf(word, sizeof word, "%d", ++others);
+        }
+        fd = -1;
+        errno = 0;
+        scopeprof__path_insert(g->out.path, sizeof g->out.path, base, word, 1);
+    }
+    if (fd < 0 && errno == 0 && !g->life.in_signal)
+        scopeprof__warn("scopeprof: cannot create trace file '%s': it and the 99 names after it "
+                        "are taken; the summary is still printed", base);
+    if (first_why && fd >= 0) {
+        if (g->life.in_signal) {
+            scopeprof__sig_say("scopeprof: the trace name '", first, "' is taken; ");
+            scopeprof__sig_say("writing '", g->out.path, "' instead\n");
+        } else {
+            scopeprof__warn("scopeprof: the trace name '%s' is taken (%s); writing '%s' instead",
+                            first, first_why, g->out.path);
+        }
+    }
+    return fd;
 }
 
 /* Close the trace descriptor if it is still ours (scopeprof__fd_ours). */
@@ -210,16 +345,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
 
 SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     if (g->out.fd != -1) return;
-    /* Never truncate what an earlier image of this process wrote: this
-     * image writes NAME.exec<k>.sprof instead. */
-    char base[sizeof g->out.path];
-    memcpy(base, g->out.path, sizeof base);
-    for (int k = 1; k < 1000 && scopeprof__earlier_image(g->out.path, g->pid); k++) {
-        char word[16];
-        snprintf(word, sizeof word, "exec%d", k);
-        scopeprof__path_insert(g->out.path, sizeof g->out.path, base, word, 1);
-    }
-    g->out.fd = open(g->out.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    g->out.fd = scopeprof__create(g);
     struct stat st;
     if (g->out.fd >= 0 && fstat(g->out.fd, &st) == 0) {
         g->out.fd_dev = (uint64_t)st.st_dev;
@@ -237,8 +363,9 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
             g->out.fd = -2;
             return;
         }
-        scopeprof__warn("scopeprof: cannot create trace file '%s': %s; the summary is still "
-                        "printed", g->out.path, strerror(errno));
+        if (errno) /* else every name was taken: said */
+            scopeprof__warn("scopeprof: cannot create trace file '%s': %s; the summary is still "
+                            "printed", g->out.path, strerror(errno));
         g->out.fd = -2;
         return;
     }

@@ -11,24 +11,6 @@ __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread 
 __attribute__((weak, visibility("hidden"))) int scopeprof__use_tsc = -1;
 
 
-/* The anchor names this process image: pid plus the 16 random bytes the
- * kernel gives every exec (AT_RANDOM). An exec'd program keeps the pid but not
- * the bytes, so it never trusts an address from its predecessor. */
-static inline void scopeprof__anchor_tag(char *buf, size_t n) {
-    uintptr_t random_at = (uintptr_t)getauxval(AT_RANDOM);
-    const unsigned char *r = (const unsigned char *)random_at;
-    int k = snprintf(buf, n, "%d:", (int)getpid());
-    for (int i = 0; r && i < 16 && k + 2 < (int)n; i++, k += 2) snprintf(buf + k, n - (size_t)k, "%02x", r[i]);
-}
-
-
-SCOPEPROF__INTERNAL void scopeprof__anchor_set(scopeprof__state *g) {
-    char tag[64], anchor[128];
-    scopeprof__anchor_tag(tag, sizeof tag);
-    snprintf(anchor, sizeof anchor, "%s:%p", tag, (void *)g);
-    setenv(SCOPEPROF__ANCHOR_ENV, anchor, 1);
-}
-
 /* The module that creates the registry owns code the process keeps calling
  * (the thread-exit destructor, the fork and signal handlers): if it is a
  * library loaded with dlopen, it must never be unloaded. dladdr names its
@@ -64,6 +46,23 @@ SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
     if (__atomic_exchange_n(&g->life.oom, 1, __ATOMIC_ACQ_REL)) return;
     scopeprof__warn("scopeprof: out of memory: recording stopped (what was recorded before is "
                     "kept); the program goes on");
+}
+
+/* Whether this process was made by clone() without fork() (and without
+ * CLONE_VM): a copy of the parent's memory, registry included, but no fork
+ * handler ran, so the registry still names the parent (g->pid) and holds
+ * the parent's trace descriptor. Nothing of such a process is written (it
+ * would land in the parent's trace): its scopes are dropped, said once
+ * (issue 25: before, they were dropped without a word). Only fork() gives
+ * a child a profile of its own. */
+SCOPEPROF__INTERNAL int scopeprof__cloned(scopeprof__state *g) {
+    int pid = (int)getpid();
+    if (g->pid == pid) return 0;
+    if (!__atomic_exchange_n(&g->life.warned_clone, 1, __ATOMIC_RELAXED))
+        scopeprof__warn("scopeprof: process %d was made by clone() without fork() (from %d): its "
+                        "scopes are not recorded (only fork() gives a child a profile of its own)",
+                        pid, g->pid);
+    return 1;
 }
 
 /* Memory for the recording paths that a PROFILE_SCOPE in the program's own
@@ -128,12 +127,104 @@ static inline char *scopeprof__arena_strdup(scopeprof__state *g, const char *s) 
 }
 
 
-/* Find or create the process's one registry. Modules that share symbols
- * (several files of one program, libraries linked at build time) could agree
- * through normal linking, but a library loaded with dlopen into a program that
- * exports nothing would get its own copy. So the first module to start leaves
- * the state's address in the environment, tagged as above, and later modules
- * adopt it. */
+/* ---- Finding the registry --------------------------------------------------
+ * One registry per process image, shared by every module. Modules that share
+ * symbols (the files of one program, libraries linked at build time) could
+ * agree through the linker, but a library loaded with dlopen (RTLD_LOCAL, the
+ * default) into a program that exports nothing sees no symbol of the others.
+ * So the first module to record leaves the registry's address in a page of
+ * its own that every module can find: one page mapped privately from an
+ * anonymous file (memfd_create) named "scopeprof-registry", which
+ * /proc/self/maps lists as "/memfd:scopeprof-registry (deleted)"; later
+ * modules read that list and the page (magic, layout, address), then check
+ * the registry's own magic and layout.
+ *
+ * Why a mapping (issue 25). Before, the address was in an environment
+ * variable, SCOPEPROF_INTERNAL_STATE: setenv at the first scope races with
+ * every other thread's getenv (setenv is not thread-safe: a program whose
+ * thread read its environment crashed in 17 of 100 runs), and the variable,
+ * passed to every program the process ran, carried the 16 AT_RANDOM bytes
+ * that seed the stack canary and the pointer guard (it was tagged with them
+ * so that an exec'd image would not trust it). The other ways: a symbol
+ * looked up with dlsym(RTLD_DEFAULT) misses RTLD_LOCAL modules; a name other
+ * processes see (an abstract socket, a /dev/shm file keyed by the pid) can
+ * be taken first by another user, and tells everyone which processes are
+ * profiled; a descriptor at a known number is closed by daemons that close
+ * 3..1023; prctl has no slot for an address. A mapping belongs to the one
+ * address space it describes: an exec'd image starts without it, so it can
+ * never trust its predecessor's address; a forked child has its own copy,
+ * pointing at its own copy of the registry; no other process can see or
+ * plant it; its descriptor is closed once mapped; and nothing of it leaves
+ * the process. It costs one read of /proc/self/maps at each module's first
+ * recording (without /proc, or without memfd_create, each module keeps a
+ * registry, and a trace file, of its own). */
+#define SCOPEPROF__REGMAP_NAME "scopeprof-registry"
+typedef struct scopeprof__regmap {
+    uint32_t magic, layout; /* the registry's, as a check before it is read */
+    scopeprof__state *g;
+} scopeprof__regmap;
+/* Declared under a private name (bound to the real symbol, glibc 2.27 and
+ * musl 1.1.20 on): <sys/mman.h> declares it only under _GNU_SOURCE. */
+extern int scopeprof__memfd_create(const char *name, unsigned int flags) __asm__("memfd_create");
+#define SCOPEPROF__MFD_CLOEXEC 1u
+
+/* This address space's registry page, found in /proc/self/maps (open and read
+ * only, no allocation), or NULL. One of another scopeprof version (its layout
+ * differs) is returned when there is no other. */
+static inline const scopeprof__regmap *scopeprof__regmap_find(void) {
+    static const char tail[] = "/memfd:" SCOPEPROF__REGMAP_NAME " (deleted)";
+    const size_t tl = sizeof tail - 1;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    const scopeprof__regmap *found = NULL;
+    char buf[8192]; /* a line is an address range, a few numbers and a path (< 4096) */
+    size_t have = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        have += (size_t)n;
+        char *line = buf, *nl;
+        while ((nl = (char *)memchr(line, '\n', (size_t)(buf + have - line))) != NULL) {
+            if ((size_t)(nl - line) > tl && memcmp(nl - tl, tail, tl) == 0) {
+                *nl = 0;
+                const scopeprof__regmap *a = (const scopeprof__regmap *)(uintptr_t)strtoull(line, NULL, 16);
+                /* The magic is stored last (release): the rest is complete. */
+                if (a && __atomic_load_n(&a->magic, __ATOMIC_ACQUIRE) == SCOPEPROF__STATE_MAGIC &&
+                    (!found || a->layout == SCOPEPROF__LAYOUT))
+                    found = a;
+            }
+            line = nl + 1;
+        }
+        have = (size_t)(buf + have - line);
+        memmove(buf, line, have);
+        if (have == sizeof buf - 1) have = 0; /* no line is that long: drop it */
+    }
+    close(fd);
+    return found;
+}
+
+/* Map and fill the registry page for registry g (its creator, module lock
+ * held). Read-only once written. Without it (no memfd_create, a seccomp
+ * filter) g stays this module's. */
+static inline void scopeprof__regmap_make(scopeprof__state *g) {
+    int fd = scopeprof__memfd_create(SCOPEPROF__REGMAP_NAME, SCOPEPROF__MFD_CLOEXEC);
+    if (fd < 0) return;
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, 4096) == 0) p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return;
+    scopeprof__regmap *a = (scopeprof__regmap *)p;
+    a->g = g;
+    a->layout = SCOPEPROF__LAYOUT;
+    __atomic_store_n(&a->magic, SCOPEPROF__STATE_MAGIC, __ATOMIC_RELEASE); /* after g, complete */
+    mprotect(p, 4096, PROT_READ);
+}
+
+/* Find or create the process's one registry (see "Finding the registry").
+ * Two modules whose very first recordings run at the same moment on two
+ * threads can each make one (each module has its own start-up lock): each
+ * then writes a trace of its own. */
 SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
     scopeprof__state *g = __atomic_load_n(&scopeprof__g, __ATOMIC_ACQUIRE);
     if (__builtin_expect(g != NULL, 1)) return g;
@@ -148,17 +239,15 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         return g;
     }
     int saved_errno = errno; /* the program's, which start-up must not change */
-    const char *v = getenv(SCOPEPROF__ANCHOR_ENV);
-    char tag[64];
-    scopeprof__anchor_tag(tag, sizeof tag);
-    size_t tl = strlen(tag);
-    void *ptr = NULL;
-    if (v && strncmp(v, tag, tl) == 0 && v[tl] == ':' && sscanf(v + tl + 1, "%p", &ptr) == 1 && ptr) {
-        scopeprof__state *o = (scopeprof__state *)ptr;
-        if (o->magic == SCOPEPROF__STATE_MAGIC && o->layout == SCOPEPROF__LAYOUT) g = o;
-        else scopeprof__warn("scopeprof: a module built from another scopeprof version is "
-                             "loaded; it keeps a profile of its own");
-    }
+    int cancel; /* no cancellation point acts while a lock of ours is held */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    const scopeprof__regmap *a = scopeprof__regmap_find();
+    if (a && a->layout == SCOPEPROF__LAYOUT && a->g->magic == SCOPEPROF__STATE_MAGIC &&
+        a->g->layout == SCOPEPROF__LAYOUT)
+        g = a->g;
+    else if (a)
+        scopeprof__warn("scopeprof: a module built from another scopeprof version is "
+                        "loaded; it keeps a profile of its own");
     if (!g) {
         g = (scopeprof__state *)calloc(1, sizeof *g);
         int oom = !g;
@@ -194,7 +283,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
             g->sched.cycle = 1;
             scopeprof__sched_start(g);
         }
-        scopeprof__anchor_set(g);
+        scopeprof__regmap_make(g);
         pthread_atfork(scopeprof__atfork_prepare, scopeprof__atfork_parent, scopeprof__atfork_child);
         scopeprof__install_signals(g);
         scopeprof__pin_module();
@@ -206,6 +295,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
     }
     __atomic_store_n(&scopeprof__g, g, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&scopeprof__module_lock);
+    pthread_setcancelstate(cancel, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     errno = saved_errno;
     return g;
@@ -219,7 +309,7 @@ __attribute__((weak, visibility("hidden"), destructor)) void scopeprof__module_f
     if (!scopeprof__module_attached) return;
     scopeprof__module_attached = 0;
     scopeprof__state *g = scopeprof__g;
-    if (g && g->pid == (int)getpid() && __atomic_sub_fetch(&g->life.modules, 1, __ATOMIC_ACQ_REL) == 0)
+    if (g && !scopeprof__cloned(g) && __atomic_sub_fetch(&g->life.modules, 1, __ATOMIC_ACQ_REL) == 0)
         scopeprof__finalize(g);
 }
 

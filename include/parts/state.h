@@ -87,7 +87,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 12u /* 12: the exit summary as site sums; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 13u /* 13: the exit summary as site sums, and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -123,6 +123,7 @@ typedef struct scopeprof__state {
         int flush_ms;   /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
         size_t budget;  /* SCOPEPROF_BUFFER_MB, in bytes */
         char prog[256]; /* program name, read once at start */
+        int secure;     /* a privileged process (AT_SECURE): nothing read, nothing written */
     } cfg;
     /* The clock (clock.h): set when the registry is made; ns_per_tick once,
      * under `lock`, at the first write. comp_*: what recording one scope
@@ -183,12 +184,14 @@ typedef struct scopeprof__state {
      * or disabled. fd_dev/fd_ino tell our file from one of the program's that
      * got the same descriptor number (scopeprof__fd_ours); fd_path is its
      * absolute path, to reopen it. claim_fd holds the claim on an explicit
-     * path (scopeprof__claim_output), claim_ino its socket's inode. What was
-     * written of each kind, for the next chunk: *_written. */
+     * path (scopeprof__claim_output), claim_ino its socket's inode. dir: the
+     * working directory at the first scope, where default names live. What
+     * was written of each kind, for the next chunk: *_written. */
     struct {
         int fd;
         int no_output; /* SCOPEPROF_OUTPUT="" or none */
         int path_is_default;
+        char dir[4096];
         int claim_fd;
         uint64_t claim_ino;
         uint64_t fd_dev, fd_ino;
@@ -259,6 +262,10 @@ typedef struct scopeprof__state {
         int sig_pending;
         int oom;
         int warned_reentry; /* scopeprof__reentered said it */
+        int warned_clone;   /* scopeprof__cloned said it (in the clone's copy) */
+        uint64_t scopes_left;   /* scopes never closed (a longjmp out of them): said at exit */
+        uint32_t left_site;     /* the first scope that found some, and its thread */
+        uint64_t left_tid;
     } life;
 } scopeprof__state;
 
@@ -324,27 +331,41 @@ static inline void scopeprof__sigs_release(uint64_t was) {
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 /* Take mutex m with this thread's signals held, marking *in meanwhile and
- * keeping in *unblock the signals to give back (the registry's lock and the
- * registration lock each have their own pair). */
-static inline void scopeprof__hold(pthread_mutex_t *m, int *in, uint64_t *unblock) {
+ * keeping in *unblock the signals to give back and in *cancel the thread's
+ * cancelability (the registry's lock and the registration lock each have
+ * their own). Cancellation is off while the lock is held: write(2), open,
+ * close, read and stderr's stdio are cancellation points, and a thread
+ * cancelled in one of them (pthread_cancel) would end with the lock held,
+ * hanging every thread that needs it, the exit included; cancelled in
+ * code of ours, with signals held, it would also keep them held. A request
+ * made meanwhile acts at the program's next cancellation point. */
+static inline void scopeprof__hold(pthread_mutex_t *m, int *in, uint64_t *unblock, int *cancel) {
+    int was_cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &was_cancel);
     uint64_t was = scopeprof__sigs_hold();
     *in = 1;
     pthread_mutex_lock(m);
     *unblock = was;
+    *cancel = was_cancel;
 }
-static inline void scopeprof__release(pthread_mutex_t *m, int *in, const uint64_t *unblock) {
+static inline void scopeprof__release(pthread_mutex_t *m, int *in, const uint64_t *unblock,
+                                      const int *cancel) {
     uint64_t was = *unblock;
+    int was_cancel = *cancel;
     pthread_mutex_unlock(m);
     *in = 0;
     scopeprof__sigs_release(was);
+    pthread_setcancelstate(was_cancel, NULL);
 }
+/* The cancelability this thread had when it took the registry's lock. */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__lock_cancel;
 static inline void scopeprof__lock(scopeprof__state *g) {
-    scopeprof__hold(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock);
+    scopeprof__hold(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock, &scopeprof__lock_cancel);
 }
 static inline void scopeprof__unlock(scopeprof__state *g) {
     if (__builtin_expect(__atomic_load_n(&g->life.sig_pending, __ATOMIC_ACQUIRE) != 0, 0))
         scopeprof__signal_finish(g);
-    scopeprof__release(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock);
+    scopeprof__release(&g->lock, &scopeprof__in_lock, &scopeprof__lock_unblock, &scopeprof__lock_cancel);
 }
 
 /* Pieces of a message to stderr with write(2) alone (signal handlers). */
@@ -393,11 +414,12 @@ static inline void scopeprof__reentered(scopeprof__state *g) {
  * on the same thread (faults stay deliverable). */
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__in_reg;
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread uint64_t scopeprof__reg_unblock;
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__reg_cancel;
 static inline void scopeprof__reg_lock(scopeprof__state *g) {
-    scopeprof__hold(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock);
+    scopeprof__hold(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock, &scopeprof__reg_cancel);
 }
 static inline void scopeprof__reg_unlock(scopeprof__state *g) {
-    scopeprof__release(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock);
+    scopeprof__release(&g->reg.lock, &scopeprof__in_reg, &scopeprof__reg_unblock, &scopeprof__reg_cancel);
 }
 /* Registration's entry (a new site, a thread's first scope): the lock, or 0
  * when a fault's handler interrupted this thread inside registration (what
@@ -423,7 +445,7 @@ typedef struct scopeprof__memsnap {
  * Every function one part calls in another that comes later, declared once
  * here, so that the parts can follow an event's path. */
 SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]);
-SCOPEPROF__INTERNAL void scopeprof__default_path(char *buf, size_t n, int rank);
+SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c);
 SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g);

@@ -130,7 +130,7 @@ SCOPEPROF__API void scopeprof__set_rank(int rank) {
     } else {
         g->out.rank = rank < 0 ? -1 : rank;
         if (g->out.path_is_default) {
-            scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+            scopeprof__default_path(g);
             if (g->sched.on) {
                 snprintf(g->sched.base_path, sizeof g->sched.base_path, "%s", g->out.path);
                 scopeprof__cycle_path(g, g->sched.cycle);

@@ -57,6 +57,47 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     scopeprof__tls = NULL;
 }
 
+/* ---- Scopes left without closing ---------------------------------------------
+ * A longjmp (error handling in libpng, libjpeg, Lua...) out of scopes skips
+ * their cleanup: they never close, and their depth stays counted. The next
+ * scope to close that encloses them finds the thread's depth above its own
+ * plus one (scope_end, one compare) and restores it; the scopes opened after
+ * the jump and closed before that were recorded as nested in the scopes that
+ * had ended, so the exit table counts them under no parent and their time
+ * in the enclosing scope's self time as well. That cannot be put right after the fact (the abandoned
+ * scopes' starts and sites lived on the frames the jump discarded), and
+ * keeping them elsewhere would cost every scope: so they are counted and
+ * said at exit (scopeprof__finalize), never silently wrong. Ranges
+ * (PROFILE_BEGIN) opened inside the closing scope and still open are not
+ * abandoned scopes: they are told apart here. No lock, no allocation: this
+ * may run in a signal handler. */
+SCOPEPROF__API void scopeprof__scopes_left(scopeprof__thread *t, uint32_t depth, uint32_t site) {
+    uint32_t ranges = 0;
+    for (uint32_t i = 0; i < t->nranges; i++) ranges += t->ranges[i].depth > depth;
+    if (t->depth <= depth + 1 + ranges) return;
+    scopeprof__state *g = scopeprof__g;
+    if (!g) return;
+    uint64_t left = t->depth - depth - 1 - ranges;
+    if (__atomic_fetch_add(&g->life.scopes_left, left, __ATOMIC_RELAXED) == 0) {
+        g->life.left_site = site;
+        g->life.left_tid = t->tid;
+    }
+}
+
+/* At exit: how many scopes were left, and where it was first seen. Lock
+ * held. */
+SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
+    uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
+    if (!n) return;
+    const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
+    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; "
+                    "first found on thread %llu when '%s' at %s:%u closed): the scopes opened after "
+                    "such a jump, until the scope around it closed, are counted as nested in "
+                    "scopes that had ended, so self times there are not exact (docs/DESIGN.md)",
+                    (unsigned long long)n, (unsigned long long)g->life.left_tid,
+                    r ? r->name : "?", r ? r->file : "?", r ? r->line : 0);
+}
+
 /* fork(): the parent's lock is held across the fork so the child inherits a
  * consistent registry. The child starts a fresh profile: the parent's events
  * and other threads are dropped (they are the parent's to write), the sites
@@ -103,7 +144,12 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     if (!g) return;
     pthread_mutex_init(&g->lock, NULL);
     pthread_mutex_init(&g->reg.lock, NULL);
+    /* What prepare's scopeprof__lock held goes back, as its unlock would
+     * give it: the signals (a child born with all of them blocked ignored
+     * SIGTERM and Ctrl-C) and the thread's cancelability. */
     scopeprof__in_lock = 0;
+    scopeprof__sigs_release(scopeprof__lock_unblock);
+    pthread_setcancelstate(scopeprof__lock_cancel, NULL);
     /* No writer in the child: its threads write their chunks themselves. */
     scopeprof__writer_init_locks(g);
     g->wr.state = SCOPEPROF__WRITER_NEVER;
@@ -154,7 +200,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__file_reset(g); /* closes the parent's descriptor: never ours to write */
     g->pid = (int)getpid();
     if (g->out.path_is_default) {
-        scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
+        scopeprof__default_path(g); /* in the parent's directory (g->out.dir) */
     } else if (!g->out.no_output) {
         /* Explicit SCOPEPROF_OUTPUT: the parent keeps the path and its claim. */
         struct stat st;
@@ -164,7 +210,6 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
         g->out.claim_fd = -1;
         scopeprof__pid_path(g);
     }
-    scopeprof__anchor_set(g);
 }
 
 /* MEMORY chunk: peak and final net bytes per device used. No allocation. */
@@ -186,6 +231,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
         scopeprof__warn("scopeprof: the background writer fell behind %llu time(s): recording "
                         "threads wrote a chunk themselves each time (nothing was lost)",
                         (unsigned long long)behind);
+    scopeprof__say_scopes_left(g);
     scopeprof__unlock(g);
 }
 
@@ -219,6 +265,13 @@ SCOPEPROF__INTERNAL int scopeprof__signal_deferrable(int sig) {
 SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
     if (g->life.finalized) return;
     g->life.in_signal = 1;
+    /* A write past `ulimit -f` must not kill with SIGXFSZ instead (see
+     * scopeprof__xfsz_take_back). Held until the handler returns (the
+     * kernel gives its mask back) or the signal acts. */
+    sigset_t xfsz;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, NULL);
     scopeprof__write_all_and_close(g);
     scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
 }

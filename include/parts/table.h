@@ -480,6 +480,43 @@ static inline void scopeprof__percent(char *buf, size_t n, int64_t num, int64_t 
     else snprintf(buf, n, "%.2f%%", 100.0 * (double)num / (double)den);
 }
 
+/* Text as a table shows it: a name (of a scope, a thread, a file) may hold
+ * anything, and printed raw an escape sequence in it retitles or clears the
+ * user's terminal, a newline breaks the table (issue 25). C0 controls and
+ * DEL become \xNN, the C1 controls (U+0080-U+009F, UTF-8 C2 80-C2 9F)
+ * \u00NN; the rest is kept. Writes what fits in n bytes (whole escapes
+ * only, NUL-terminated) and returns the whole length, as snprintf. */
+static inline size_t scopeprof__escaped(char *dst, size_t n, const char *src) {
+    static const char hex[] = "0123456789abcdef";
+    size_t len = 0, put = 0;
+    for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
+        char e[8];
+        size_t k = 0;
+        if (*p < 0x20 || *p == 0x7f) {
+            e[k++] = '\\', e[k++] = 'x', e[k++] = hex[*p >> 4], e[k++] = hex[*p & 15];
+        } else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            p++;
+            memcpy(e, "\\u00", 4), k = 4, e[k++] = hex[*p >> 4], e[k++] = hex[*p & 15];
+        } else {
+            e[k++] = (char)*p;
+        }
+        if (dst && put == len && len + k < n) memcpy(dst + len, e, k), put += k;
+        len += k;
+    }
+    if (dst && n) dst[put] = 0;
+    return len;
+}
+
+/* s as shown (scopeprof__escaped): s itself when nothing in it needs an
+ * escape, else a copy in *copy, to free (s again if out of memory). */
+static inline const char *scopeprof__shown(const char *s, char **copy) {
+    size_t l = scopeprof__escaped(NULL, 0, s);
+    *copy = l == strlen(s) ? NULL : (char *)malloc(l + 1);
+    if (!*copy) return s;
+    scopeprof__escaped(*copy, l + 1, s);
+    return *copy;
+}
+
 /* One table cell: right-aligned in `w`, then two spaces (the last cell too). */
 static inline void scopeprof__cell(FILE *out, const char *s, int w) {
     fprintf(out, "%*s  ", w, s);
@@ -505,9 +542,10 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     int name_w = 4, extra_w = 0;
     for (uint32_t i = 0; i < a->nrows; i++) {
         const scopeprof_row *r = &a->rows[i];
-        int l = (int)strlen(r->name) + 4;
+        int l = (int)scopeprof__escaped(NULL, 0, r->name) + 4;
         if (l > name_w) name_w = l;
-        if (r->extra && (int)strlen(r->extra) > extra_w) extra_w = (int)strlen(r->extra);
+        if (r->extra && (int)scopeprof__escaped(NULL, 0, r->extra) > extra_w)
+            extra_w = (int)scopeprof__escaped(NULL, 0, r->extra);
     }
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
     const char *eh = a->extra_header;
@@ -543,11 +581,13 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     int64_t self_total = scopeprof_agg_self_total(a), gpu_self_total = scopeprof_agg_gpu_self_total(a);
     for (uint32_t i = 0; i < nshow; i++) {
         const scopeprof_row *r = &a->rows[idx[i]];
-        char name[NAME_MAX_W + 1], b[64];
-        if ((int)strlen(r->name) > name_w)
-            snprintf(name, sizeof name, "%.*s...", name_w - 3, r->name);
+        char name[NAME_MAX_W + 1], b[64], *name_copy, *extra_copy = NULL;
+        const char *shown = scopeprof__shown(r->name, &name_copy);
+        if ((int)strlen(shown) > name_w)
+            snprintf(name, sizeof name, "%.*s...", name_w - 3, shown);
         else
-            snprintf(name, sizeof name, "%s", r->name);
+            snprintf(name, sizeof name, "%s", shown);
+        free(name_copy);
         double n = r->count ? (double)r->count : 1.0;
         scopeprof__cell(out, name, name_w);
         scopeprof__percent(b, sizeof b, r->self_ns, self_total);
@@ -575,12 +615,13 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
         snprintf(b, sizeof b, "%" PRIu64, r->count);
         scopeprof__cell(out, b, NUM_W);
         if (eh) {
-            const char *x = r->extra ? r->extra : "";
+            const char *x = r->extra ? scopeprof__shown(r->extra, &extra_copy) : "";
             char cut[SHAPES_MAX_W + 1];
             size_t xl = strlen(x);
             if ((int)xl > extra_w && shapes) x = (snprintf(cut, sizeof cut, "%.*s", extra_w, x), cut);
             else if ((int)xl > extra_w) x = (snprintf(cut, sizeof cut, "...%s", x + xl - (size_t)(extra_w - 3)), cut);
             scopeprof__cell(out, x, extra_w);
+            free(extra_copy);
         }
         fputc('\n', out);
     }

@@ -16,6 +16,10 @@
  *   SCOPEPROF_OUTPUT defaults to <dir>/trace.sprof (child.trace);
  *   "SCOPEPROF_OUTPUT=-" leaves it unset (child.trace ""). SIGINT and SIGTERM
  *   have their default dispositions in the child.
+ * - child_run_user runs it as another user (uid and gid, as `setpriv` would:
+ *   supplementary groups dropped), in a directory every user may write (mode
+ *   0777, not sticky, as a shared working directory); a `prog` that starts
+ *   with '/' is that file (a setuid copy, say), not a program of the build.
  * - Every run has a time limit: a hang is a failure, never a stuck suite
  *   (SIGKILL after CHILD_TIMEOUT_S seconds, reported as timed_out).
  * - child_free removes the directory and what the program left in it (not
@@ -33,7 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,8 +88,13 @@ static inline int child_dropped(const char *e) {
     return 0;
 }
 
-/* The full path of program `prog`, with this variant's suffix if `variant`. */
+/* The full path of program `prog`, with this variant's suffix if `variant`
+ * (an absolute `prog` is taken as it is). */
 static inline void child_prog_path(char *buf, size_t n, const char *prog, int variant) {
+    if (prog[0] == '/') {
+        snprintf(buf, n, "%s", prog);
+        return;
+    }
     char exe[PATH_MAX];
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (k < 0) { perror("readlink"); abort(); }
@@ -93,12 +104,14 @@ static inline void child_prog_path(char *buf, size_t n, const char *prog, int va
 
 /* Run `prog` (variant suffix added unless plain != 0) with arguments argv
  * (NULL-terminated, after argv[0]; NULL for none) and extra environment env
- * ("NAME=value", NULL-terminated; NULL for none). */
-static inline void child_run_ex(child *c, const char *prog, int plain, const char *const *argv,
-                                const char *const *env) {
+ * ("NAME=value", NULL-terminated; NULL for none), as user uid and group gid
+ * (-1: the runner's own). */
+static inline void child_run_as(child *c, const char *prog, int plain, int uid, int gid,
+                                const char *const *argv, const char *const *env) {
     memset(c, 0, sizeof *c);
     snprintf(c->dir, sizeof c->dir, "/tmp/scopeprof-test-XXXXXX");
     if (!mkdtemp(c->dir)) { perror("mkdtemp"); abort(); }
+    if (uid >= 0 && chmod(c->dir, 0777) != 0) { perror("chmod"); abort(); }
     char path[PATH_MAX + 64];
     child_prog_path(path, sizeof path, prog, !plain);
 
@@ -143,6 +156,8 @@ static inline void child_run_ex(child *c, const char *prog, int plain, const cha
         if (o < 0 || e < 0 || chdir(c->dir) != 0) _exit(126);
         dup2(o, 1);
         dup2(e, 2);
+        if (gid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)gid) != 0)) _exit(125);
+        if (uid >= 0 && setuid((uid_t)uid) != 0) _exit(125);
         /* Default dispositions, whatever the test runner inherited. */
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
@@ -177,6 +192,17 @@ static inline void child_run_ex(child *c, const char *prog, int plain, const cha
     c->err = child_slurp(err_path);
     unlink(out_path);
     unlink(err_path);
+}
+
+static inline void child_run_ex(child *c, const char *prog, int plain, const char *const *argv,
+                                const char *const *env) {
+    child_run_as(c, prog, plain, -1, -1, argv, env);
+}
+
+/* `prog` of this variant, as user uid and group gid. */
+static inline void child_run_user(child *c, const char *prog, int uid, int gid,
+                                  const char *const *argv, const char *const *env) {
+    child_run_as(c, prog, 0, uid, gid, argv, env);
 }
 
 /* `prog` of this variant with arguments. */

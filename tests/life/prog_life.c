@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "unwound.h"
+
 #ifndef VARIANT
 #define VARIANT ""
 #endif
@@ -681,27 +683,7 @@ static void *exit_inside(void *arg) {
     pthread_exit(NULL);
 }
 
-/* Cancellation unwinds the thread's frames from inside libc, where no
- * instrumented code clears their AddressSanitizer redzones; clang 14's ASan
- * then trips over them in its own thread teardown (a false
- * "stack-buffer-overflow" in sigaltstack). A cleanup handler, which runs
- * during that unwind, clears them as a noreturn call would. */
-#if defined(__SANITIZE_ADDRESS__)
-#define LIFE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LIFE_ASAN 1
-#endif
-#endif
-#ifdef LIFE_ASAN
-void __asan_handle_no_return(void);
-static void unpoison_unwound(void *arg) {
-    (void)arg;
-    __asan_handle_no_return();
-}
-#else
-static void unpoison_unwound(void *arg) { (void)arg; }
-#endif
+/* Cancelled threads clear their ASan redzones (tests/common/unwound.h). */
 
 static void *cancelled_inside(void *arg) {
     (void)arg;

@@ -7,9 +7,13 @@
 #   prog_wrap[...]             the SCOPEPROF_WRAP_MALLOC program
 #   prog_hlock[...]            a handler's scope inside malloc while the writer
 #                              waits in malloc (every allocation behind one mutex)
+#   prog_safety[...]           issue 25's program: names taken, setuid, the
+#                              environment, cancellation, ulimit -f, chdir
 #   liblife_dl[...].so         a plugin that records, for the dlclose tests
 #   test_life[_asan|_tsan]     cmocka runner: runs the programs of its own
 #                              variant as children and checks what they left
+#   test_safety[...]           the same for prog_safety (and the reporter); its
+#                              security tests need root (nobody, a setuid copy)
 # `make check-leaks`: a sample under valgrind, definite leaks fail.
 LIFE    := $(BUILD)/tests/life
 LIFE_H  := $(HEADER) tests/common/child.h tests/common/trace.h
@@ -28,9 +32,9 @@ life_runner_asan  = $(ASAN_FLAGS)
 life_runner_tsan  :=
 
 define life_variant
-$(LIFE)/prog_life$(life_sfx_$(1)): tests/life/prog_life.c $(HEADER)
+$(LIFE)/prog_life$(life_sfx_$(1)): tests/life/prog_life.c tests/common/unwound.h $(HEADER)
 	@mkdir -p $$(@D)
-	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE -DVARIANT='"$(life_sfx_$(1))"' $$< -o $$@ $$(LDLIBS) -ldl
+	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE -DVARIANT='"$(life_sfx_$(1))"' -Itests/common $$< -o $$@ $$(LDLIBS) -ldl
 
 $(LIFE)/prog_wrap$(life_sfx_$(1)): tests/life/prog_wrap.c $(HEADER)
 	@mkdir -p $$(@D)
@@ -57,6 +61,17 @@ $(LIFE)/test_writer$(life_sfx_$(1)): tests/life/test_writer.c $(LIFE_H) $(LIFE)/
 TEST_BINS += $(LIFE)/test_writer$(life_sfx_$(1))
 TEST_CMDS += $(LIFE)/test_writer$(life_sfx_$(1))
 
+$(LIFE)/prog_safety$(life_sfx_$(1)): tests/life/prog_safety.c tests/common/unwound.h $(HEADER)
+	@mkdir -p $$(@D)
+	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE -Itests/common $$< -o $$@ $$(LDLIBS)
+
+# Issue 25: the program stays as safe and as alive as without the profiler.
+$(LIFE)/test_safety$(life_sfx_$(1)): tests/life/test_safety.c $(LIFE_H) $(LIFE)/prog_safety$(life_sfx_$(1)) $(BUILD)/scopeprof
+	$$(CC) $$(ALL_CFLAGS) $(life_runner_$(1)) -DVARIANT='"$(life_sfx_$(1))"' -Itests/common $$< -o $$@ -lcmocka
+
+TEST_BINS += $(LIFE)/test_safety$(life_sfx_$(1))
+TEST_CMDS += $(LIFE)/test_safety$(life_sfx_$(1))
+
 $(LIFE)/test_life$(life_sfx_$(1)): tests/life/test_life.c $(LIFE_H) $(LIFE)/prog_life$(life_sfx_$(1)) $(LIFE)/prog_wrap$(life_sfx_$(1)) $(LIFE)/prog_hlock$(life_sfx_$(1)) $(LIFE)/liblife_dl$(life_sfx_$(1)).so $(LIFE)/prog_life_off
 	$$(CC) $$(ALL_CFLAGS) $(life_runner_$(1)) -DVARIANT='"$(life_sfx_$(1))"' -Itests/common $$< -o $$@ -lcmocka
 
@@ -65,9 +80,9 @@ TEST_CMDS += $(LIFE)/test_life$(life_sfx_$(1))
 endef
 $(foreach v,$(LIFE_VARIANTS),$(eval $(call life_variant,$(v))))
 
-$(LIFE)/prog_life_off: tests/life/prog_life.c $(HEADER)
+$(LIFE)/prog_life_off: tests/life/prog_life.c tests/common/unwound.h $(HEADER)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDLIBS) -ldl
+	$(CC) $(ALL_CFLAGS) -Itests/common $< -o $@ $(LDLIBS) -ldl
 
 # Leak check: the CPU training sample (threads, ranges, the exit summary and
 # trace) under valgrind. The registry stays reachable at exit on purpose
