@@ -170,7 +170,7 @@
       this.axis.appendChild(lab);
     }
     var shown = document.getElementById('tl-view');
-    if (shown) shown.textContent = vw < 1 ? fmtTime(Math.round(t0)) + ' .. ' + fmtTime(Math.round(t1)) : 'all';
+    if (shown) shown.textContent = 'shown: ' + (vw < 1 ? fmtTime(Math.round(t0)) + ' .. ' + fmtTime(Math.round(t1)) : 'the whole run');
   };
 
   /* ---- The page */

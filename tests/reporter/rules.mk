@@ -10,6 +10,8 @@
 #                         trace to a terminal
 #   diff.sh               diff_prog built twice (compute() 2x slower in the
 #                         second): the regression flagged, same-build runs quiet
+#   man_doc.sh            packaging/scopeprof.1 against `scopeprof help COMMAND`:
+#                         every command and option in its section, none stale
 #   real.sh               prog_robust's real recordings (deep, many threads,
 #                         killed, steps) read by the reporter
 #   trace_json.sh         the trace JSON parsed back by python3: nesting,
@@ -68,5 +70,5 @@ TEST_BINS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/mktrace
              $(REP_T)/test_diff $(REP_T)/test_words $(REP_T)/diff_prog1 $(REP_T)/diff_prog2 \
              $(BUILD)/scopeprof $(BUILD)/fuzz_read $(BUILD)/samples/train_cpu
 TEST_CMDS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/test_robust tests/reporter/real.sh tests/reporter/trace_json.sh \
-             $(REP_T)/test_diff $(REP_T)/test_words tests/reporter/diff.sh \
+             $(REP_T)/test_diff $(REP_T)/test_words tests/reporter/diff.sh tests/reporter/man_doc.sh \
              tests/reporter/fuzz_short.sh tests/reporter/devtools.sh
