@@ -12,6 +12,13 @@ int sp_format_parse(const char *f, FILE *err) {
     return -1;
 }
 
+int sp_more_rows(char *b, size_t n, uint32_t nrows, long limit) {
+    b[0] = 0;
+    if (limit <= 0 || (uint32_t)limit >= nrows) return 0;
+    snprintf(b, n, "... %u more rows (--limit %ld of %u; --limit 0 shows all)", nrows - (uint32_t)limit, limit, nrows);
+    return 1;
+}
+
 void sp_csv_field(FILE *out, const char *s) {
     if (!strpbrk(s, ",\"\n\r")) {
         fputs(s, out);

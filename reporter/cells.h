@@ -5,6 +5,8 @@
 #ifndef SP_CELLS_H
 #define SP_CELLS_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 enum { SP_FORMAT_TEXT, SP_FORMAT_CSV, SP_FORMAT_JSON, SP_FORMAT_MARKDOWN };
@@ -12,6 +14,11 @@ enum { SP_FORMAT_TEXT, SP_FORMAT_CSV, SP_FORMAT_JSON, SP_FORMAT_MARKDOWN };
 int sp_format_parse(const char *f, FILE *err);
 /* Text and Markdown are read by people (a default row limit applies). */
 #define SP_FORMAT_HUMAN(f) ((f) == SP_FORMAT_TEXT || (f) == SP_FORMAT_MARKDOWN)
+
+/* The line that says a table was cut by --limit (0: not cut):
+ * "... N more rows (--limit L of M; --limit 0 shows all)", without a line
+ * break, into b; returns 0 when no row was cut (b is then empty). */
+int sp_more_rows(char *b, size_t n, uint32_t nrows, long limit);
 
 /* RFC 4180: a field holding a comma, quote or line break is quoted, its
  * quotes doubled. */

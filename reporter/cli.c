@@ -361,9 +361,8 @@ static long rows_shown(const opts *o, int human) {
 /* After a table cut by --limit (0: all rows shown), one line says what was
  * left out and how to see it. */
 static void more_rows(FILE *out, uint32_t nrows, long limit) {
-    if (limit > 0 && (uint32_t)limit < nrows)
-        fprintf(out, "... %u more rows (--limit %ld of %u; --limit 0 shows all)\n", nrows - (uint32_t)limit,
-                limit, nrows);
+    char b[120];
+    if (sp_more_rows(b, sizeof b, nrows, limit)) fprintf(out, "%s\n", b);
 }
 
 static double pct(int64_t num, int64_t den) { return den ? 100.0 * (double)num / (double)den : 0; }

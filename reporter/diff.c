@@ -290,7 +290,7 @@ char *sp_diff_format_change(char *buf, size_t n, int64_t ns) {
     return buf;
 }
 
-static const char *status_of(const sp_diff_row *r) {
+const char *sp_diff_status(const sp_diff_row *r) {
     return r->regressed               ? "regressed"
            : !r->side[0].runs         ? "new only"
            : !r->side[1].runs         ? "base only"
@@ -298,7 +298,7 @@ static const char *status_of(const sp_diff_row *r) {
                                       : "";
 }
 
-static void format_pct(char *b, size_t n, const sp_diff_row *r) {
+void sp_diff_format_pct(char *b, size_t n, const sp_diff_row *r) {
     if (!r->side[0].runs) snprintf(b, n, "new");
     else if (isnan(r->pct)) snprintf(b, n, "-");
     else snprintf(b, n, "%+.2f%%", r->pct);
@@ -321,9 +321,7 @@ static const char *key_name(scopeprof_sort key) {
     }
 }
 
-/* The compared time gets columns of its own unless it is one of the CPU
- * columns every diff shows. */
-static int own_value_columns(scopeprof_sort key) {
+int sp_diff_own_columns(scopeprof_sort key) {
     return key != SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL && key != SCOPEPROF_SORT_CPU_TIME_TOTAL;
 }
 
@@ -355,7 +353,7 @@ static void print_text(FILE *out, const sp_diff *d, char **files, const int n[2]
         if ((int)strlen(d->rows[i].name) + 4 > name_w) name_w = (int)strlen(d->rows[i].name) + 4;
     if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
     const char *lab = sp_diff_key_label(d->key), *eh = d->keys.extra_header;
-    int own = own_value_columns(d->key), ncols = 8 + 2 * own;
+    int own = sp_diff_own_columns(d->key), ncols = 8 + 2 * own;
     char sep[512];
     size_t sl = 0;
     int widths[16], nw = 0;
@@ -399,16 +397,14 @@ static void print_text(FILE *out, const sp_diff *d, char **files, const int n[2]
         time_cell(out, nw2->runs, nw2->total_ns, NUM_W);
         if (own) time_cell(out, b->runs, b->value, NUM_W), time_cell(out, nw2->runs, nw2->value, NUM_W);
         fprintf(out, "%*s  ", NUM_W, sp_diff_format_change(t, sizeof t, r->change));
-        format_pct(t, sizeof t, r);
-        fprintf(out, "%*s  %-*s  ", NUM_W, t, NOTE_W, status_of(r));
+        sp_diff_format_pct(t, sizeof t, r);
+        fprintf(out, "%*s  %-*s  ", NUM_W, t, NOTE_W, sp_diff_status(r));
         if (eh) fputs(r->extra ? r->extra : "", out);
         fputc('\n', out);
     }
     fprintf(out, "%s\n", sep);
-    if (shown(d) < d->nrows)
-        fprintf(out, "... %u more rows (--limit %ld of %u; --limit 0 shows all)\n", d->nrows - shown(d),
-                d->o->limit, d->nrows);
-    char t0[48], t1[48];
+    char t0[48], t1[48], more[120];
+    if (sp_more_rows(more, sizeof more, d->nrows, d->o->limit)) fprintf(out, "%s\n", more);
     scopeprof_format_time(t0, sizeof t0, (double)d->self_total[0] / 1e3);
     scopeprof_format_time(t1, sizeof t1, (double)d->self_total[1] / 1e3);
     fprintf(out, "Self CPU time total: %s -> %s", t0, t1);
@@ -465,7 +461,7 @@ static void print_csv(FILE *out, const sp_diff *d) {
             if (f[w]->runs) fprintf(out, "%lld,%lld,", (long long)f[w]->min, (long long)f[w]->max);
             else fputs(",,", out);
 #undef SIDE_PAIR
-        const char *st = status_of(r);
+        const char *st = sp_diff_status(r);
         for (; *st; st++) fputc(*st == ' ' ? '_' : *st, out);
         fputc('\n', out);
     }
@@ -560,7 +556,7 @@ static void md_pair(FILE *out, const sp_diff_row *r, int64_t b, int64_t n, int t
 
 static void print_markdown(FILE *out, const sp_diff *d) {
     const char *lab = sp_diff_key_label(d->key), *eh = d->keys.extra_header;
-    int own = own_value_columns(d->key);
+    int own = sp_diff_own_columns(d->key);
     fprintf(out, "**scopeprof diff**: %s, BASE %d run(s) → NEW %d run(s)%s\n\n", lab, d->runs[0], d->runs[1],
             d->runs[0] > 1 || d->runs[1] > 1 ? " (medians)" : "");
     if (d->o->threshold >= 0) {
@@ -595,14 +591,13 @@ static void print_markdown(FILE *out, const sp_diff *d) {
         md_pair(out, r, r->side[0].total_ns, r->side[1].total_ns, 1);
         if (own) md_pair(out, r, r->side[0].value, r->side[1].value, 1);
         fprintf(out, " %s |", sp_diff_format_change(t, sizeof t, r->change));
-        format_pct(t, sizeof t, r);
-        fprintf(out, " %s | %s%s%s |", t, r->regressed ? "**" : "", status_of(r), r->regressed ? "**" : "");
+        sp_diff_format_pct(t, sizeof t, r);
+        fprintf(out, " %s | %s%s%s |", t, r->regressed ? "**" : "", sp_diff_status(r), r->regressed ? "**" : "");
         if (eh) fputc(' ', out), sp_md_cell(out, r->extra ? r->extra : ""), fputs(" |", out);
         fputc('\n', out);
     }
-    if (shown(d) < d->nrows)
-        fprintf(out, "\n... %u more rows (--limit %ld of %u; --limit 0 shows all)\n", d->nrows - shown(d),
-                d->o->limit, d->nrows);
+    char more[120];
+    if (sp_more_rows(more, sizeof more, d->nrows, d->o->limit)) fprintf(out, "\n%s\n", more);
 }
 
 int sp_diff_check_key(scopeprof_sort key, FILE *err) {

@@ -72,6 +72,14 @@ void sp_diff_free(sp_diff *d);
 const char *sp_diff_key_label(scopeprof_sort key);
 /* "+1.234ms", "-56.000us": a signed time, ns. */
 char *sp_diff_format_change(char *buf, size_t n, int64_t ns);
+/* The change in %: "+12.34%", "new" (a row of NEW only), "-" (BASE's is 0). */
+void sp_diff_format_pct(char *b, size_t n, const sp_diff_row *r);
+/* What the row's Note says: "regressed", "new only", "base only",
+ * "within spread" or "". */
+const char *sp_diff_status(const sp_diff_row *r);
+/* The compared time gets columns of its own unless it is one of the CPU
+ * columns every diff shows (self CPU, CPU total). */
+int sp_diff_own_columns(scopeprof_sort key);
 
 /* The command. Returns the exit status: 4 (SP_EXIT_REGRESSED) when a row
  * is past --threshold and the inputs read well. */

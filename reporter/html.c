@@ -14,6 +14,7 @@
 
 #include "aggregate.h"
 #include "buf.h"
+#include "cells.h"
 #include "diff.h"
 #include "exit.h"
 #include "flame.h"
@@ -191,12 +192,8 @@ static void put_table(sp_out *m, const scopeprof_agg *a, long limit) {
         sp_out_str(m, "</tr>\n");
     }
     sp_out_str(m, "</tbody></table></div>\n");
-    if (n < a->nrows) {
-        char b[120];
-        snprintf(b, sizeof b, "<p>... %u more rows (--limit %ld of %u; --limit 0 shows all)</p>\n", a->nrows - n,
-                 limit, a->nrows);
-        sp_out_str(m, b);
-    }
+    char more[120];
+    if (sp_more_rows(more, sizeof more, a->nrows, limit)) sp_out_str(m, "<p>"), sp_out_str(m, more), sp_out_str(m, "</p>\n");
     free(idx);
 }
 
@@ -380,7 +377,7 @@ int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, 
 /* ---- scopeprof html --diff ----------------------------------------------------- */
 static void put_diff_table(sp_out *m, const sp_diff *d) {
     const char *lab = sp_diff_key_label(d->key);
-    int own = d->key != SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL && d->key != SCOPEPROF_SORT_CPU_TIME_TOTAL;
+    int own = sp_diff_own_columns(d->key);
     static const char *const heads[] = {"BASE calls", "NEW calls", "BASE self CPU", "NEW self CPU",
                                         "BASE CPU total", "NEW CPU total"};
     sp_out_str(m, "<div class=\"tablebox\"><table class=\"sortable diff\">\n<thead><tr><th data-type=\"text\">Name</th>");
@@ -414,15 +411,10 @@ static void put_diff_table(sp_out *m, const sp_diff *d) {
             }
         char t[48];
         cell_num(m, (double)r->change, sp_diff_format_change(t, sizeof t, r->change));
-        if (!r->side[0].runs) cell_num(m, 1e300, "new");
-        else if (isnan(r->pct)) cell_num(m, 0, "-");
-        else snprintf(t, sizeof t, "%+.2f%%", r->pct), cell_num(m, r->pct, t);
+        sp_diff_format_pct(t, sizeof t, r); /* sorted as: new only above all, none as 0 */
+        cell_num(m, !r->side[0].runs ? 1e300 : isnan(r->pct) ? 0 : r->pct, t);
         sp_out_str(m, "<td>");
-        sp_out_str(m, r->regressed          ? "regressed"
-                      : !r->side[0].runs    ? "new only"
-                      : !r->side[1].runs    ? "base only"
-                      : r->spread           ? "within spread"
-                                            : "");
+        sp_out_str(m, sp_diff_status(r));
         sp_out_str(m, "</td></tr>\n");
     }
     sp_out_str(m, "</tbody></table></div>\n");
