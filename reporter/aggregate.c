@@ -12,8 +12,9 @@
 int sp_group_parse(const char *g, int *group, uint32_t *n) {
     if (!g || strcmp(g, "name") == 0) *group = SP_GROUP_NAME;
     else if (strcmp(g, "site") == 0) *group = SP_GROUP_SITE;
-    else if (strcmp(g, "shape") == 0) *group = SP_GROUP_SHAPE;
+    else if (strcmp(g, "shape") == 0 || strcmp(g, "input_shape") == 0) *group = SP_GROUP_SHAPE;
     else if (strcmp(g, "thread") == 0) *group = SP_GROUP_THREAD;
+    else if (strcmp(g, "stack") == 0) *group = SP_GROUP_STACK, *n = SP_STACK_DEFAULT;
     else if (strncmp(g, "stack:", 6) == 0) {
         char *end;
         long v = strtol(g + 6, &end, 10);
@@ -246,7 +247,7 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
     const sp_header *h = sp_reader_header(r);
     if (h->has_overhead) /* read before the first event: compensate from here on */
         scopeprof_agg_calibration(&c->agg, h->overhead_inside_ps, h->overhead_outside_ps, !c->raw);
-    if (c->tap) c->tap(c->tap_ctx, c->file, r, t, ev, n);
+    if (c->tap && c->tap->events) c->tap->events(c->tap->ctx, c->file, r, t, ev, n);
     if (t->slot + 1 > c->nthreads) c->nthreads = t->slot + 1;
     /* Sites of device events, noted here where the GPU info is valid (the
      * tree hands events over later). Chrome site ids are 1..2^24. */
@@ -307,6 +308,7 @@ static int agg_finish(void *ctx, const sp_reader *r) {
     c->rd = r;
     int rc = sp_tree_flush_all(&c->tree);
     agg_steps(c, r);
+    if (c->tap && c->tap->finish) c->tap->finish(c->tap->ctx, c->file, r);
     if (sp_reader_nthreads(r) > c->nthreads) c->nthreads = sp_reader_nthreads(r);
     const sp_memory *m;
     uint32_t nm = sp_reader_memory(r, &m);
@@ -345,6 +347,14 @@ void sp_agg_ctx_init(sp_agg_ctx *c, int group, uint32_t stack_n) {
     sp_out_init(&c->key, NULL);
     sp_out_init(&c->extra, NULL);
     sp_tree_init(&c->tree, agg_subtree, c);
+}
+
+const char *sp_extra_field(const scopeprof_agg *a) {
+    const char *h = a->extra_header ? a->extra_header : "";
+    return strcmp(h, "Stack") == 0          ? "stack"
+           : strcmp(h, "Input Shapes") == 0 ? "input_shapes"
+           : strcmp(h, "Thread") == 0       ? "thread"
+                                            : "source_location";
 }
 
 void sp_agg_ctx_free(sp_agg_ctx *c) {
@@ -394,6 +404,47 @@ int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err) {
     return st;
 }
 
+int sp_agg_merge(sp_agg_ctx *dst, const sp_agg_ctx *src,
+                 int (*each)(void *ctx, uint32_t dst_row, const scopeprof_row *src_row), void *ctx) {
+    scopeprof_agg *d = &dst->agg;
+    const scopeprof_agg *a = &src->agg;
+    d->has_gpu |= a->has_gpu;
+    d->has_mem |= a->has_mem;
+    d->has_gpu_mem |= a->has_gpu_mem;
+    d->events += a->events;
+    if (a->comp_state == SCOPEPROF_COMP_ON || a->comp_state == SCOPEPROF_COMP_OFF_RAW) {
+        /* The footer's range over the files (the rows are compensated already). */
+        scopeprof_agg_calibration(d, a->comp_lo_ps, 0, 0);
+        scopeprof_agg_calibration(d, a->comp_hi_ps, 0, 0);
+        d->comp_state = a->comp_state;
+    }
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        const scopeprof_row *r = &a->rows[i];
+        uint32_t k = scopeprof_agg_row(d, r->key, r->name, r->extra);
+        if (k == UINT32_MAX) return -1;
+        scopeprof_row *m = &d->rows[k];
+        m->count += r->count;
+        sp_sat_add(&m->self_ns, r->self_ns);
+        sp_sat_add(&m->total_ns, r->total_ns);
+        sp_sat_add(&m->gpu_self_ns, r->gpu_self_ns);
+        sp_sat_add(&m->gpu_total_ns, r->gpu_total_ns);
+        sp_sat_add(&m->cpu_mem, r->cpu_mem);
+        sp_sat_add(&m->self_cpu_mem, r->self_cpu_mem);
+        sp_sat_add(&m->gpu_mem, r->gpu_mem);
+        sp_sat_add(&m->self_gpu_mem, r->self_gpu_mem);
+        if (r->gpu_role > m->gpu_role) m->gpu_role = r->gpu_role; /* DEVICE wins */
+        if (each && each(ctx, k, r) != 0) return -1;
+    }
+    for (uint32_t dv = 0; dv < SP_MAX_DEVICES; dv++)
+        if (src->peak_seen >> dv & 1) {
+            if (!(dst->peak_seen >> dv & 1) || src->peak[dv] > dst->peak[dv]) dst->peak[dv] = src->peak[dv];
+            dst->peak_seen |= 1ull << dv;
+        }
+    dst->unknown_frees += src->unknown_frees;
+    dst->mem_files += src->mem_files;
+    return 0;
+}
+
 void sp_agg_memory_footer(FILE *out, const sp_agg_ctx *c) {
     char b[64], over[48] = "";
     if (c->mem_files > 1) snprintf(over, sizeof over, " (largest of %d files)", c->mem_files);
@@ -408,13 +459,12 @@ void sp_agg_memory_footer(FILE *out, const sp_agg_ctx *c) {
                 (unsigned long long)c->unknown_frees);
 }
 
-int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_ctx,
-                 scopeprof_agg *out, FILE *footer, int *usable, FILE *err) {
+int sp_aggregate(char **files, int nfiles, int folded, const sp_tap *tap, scopeprof_agg *out, FILE *footer,
+                 int *usable, FILE *err) {
     sp_agg_ctx c;
     sp_agg_ctx_init(&c, folded ? SP_GROUP_FOLDED : SP_GROUP_NAME, 0);
     c.per_thread = folded == SP_FOLDED_PER_THREAD;
     c.tap = tap;
-    c.tap_ctx = tap_ctx;
     int rc = SP_EXIT_OK;
     *usable = 0;
     for (int i = 0; i < nfiles; i++) {

@@ -21,13 +21,23 @@
 /* Groupings: what makes a row (--group-by; folded: the stacks command's rows). */
 enum { SP_GROUP_NAME, SP_GROUP_SITE, SP_GROUP_STACK, SP_GROUP_FOLDED, SP_GROUP_SHAPE, SP_GROUP_THREAD };
 /* --group-by G (NULL: name): name, site, shape, thread or stack:N
- * (N = 1..1000, in *n). Returns 0, or -1 for anything else. */
+ * (N = 1..1000, in *n), and torch's words for two of them: input_shape
+ * (shape) and stack (stack:SP_STACK_DEFAULT). Returns 0, or -1 for anything
+ * else. */
+#define SP_STACK_DEFAULT 5 /* the group_by_stack_n of PyTorch's profiler recipe */
 int sp_group_parse(const char *g, int *group, uint32_t *n);
+#define SP_GROUP_VALID "name, site, thread, shape (input_shape), stack:N (N = 1..1000; stack: 5)"
 
-/* Called with every events callback of every file read (file: its index in
- * files[]), before the aggregation sees them. */
-typedef void (*sp_tap_fn)(void *ctx, int file, const sp_reader *r, const sp_thread *t,
-                          const sp_event *ev, uint32_t n);
+/* What sp_aggregate's caller sees besides the table: every events callback
+ * of every file read (file: its index in files[]), before the aggregation
+ * sees them, and the end of each file, while its tables (steps, threads)
+ * are still valid. Either may be NULL. */
+typedef struct sp_tap {
+    void *ctx;
+    void (*events)(void *ctx, int file, const sp_reader *r, const sp_thread *t, const sp_event *ev,
+                   uint32_t n);
+    void (*finish)(void *ctx, int file, const sp_reader *r);
+} sp_tap;
 
 /* The aggregation of the files read so far: the header's table (agg) and
  * what the reporter keeps beside it. */
@@ -59,13 +69,15 @@ typedef struct sp_agg_ctx {
     int native_shape; /* --group-by shape met a .sprof file */
     uint64_t undefined; /* events whose site id no SITES chunk had defined yet */
     int chrome;         /* the last file read is Chrome JSON */
-    sp_tap_fn tap;      /* sp_aggregate's caller sees the events too */
-    void *tap_ctx;
+    const sp_tap *tap;  /* sp_aggregate's caller sees the events too, or NULL */
     int file;           /* index of the file being read, for tap */
     int raw;            /* --no-compensate: a file's OVERHEAD calibration is shown, not applied */
 } sp_agg_ctx;
 
 void sp_agg_ctx_init(sp_agg_ctx *c, int group, uint32_t stack_n);
+/* The CSV column and JSON key of the grouping's text column (its
+ * extra_header: "Source Location", "Stack", "Input Shapes", "Thread"). */
+const char *sp_extra_field(const scopeprof_agg *a);
 void sp_agg_ctx_free(sp_agg_ctx *c);
 /* The reader callbacks that add a file to c, for callers that read it
  * themselves (sp_report_mem reads memory). */
@@ -77,6 +89,13 @@ int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err);
 void sp_agg_memory_footer(FILE *out, const sp_agg_ctx *c);
 /* *sum += v, held at INT64_MAX / INT64_MIN instead of overflowing. */
 void sp_sat_add(int64_t *sum, int64_t v);
+/* Add the table of src (files read apart, same grouping) to dst, row by
+ * row: every column is a sum, so merging tables equals reading the files
+ * into one; memory peaks and the calibration's range merge too. each (unless
+ * NULL) is told every row of src and the row of dst it went to (--per-rank
+ * keeps per-file figures with it). Returns 0, or -1 when out of memory. */
+int sp_agg_merge(sp_agg_ctx *dst, const sp_agg_ctx *src,
+                 int (*each)(void *ctx, uint32_t dst_row, const scopeprof_row *src_row), void *ctx);
 
 /* Read files[0..nfiles) into *out (initialised here; the caller frees it
  * with scopeprof_agg_free), as `scopeprof table` does (folded == 0: one row
@@ -86,7 +105,7 @@ void sp_sat_add(int64_t *sum, int64_t v);
  * (peak memory, unknown frees). Returns the exit status (SP_EXIT_OK or SP_EXIT_INPUT), and in *usable
  * the number of files that could be read at least in part. */
 #define SP_FOLDED_PER_THREAD 2 /* folded, each stack under a frame naming its thread */
-int sp_aggregate(char **files, int nfiles, int folded, sp_tap_fn tap, void *tap_ctx,
-                 scopeprof_agg *out, FILE *footer, int *usable, FILE *err);
+int sp_aggregate(char **files, int nfiles, int folded, const sp_tap *tap, scopeprof_agg *out, FILE *footer,
+                 int *usable, FILE *err);
 
 #endif

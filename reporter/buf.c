@@ -14,6 +14,7 @@ void sp_out_init(sp_out *o, FILE *f) {
 static void out_drain(sp_out *o) {
     if (o->f && o->n) {
         if (fwrite(o->buf, 1, o->n, o->f) != o->n) o->err = 1;
+        o->drained += o->n;
         o->n = 0;
     }
 }

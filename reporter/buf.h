@@ -16,6 +16,7 @@ typedef struct sp_out {
     char *buf;
     size_t n, cap;
     int err; /* a write failed or memory ran out */
+    uint64_t drained; /* file mode: bytes handed to `f` so far */
 } sp_out;
 
 void sp_out_init(sp_out *o, FILE *f);
@@ -31,6 +32,8 @@ void sp_out_json_str(sp_out *o, const char *s);
 /* Length of the valid UTF-8 sequence at s (2 to 4), or 0 for an ASCII or
  * invalid byte; shared with the HTML and SVG writers (html.c, flame.c). */
 int sp_utf8_len(const unsigned char *s);
+/* Bytes written through o so far: handed to its file, or buffered. */
+static inline uint64_t sp_out_size(const sp_out *o) { return o->drained + o->n; }
 /* Write out what is buffered (file mode); returns -1 if any write failed. */
 int sp_out_flush(sp_out *o);
 void sp_out_free(sp_out *o);

@@ -1048,6 +1048,8 @@ int sp_trace_add_mem(sp_trace *t, const void *data, size_t n, sp_result *res) {
     return sp_read_mem(data, n, &cb, res);
 }
 
+uint64_t sp_trace_bytes(void *t) { return sp_out_size(&((sp_trace *)t)->o); }
+
 int sp_trace_close(sp_trace *t) {
     sp_out_str(&t->o, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"scopeprof " SCOPEPROF_VERSION_STRING "\"}}\n");
     int rc = sp_out_flush(&t->o);

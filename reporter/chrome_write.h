@@ -27,6 +27,8 @@ void sp_trace_set_window(sp_trace *t, uint64_t lo, uint64_t hi);
 #define SP_STEPS_SLOT UINT32_MAX /* the slot keep() sees for ProfilerStep#N ranges */
 typedef int (*sp_keep_fn)(void *ctx, const sp_reader *r, uint32_t slot, const sp_event *e);
 void sp_trace_set_filter(sp_trace *t, sp_keep_fn keep, void *ctx);
+/* Bytes of JSON written so far (before any gzip): for the size warning. */
+uint64_t sp_trace_bytes(void *t);
 /* Finish the JSON and free; returns -1 if writing failed. */
 int sp_trace_close(sp_trace *t);
 

@@ -1,6 +1,7 @@
 /* cli.c -- the scopeprof command line: usage texts, options, each command's
  * output (-o OUT, output.h), and the commands table, trace and stacks. What
- * they count comes from aggregate.c, what trace writes from chrome_write.c. */
+ * they count comes from aggregate.c, what trace writes from chrome_write.c;
+ * `diff` is diff.c, the pictures html.c and flame_cmd.c. */
 #define SCOPEPROF_AGGREGATION
 #include "cli.h"
 
@@ -8,10 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "aggregate.h"
 #include "buf.h"
+#include "cells.h"
 #include "chrome_write.h"
+#include "diff.h"
 #include "filter.h"
 #include "input.h"
 #include "output.h"
@@ -21,19 +25,22 @@
 
 static const char usage_main[] =
     "usage: scopeprof COMMAND [OPTIONS] FILE...\n"
+    "       scopeprof FILE...          (the same as scopeprof table FILE...)\n"
     "\n"
     "Reports on scopeprof trace files (.sprof) and Chrome Trace Event JSON\n"
     "(PyTorch/Kineto traces; told apart by content). Several files (one per\n"
     "process or rank) merge into one report.\n"
     "\n"
     "commands:\n"
-    "  table    the key_averages table (text, CSV or JSON)\n"
+    "  table    the key_averages table (text, CSV, JSON or Markdown)\n"
+    "  diff     two sets of runs compared row by row; exit 4 past --threshold\n"
     "  trace    Chrome Trace Event JSON, for Perfetto UI and chrome://tracing\n"
     "  stacks   folded stacks, for flamegraph.pl and speedscope\n"
-    "  html     a self-contained HTML report: table, flame graph, timeline\n"
+    "  html     a self-contained HTML report: table, flame graphs, timeline\n"
     "  flame    an SVG flame graph\n"
     "\n"
-    "  scopeprof COMMAND --help   options of a command\n"
+    "  scopeprof help [COMMAND]   this text, or the options of a command\n"
+    "  scopeprof COMMAND --help   the same\n"
     "  scopeprof --version\n"
     "\n"
     "Every command takes -o OUT (--output=OUT): OUT is replaced only when the\n"
@@ -41,7 +48,8 @@ static const char usage_main[] =
     "\n"
     "exit status: 0 success (a truncated file is read up to its last whole chunk\n"
     "and reported on stderr), 1 a file is unreadable, foreign or corrupt (what\n"
-    "came before the bad spot is still reported), 2 bad usage, 3 cannot write.\n";
+    "came before the bad spot is still reported), 2 bad usage, 3 cannot write,\n"
+    "4 `diff --threshold`: a row got slower beyond the threshold.\n";
 
 static const char usage_table[] =
     "usage: scopeprof table [OPTIONS] FILE...\n"
@@ -53,20 +61,25 @@ static const char usage_table[] =
     "                     cpu_time_total self_cpu_time_total cpu_time count\n"
     "                     gpu_time_total self_gpu_time_total gpu_time\n"
     "                     cpu_memory_usage self_cpu_memory_usage gpu_memory_usage\n"
-    "                     self_gpu_memory_usage (cuda_* are aliases of gpu_*)\n"
+    "                     self_gpu_memory_usage (device_* and cuda_* are aliases of\n"
+    "                     gpu_*); also spelt --sort-by, --sort_by\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output)\n"
-    "  --limit N          show the first N rows (default: all; 0 = all)\n"
+    "  --limit N          show the first N rows (0 = all); default 100 for text and\n"
+    "                     markdown (PyTorch's row_limit), all for csv and json;\n"
+    "                     also spelt --row-limit, --row_limit\n"
     "  --group-by G       name (default): one row per scope name\n"
     "                     site: one row per name and file:line (Source Location)\n"
     "                     thread: one row per thread and name (Thread column:\n"
     "                     the thread's name, else its tid)\n"
     "                     stack:N: one row per name and its N innermost enclosing\n"
-    "                     scopes (Stack column, outermost first, ';'-separated)\n"
-    "                     shape: one row per name and input shapes (Input Shapes\n"
-    "                     column, PyTorch's group_by_input_shape); Chrome JSON\n"
-    "                     input only (a .sprof file is a usage error, exit 2)\n"
-    "  --format F         text (default), csv or json; csv and json carry raw\n"
-    "                     numbers: nanoseconds, bytes, counts\n"
+    "                     scopes (Stack column, outermost first, ';'-separated);\n"
+    "                     stack: stack:5 (PyTorch's group_by_stack_n=5)\n"
+    "                     shape (or input_shape): one row per name and input\n"
+    "                     shapes (Input Shapes column, PyTorch's\n"
+    "                     group_by_input_shape); Chrome JSON input only (a .sprof\n"
+    "                     file is a usage error, exit 2)\n"
+    "  --format F         text (default), csv, json or markdown; csv and json carry\n"
+    "                     raw numbers: nanoseconds, bytes, counts\n"
     "  --per-process      one table per FILE instead of one over all of them\n"
     "  --per-rank         one table over all FILEs, plus per row the min, mean and\n"
     "                     max over the FILEs of its CPU total and the FILE with the\n"
@@ -78,15 +91,47 @@ static const char usage_table[] =
     "                     scopes, which a .sprof file (format 3.1) measured at\n"
     "                     start-up (docs/DESIGN.md, Overhead compensation)\n";
 
+static const char usage_diff[] =
+    "usage: scopeprof diff [OPTIONS] BASE NEW\n"
+    "       scopeprof diff [OPTIONS] BASE... -- NEW...\n"
+    "\n"
+    "One table of both sides, row by row: calls, self CPU and CPU total of each,\n"
+    "and the change of the compared time (absolute and %), largest change first.\n"
+    "Each FILE of a side is one run (files with a rank: the i-th file of each\n"
+    "rank make run i); with several runs a side's figures are the medians of\n"
+    "its runs, and a change within the runs' spread (the two sides' min..max\n"
+    "overlap) is marked so. Rows of one side only are marked so.\n"
+    "\n"
+    "  --sort KEY         the time compared (default self_cpu_time_total):\n"
+    "                     self_cpu_time_total cpu_time_total cpu_time\n"
+    "                     self_gpu_time_total gpu_time_total gpu_time (device_*,\n"
+    "                     cuda_*: aliases of gpu_*); also --sort-by, --sort_by\n"
+    "  --threshold PCT    exit 4, naming the rows, when a row present on both sides\n"
+    "                     got PCT % slower or more, outside the runs' spread, and\n"
+    "                     takes at least --min-time on the new side\n"
+    "  --min-time T       see --threshold (default 1ms; 500us, 2ms, 0 = any)\n"
+    "  --limit N          show the first N rows (0 = all; default 100 for text and\n"
+    "                     markdown, all for csv and json); also --row-limit,\n"
+    "                     --row_limit\n"
+    "  --group-by G       as for table: name (default), site, thread, stack:N,\n"
+    "                     shape\n"
+    "  --format F         text (default), csv, json or markdown (for a\n"
+    "                     pull-request comment)\n"
+    "  --no-compensate    raw times (see scopeprof table --help)\n"
+    "  -o, --output OUT   write to OUT (default or '-': standard output)\n"
+    "Options may come on either side of --.\n";
+
 static const char usage_trace[] =
-    "usage: scopeprof trace [-o OUT.json] FILE...\n"
+    "usage: scopeprof trace -o OUT.json FILE...\n"
     "\n"
     "Chrome Trace Event Format JSON (object form) of all FILEs on one timeline,\n"
     "one process per FILE: complete events (ph X) with ts/dur in microseconds\n"
     "(three decimals, i.e. nanoseconds kept), thread and process names, args\n"
     "with file, line and func. Opens in Perfetto UI and chrome://tracing.\n"
+    "Past 512 MB of JSON, more than those viewers open, a warning says so.\n"
     "\n"
-    "  -o, --output OUT   write to OUT (default or '-': standard output)\n"
+    "  -o, --output OUT   write to OUT ('-': standard output; without -o the JSON\n"
+    "                     goes to standard output unless that is a terminal)\n"
     "  --steps A:B|N      only scopes inside steps A..B (and the steps' track);\n"
     "                     not with standard input or a pipe\n"
     "  --name PAT         only scopes whose name holds PAT, or matches it as a\n"
@@ -118,23 +163,30 @@ static const char usage_stacks[] =
 
 static const char usage_html[] =
     "usage: scopeprof html [-o OUT.html] [--limit N] FILE...\n"
+    "       scopeprof html --diff [-o OUT.html] BASE... -- NEW...\n"
     "\n"
     "One self-contained HTML page (inline CSS, SVG and script; it loads\n"
-    "nothing from the network) with the key_averages table of all FILEs (as\n"
-    "`scopeprof table` prints it), a flame graph of their stacks (self CPU\n"
-    "time, as `scopeprof stacks`) and a timeline per thread. Each FILE is read\n"
-    "twice, so not standard input or a pipe.\n"
+    "nothing from the network) with the key_averages table of all FILEs as a\n"
+    "sortable table, flame graphs of their stacks (self CPU time, as\n"
+    "`scopeprof stacks`) per thread or merged, click to zoom, and a timeline\n"
+    "per thread with the steps and the memory counters, wheel to zoom, drag to\n"
+    "pan. Each FILE is read twice, so not standard input or a pipe.\n"
     "\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output); OUT is\n"
     "                     written only once every FILE was read\n"
-    "  --limit N          rows of the table (default: all; 0 = all)\n";
+    "  --limit N          rows of the table (default: all; 0 = all)\n"
+    "  --diff             compare BASE with NEW as `scopeprof diff` does (BASE NEW,\n"
+    "                     or several of each around --): the diff table and a\n"
+    "                     differential flame graph (NEW's widths, coloured by the\n"
+    "                     change: red slower, blue faster)\n";
 
 static const char usage_flame[] =
     "usage: scopeprof flame [--per-thread] [-o OUT.svg] FILE...\n"
     "\n"
     "An SVG flame graph of the stacks of all FILEs: the self CPU time of each\n"
     "stack (`scopeprof stacks`), frames of one ancestry merged, siblings in name\n"
-    "order, hover a frame for its name, time and share.\n"
+    "order, hover a frame for its name, time and share; click a frame to zoom\n"
+    "into it, Search (or Ctrl-F) to colour the frames whose name holds a text.\n"
     "\n"
     "  --per-thread       a frame per thread above the root (its name, else\n"
     "                     'tid N'); threads of one name are merged\n"
@@ -146,15 +198,28 @@ typedef struct opts {
     sp_filter filter; /* trace: --name --thread --window --min-dur */
     int progress;     /* trace: 1 --progress, 0 --no-progress, -1 default */
     const char *out_name; /* the output, for messages */
-    long limit;
+    long limit;           /* -1: not given (each format has its default) */
     int per_process, per_rank, per_thread, help;
     int raw; /* --no-compensate */
+    int diff; /* html --diff */
+    double threshold; /* diff: percent, < 0 none */
+    uint64_t min_time; /* diff: ns */
+    int sides; /* diff, html --diff: "--" separates BASE from NEW (split: BASE's count) */
+    int split;
     char **files;
     int nfiles;
 } opts;
 
-/* Options and files in any order; "--" ends the options. Returns 0 or -1
- * after telling why. */
+/* torch's spellings of our options (prof.key_averages().table(sort_by=...,
+ * row_limit=...)), as aliases. */
+static const char *const option_alias[][2] = {
+    {"--sort-by", "--sort"},    {"--sort_by", "--sort"},    {"--row-limit", "--limit"},
+    {"--row_limit", "--limit"},
+};
+
+/* Options and files in any order; "--" ends the options, or with o->sides
+ * separates the two sides (whose options may come anywhere). Returns 0 or
+ * -1 after telling why. */
 static int parse(int argc, char **argv, opts *o, const char *const *known, FILE *err) {
     int dashdash = 0;
     for (int i = 0; i < argc; i++) {
@@ -164,7 +229,12 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
             continue;
         }
         if (strcmp(a, "--") == 0) {
-            dashdash = 1;
+            if (!o->sides) dashdash = 1;
+            else if (o->split >= 0) {
+                fprintf(err, "scopeprof: '--' given twice: it separates BASE... from NEW...\n");
+                return -1;
+            } else
+                o->split = o->nfiles;
             continue;
         }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -182,6 +252,8 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
             inline_v = eq + 1;
         }
         const char *name = strcmp(a, "-o") == 0 ? "--output" : a;
+        for (size_t k = 0; k < sizeof option_alias / sizeof *option_alias; k++)
+            if (strcmp(name, option_alias[k][0]) == 0) name = option_alias[k][1];
         int ok = 0;
         for (const char *const *k = known; *k; k++) ok |= strcmp(*k, name) == 0;
         if (!ok) {
@@ -190,7 +262,8 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
         }
         int flag = strcmp(name, "--per-process") == 0 || strcmp(name, "--per-rank") == 0 ||
                    strcmp(name, "--per-thread") == 0 || strcmp(name, "--progress") == 0 ||
-                   strcmp(name, "--no-progress") == 0 || strcmp(name, "--no-compensate") == 0;
+                   strcmp(name, "--no-progress") == 0 || strcmp(name, "--no-compensate") == 0 ||
+                   strcmp(name, "--diff") == 0;
         if (flag && inline_v) {
             fprintf(err, "scopeprof: option '%s' takes no value\n", a);
             return -1;
@@ -209,6 +282,10 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
         }
         if (strcmp(name, "--no-compensate") == 0) {
             o->raw = 1;
+            continue;
+        }
+        if (strcmp(name, "--diff") == 0) {
+            o->diff = 1;
             continue;
         }
         if (strcmp(name, "--progress") == 0 || strcmp(name, "--no-progress") == 0) {
@@ -232,8 +309,21 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
             if (sp_filter_window(&o->filter, v, err) != 0) return -1;
         } else if (strcmp(name, "--min-dur") == 0) {
             if (sp_filter_min_dur(&o->filter, v, err) != 0) return -1;
-        }
-        else if (strcmp(name, "--limit") == 0) {
+        } else if (strcmp(name, "--min-time") == 0) {
+            if (sp_parse_time(v, &o->min_time) != 0) {
+                fprintf(err, "scopeprof: --min-time wants a time such as 500us, 2ms or 0, not '%s'\n", v);
+                return -1;
+            }
+        } else if (strcmp(name, "--threshold") == 0) {
+            char *end;
+            errno = 0;
+            o->threshold = strtod(v, &end);
+            if (*end == '%') end++;
+            if (errno || *end || end == v || !(o->threshold >= 0 && o->threshold <= 1e9)) {
+                fprintf(err, "scopeprof: --threshold wants a percentage (30 or 30%%), not '%s'\n", v);
+                return -1;
+            }
+        } else if (strcmp(name, "--limit") == 0) {
             char *end;
             errno = 0;
             o->limit = strtol(v, &end, 10);
@@ -246,17 +336,34 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
     return 0;
 }
 
-static void csv_field(FILE *out, const char *s) {
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, out);
-        return;
+/* --sort KEY: the header's keys (scopeprof_sort_parse), and PyTorch's
+ * current names of the device columns, device_* for gpu_* (its cuda_* the
+ * header knows). Returns 0, or -1 after saying which keys there are. */
+static int sort_parse(const char *s, scopeprof_sort *key, FILE *err) {
+    char buf[64];
+    const char *k = s, *dev = strstr(s, "device_");
+    if (dev && (dev == s || (dev == s + 5 && strncmp(s, "self_", 5) == 0)) && strlen(s) < sizeof buf - 4) {
+        snprintf(buf, sizeof buf, "%.*sgpu_%s", (int)(dev - s), s, dev + 7);
+        k = buf;
     }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
+    if (scopeprof_sort_parse(k, key) == 0) return 0;
+    fprintf(err, "scopeprof: unknown sort key '%s'; valid keys: %s; device_* = gpu_*\n", s,
+            scopeprof_sort_keys());
+    return -1;
+}
+
+/* The rows a human format shows by default: PyTorch's row_limit=100. The
+ * machine formats (csv, json) carry every row unless told. */
+enum { DEFAULT_ROWS = 100 };
+static long rows_shown(const opts *o, int human) {
+    return o->limit >= 0 ? o->limit : human ? DEFAULT_ROWS : 0;
+}
+
+/* After a table cut by --limit (0: all rows shown), one line says what was
+ * left out and how to see it. */
+static void more_rows(FILE *out, uint32_t nrows, long limit) {
+    char b[120];
+    if (sp_more_rows(b, sizeof b, nrows, limit)) fprintf(out, "%s\n", b);
 }
 
 static double pct(int64_t num, int64_t den) { return den ? 100.0 * (double)num / (double)den : 0; }
@@ -278,15 +385,6 @@ struct rank_stat {
     char (*label)[32]; /* per file: "rank R", or "file N" without a rank */
 };
 
-/* CSV column and JSON key of the grouping's text column. */
-static const char *extra_field(const scopeprof_agg *a) {
-    const char *h = a->extra_header ? a->extra_header : "";
-    return strcmp(h, "Stack") == 0          ? "stack"
-           : strcmp(h, "Input Shapes") == 0 ? "input_shapes"
-           : strcmp(h, "Thread") == 0       ? "thread"
-                                            : "source_location";
-}
-
 /* CSV header: the columns present in a (as the text table shows them). */
 static void csv_header(FILE *out, const scopeprof_agg *a, int file_col, const rank_stat *rs) {
     if (file_col) fputs("file,", out);
@@ -295,7 +393,7 @@ static void csv_header(FILE *out, const scopeprof_agg *a, int file_col, const ra
     if (a->has_gpu) fputs(",self_gpu_time_total_ns,gpu_time_total_ns,gpu_time_avg_ns,self_gpu_percent", out);
     if (a->has_mem) fputs(",cpu_memory_usage,self_cpu_memory_usage", out);
     if (a->has_gpu_mem) fputs(",gpu_memory_usage,self_gpu_memory_usage", out);
-    if (a->extra_header) fprintf(out, ",%s", extra_field(a));
+    if (a->extra_header) fprintf(out, ",%s", sp_extra_field(a));
     if (rs) fputs(",cpu_time_total_min_ns,cpu_time_total_mean_ns,cpu_time_total_max_ns,max_file", out);
     fputc('\n', out);
 }
@@ -310,8 +408,8 @@ static int print_csv(FILE *out, const sp_agg_ctx *c, scopeprof_sort key, long li
     for (uint32_t i = 0; i < n; i++) {
         const scopeprof_row *r = &a->rows[idx[i]];
         int64_t cnt = r->count ? (int64_t)r->count : 1;
-        if (file) csv_field(out, file), fputc(',', out);
-        csv_field(out, r->name);
+        if (file) sp_csv_field(out, file), fputc(',', out);
+        sp_csv_field(out, r->name);
         fprintf(out, ",%llu,%lld,%lld,%lld,%.2f,%.2f", (unsigned long long)r->count,
                 (long long)r->self_ns, (long long)r->total_ns, (long long)(r->total_ns / cnt),
                 pct(r->self_ns, st), pct(r->total_ns, st));
@@ -321,15 +419,75 @@ static int print_csv(FILE *out, const sp_agg_ctx *c, scopeprof_sort key, long li
         if (a->has_mem) fprintf(out, ",%lld,%lld", (long long)r->cpu_mem, (long long)r->self_cpu_mem);
         if (a->has_gpu_mem)
             fprintf(out, ",%lld,%lld", (long long)r->gpu_mem, (long long)r->self_gpu_mem);
-        if (a->extra_header) fputc(',', out), csv_field(out, r->extra ? r->extra : "");
+        if (a->extra_header) fputc(',', out), sp_csv_field(out, r->extra ? r->extra : "");
         if (rs) {
             const rank_row *x = &rs->row[idx[i]];
             fprintf(out, ",%lld,%lld,%lld,", (long long)x->min, (long long)(x->sum / rs->nfiles),
                     (long long)x->max);
-            csv_field(out, rs->files[x->argmax]);
+            sp_csv_field(out, rs->files[x->argmax]);
         }
         fputc('\n', out);
     }
+    free(idx);
+    return 0;
+}
+
+/* The table as Markdown (GitHub's tables: a pull-request comment, a wiki):
+ * the text table's columns and figures, names escaped as cells (cells.h). */
+static void md_time(FILE *out, int64_t ns) {
+    char b[48];
+    fprintf(out, " %s |", scopeprof_format_time(b, sizeof b, (double)ns / 1e3));
+}
+static void md_mem(FILE *out, int64_t bytes) {
+    char b[48];
+    fprintf(out, " %s |", scopeprof_format_mem(b, sizeof b, bytes));
+}
+
+static int print_markdown(FILE *out, const scopeprof_agg *a, scopeprof_sort key, long limit) {
+    uint32_t *idx = scopeprof_agg_sorted(a, key);
+    if (!idx) return -1;
+    int64_t st = scopeprof_agg_self_total(a), gt = scopeprof_agg_gpu_self_total(a);
+    fputs("| Name | Self CPU % | Self CPU | CPU total % | CPU total | CPU time avg |", out);
+    if (a->has_gpu) fputs(" Self GPU | Self GPU % | GPU total | GPU time avg |", out);
+    if (a->has_mem) fputs(" CPU Mem | Self CPU Mem |", out);
+    if (a->has_gpu_mem) fputs(" GPU Mem | Self GPU Mem |", out);
+    fputs(" # of Calls |", out);
+    if (a->extra_header) fputc(' ', out), sp_md_cell(out, a->extra_header), fputs(" |", out);
+    fputs("\n|:--|--:|--:|--:|--:|--:|", out);
+    if (a->has_gpu) fputs("--:|--:|--:|--:|", out);
+    if (a->has_mem) fputs("--:|--:|", out);
+    if (a->has_gpu_mem) fputs("--:|--:|", out);
+    fputs("--:|", out);
+    if (a->extra_header) fputs(":--|", out);
+    fputc('\n', out);
+    uint32_t n = limit > 0 && (uint32_t)limit < a->nrows ? (uint32_t)limit : a->nrows;
+    for (uint32_t i = 0; i < n; i++) {
+        const scopeprof_row *r = &a->rows[idx[i]];
+        int64_t cnt = r->count ? (int64_t)r->count : 1;
+        fputs("| ", out);
+        sp_md_cell(out, r->name);
+        fprintf(out, " | %.2f%% |", pct(r->self_ns, st));
+        md_time(out, r->self_ns);
+        fprintf(out, " %.2f%% |", pct(r->total_ns, st));
+        md_time(out, r->total_ns);
+        md_time(out, r->total_ns / cnt);
+        if (a->has_gpu) {
+            md_time(out, r->gpu_self_ns);
+            fprintf(out, " %.2f%% |", pct(r->gpu_self_ns, gt));
+            md_time(out, r->gpu_total_ns);
+            md_time(out, r->gpu_total_ns / cnt);
+        }
+        if (a->has_mem) md_mem(out, r->cpu_mem), md_mem(out, r->self_cpu_mem);
+        if (a->has_gpu_mem) md_mem(out, r->gpu_mem), md_mem(out, r->self_gpu_mem);
+        fprintf(out, " %llu |", (unsigned long long)r->count);
+        if (a->extra_header) fputc(' ', out), sp_md_cell(out, r->extra ? r->extra : ""), fputs(" |", out);
+        fputc('\n', out);
+    }
+    char b[48];
+    fprintf(out, "\n");
+    more_rows(out, a->nrows, limit);
+    fprintf(out, "Self CPU time total: %s\n", scopeprof_format_time(b, sizeof b, (double)st / 1e3));
+    if (a->has_gpu) fprintf(out, "Self GPU time total: %s\n", scopeprof_format_time(b, sizeof b, (double)gt / 1e3));
     free(idx);
     return 0;
 }
@@ -352,6 +510,7 @@ static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort ke
         sp_out_json_str(o, files[i]);
     }
     sp_out_str(o, "]");
+    if (limit > 0 && (uint32_t)limit < a->nrows) json_num(o, "more_rows", (int64_t)(a->nrows - (uint32_t)limit));
     json_num(o, "self_cpu_time_total_ns", scopeprof_agg_self_total(a));
     if (a->has_gpu) json_num(o, "self_gpu_time_total_ns", scopeprof_agg_gpu_self_total(a));
     if (mem && mem->peak_seen) {
@@ -376,7 +535,7 @@ static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort ke
         sp_out_json_str(o, r->name);
         if (r->extra) {
             sp_out_str(o, ",\"");
-            sp_out_str(o, extra_field(a));
+            sp_out_str(o, sp_extra_field(a));
             sp_out_str(o, "\":");
             sp_out_json_str(o, r->extra);
         }
@@ -487,59 +646,30 @@ static void step_window(const char *path, const char *steps, uint64_t *lo, uint6
 }
 
 /* ---- table ---------------------------------------------------------------------- */
-/* --per-rank: add the table of one file (src) to the merged one (dst), row by
- * row (every column is a sum, so merging tables equals reading the files
- * into one), and note each row's CPU total in this file. */
-static int merge_file(sp_agg_ctx *dst, const sp_agg_ctx *src, rank_stat *rs, int file) {
-    scopeprof_agg *d = &dst->agg;
-    const scopeprof_agg *a = &src->agg;
-    d->has_gpu |= a->has_gpu;
-    d->has_mem |= a->has_mem;
-    d->has_gpu_mem |= a->has_gpu_mem;
-    d->events += a->events;
-    if (a->comp_state == SCOPEPROF_COMP_ON || a->comp_state == SCOPEPROF_COMP_OFF_RAW) {
-        /* The footer's range over the files (the rows are compensated already). */
-        scopeprof_agg_calibration(d, a->comp_lo_ps, 0, 0);
-        scopeprof_agg_calibration(d, a->comp_hi_ps, 0, 0);
-        d->comp_state = a->comp_state;
+/* --per-rank: the table of one file is merged into the table over all files
+ * (sp_agg_merge), and each row's CPU total in this file noted here. */
+typedef struct rank_note_ctx {
+    rank_stat *rs;
+    int file;
+} rank_note_ctx;
+
+static int rank_note(void *ctx, uint32_t k, const scopeprof_row *r) {
+    rank_note_ctx *n = ctx;
+    rank_stat *rs = n->rs;
+    if (k >= rs->cap) {
+        uint32_t c = rs->cap ? rs->cap * 2 : 64;
+        while (c <= k) c *= 2;
+        rank_row *v = realloc(rs->row, (size_t)c * sizeof *v);
+        if (!v) return -1;
+        memset(v + rs->cap, 0, (size_t)(c - rs->cap) * sizeof *v);
+        rs->row = v;
+        rs->cap = c;
     }
-    for (uint32_t i = 0; i < a->nrows; i++) {
-        const scopeprof_row *r = &a->rows[i];
-        uint32_t k = scopeprof_agg_row(d, r->key, r->name, r->extra);
-        if (k == UINT32_MAX) return -1;
-        if (k >= rs->cap) {
-            uint32_t c = rs->cap ? rs->cap * 2 : 64;
-            while (c <= k) c *= 2;
-            rank_row *v = realloc(rs->row, (size_t)c * sizeof *v);
-            if (!v) return -1;
-            memset(v + rs->cap, 0, (size_t)(c - rs->cap) * sizeof *v);
-            rs->row = v;
-            rs->cap = c;
-        }
-        scopeprof_row *m = &d->rows[k];
-        m->count += r->count;
-        sp_sat_add(&m->self_ns, r->self_ns);
-        sp_sat_add(&m->total_ns, r->total_ns);
-        sp_sat_add(&m->gpu_self_ns, r->gpu_self_ns);
-        sp_sat_add(&m->gpu_total_ns, r->gpu_total_ns);
-        sp_sat_add(&m->cpu_mem, r->cpu_mem);
-        sp_sat_add(&m->self_cpu_mem, r->self_cpu_mem);
-        sp_sat_add(&m->gpu_mem, r->gpu_mem);
-        sp_sat_add(&m->self_gpu_mem, r->self_gpu_mem);
-        if (r->gpu_role > m->gpu_role) m->gpu_role = r->gpu_role; /* DEVICE wins */
-        rank_row *x = &rs->row[k];
-        if (!x->seen || r->total_ns < x->min) x->min = r->total_ns;
-        if (!x->seen || r->total_ns > x->max) x->max = r->total_ns, x->argmax = file;
-        sp_sat_add(&x->sum, r->total_ns);
-        x->seen++;
-    }
-    for (uint32_t dv = 0; dv < SP_MAX_DEVICES; dv++)
-        if (src->peak_seen >> dv & 1) {
-            if (!(dst->peak_seen >> dv & 1) || src->peak[dv] > dst->peak[dv]) dst->peak[dv] = src->peak[dv];
-            dst->peak_seen |= 1ull << dv;
-        }
-    dst->unknown_frees += src->unknown_frees;
-    dst->mem_files += src->mem_files;
+    rank_row *x = &rs->row[k];
+    if (!x->seen || r->total_ns < x->min) x->min = r->total_ns;
+    if (!x->seen || r->total_ns > x->max) x->max = r->total_ns, x->argmax = n->file;
+    sp_sat_add(&x->sum, r->total_ns);
+    x->seen++;
     return 0;
 }
 
@@ -567,25 +697,22 @@ static int rank_text(sp_agg_ctx *c, const rank_stat *rs) {
     return 0;
 }
 
+/* --group-by, as table and diff take it; -1 after saying what is valid. */
+static int group_option(const opts *o, int *group, uint32_t *n, FILE *err) {
+    if (sp_group_parse(o->group, group, n) == 0) return 0;
+    fprintf(err, "scopeprof: unknown --group-by '%s'; valid: %s\n", o->group, SP_GROUP_VALID);
+    return -1;
+}
+
 static int cmd_table(opts *o, FILE *out, FILE *err) {
     scopeprof_sort key = SCOPEPROF_SORT_CPU_TIME_TOTAL;
-    if (o->sort && scopeprof_sort_parse(o->sort, &key) != 0) {
-        fprintf(err, "scopeprof: unknown sort key '%s'; valid keys: %s\n", o->sort, scopeprof_sort_keys());
-        return SP_EXIT_USAGE;
-    }
-    int group;
+    if (o->sort && sort_parse(o->sort, &key, err) != 0) return SP_EXIT_USAGE;
+    int group, format = sp_format_parse(o->format, err);
     uint32_t n = 0;
-    if (sp_group_parse(o->group, &group, &n) != 0) {
-        fprintf(err, "scopeprof: unknown --group-by '%s'; valid: name, site, thread, shape, stack:N (N = 1..1000)\n",
-                o->group);
-        return SP_EXIT_USAGE;
-    }
-    const char *fmt = o->format ? o->format : "text";
-    int text = strcmp(fmt, "text") == 0, csv = strcmp(fmt, "csv") == 0, json = strcmp(fmt, "json") == 0;
-    if (!text && !csv && !json) {
-        fprintf(err, "scopeprof: unknown --format '%s'; valid: text, csv, json\n", fmt);
-        return SP_EXIT_USAGE;
-    }
+    if (format < 0 || group_option(o, &group, &n, err) != 0) return SP_EXIT_USAGE;
+    int text = format == SP_FORMAT_TEXT, csv = format == SP_FORMAT_CSV, json = format == SP_FORMAT_JSON,
+        md = format == SP_FORMAT_MARKDOWN;
+    long limit = rows_shown(o, SP_FORMAT_HUMAN(format));
     if (o->per_rank && o->per_process) {
         fprintf(err, "scopeprof: --per-rank and --per-process exclude each other\n");
         return SP_EXIT_USAGE;
@@ -624,7 +751,8 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             if (o->per_rank) {
                 if (dst->rank != 0xFFFFFFFFu) snprintf(rs.label[i], sizeof rs.label[i], "rank %u", dst->rank);
                 else snprintf(rs.label[i], sizeof rs.label[i], "file %d", i + 1);
-                if (merge_file(&c, dst, &rs, i) != 0) c.oom = 1;
+                rank_note_ctx note = {&rs, i};
+                if (sp_agg_merge(&c, dst, rank_note, &note) != 0) c.oom = 1;
                 sp_agg_ctx_free(dst);
             }
             if (usage) break;
@@ -639,20 +767,25 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             usable = 0;
         }
         const rank_stat *r = o->per_rank ? &rs : NULL;
-        if (r && text && rank_text(&c, r) != 0) usable = 0, rc = SP_EXIT_OUTPUT;
+        if (r && (text || md) && rank_text(&c, r) != 0) usable = 0, rc = SP_EXIT_OUTPUT;
         /* Nothing to show when no file could even be opened as a trace. */
         if (usable && !usage) {
             if (text) {
                 if (o->per_process) fprintf(out, "%s== %s\n", t ? "\n" : "", files[0]);
-                scopeprof_table_print(out, &c.agg, key, o->limit > 0 ? (int)o->limit : 0);
+                scopeprof_table_print(out, &c.agg, key, (int)limit);
+                more_rows(out, c.agg.nrows, limit);
                 scopeprof_table_notes(out, &c.agg);
+                sp_agg_memory_footer(out, &c);
+            } else if (md) {
+                if (o->per_process) fprintf(out, "%s### ", t ? "\n" : ""), sp_md_cell(out, files[0]), fputs("\n\n", out);
+                print_markdown(out, &c.agg, key, limit);
                 sp_agg_memory_footer(out, &c);
             } else if (csv) {
                 if (t == 0 || !o->per_process) csv_header(out, &c.agg, o->per_process, r);
-                print_csv(out, &c, key, o->limit, o->per_process ? files[0] : NULL, r);
+                print_csv(out, &c, key, limit, o->per_process ? files[0] : NULL, r);
             } else {
                 if (t) sp_out_str(&js, ",\n");
-                print_json_table(&js, &c.agg, key, o->limit, files, nf, r, &c);
+                print_json_table(&js, &c.agg, key, limit, files, nf, r, &c);
             }
         }
         sp_agg_ctx_free(&c);
@@ -732,6 +865,7 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
     if (t && sp_filter_active(&o->filter)) sp_trace_set_filter(t, sp_filter_keep, &o->filter);
     sp_progress pg;
     sp_progress_init(&pg, o->progress, err, out, 1);
+    if (t) sp_progress_watch(&pg, sp_trace_bytes, t);
     int rc = SP_EXIT_OK;
     if (!t) {
         fprintf(err, "scopeprof: out of memory\n");
@@ -761,16 +895,63 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
         sp_warn_no_end(o->files[i], &res, err);
         rc = sp_exit_worst(rc, st);
     }
+    sp_progress_done(&pg); /* while the writer still counts its bytes (all but the last line) */
     if (t && sp_trace_close(t) != 0 && rc != SP_EXIT_OUTPUT) {
         fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);
         rc = SP_EXIT_OUTPUT;
     }
-    sp_progress_done(&pg);
     return rc;
 }
 
+/* diff and html --diff: BASE... -- NEW..., or BASE NEW. Returns 0 with the
+ * counts of both sides, or -1 after saying what is wrong. */
+static int sides(const opts *o, int n[2], FILE *err) {
+    n[0] = o->split >= 0 ? o->split : o->nfiles == 2 ? 1 : -1;
+    n[1] = o->nfiles - n[0];
+    if (n[0] > 0 && n[1] > 0) return 0;
+    if (o->split < 0)
+        fprintf(err, "scopeprof: diff compares BASE with NEW: give two files, or BASE... -- NEW... "
+                "(here %d file(s) and no --)\n", o->nfiles);
+    else
+        fprintf(err, "scopeprof: diff needs files on both sides of --: BASE... -- NEW...\n");
+    return -1;
+}
+
+/* `scopeprof diff`'s and `html --diff`'s options, checked. */
+static int diff_options(const opts *o, sp_diff_opts *d, int n[2], FILE *err) {
+    memset(d, 0, sizeof *d);
+    d->key = SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL;
+    if (o->sort && sort_parse(o->sort, &d->key, err) != 0) return -1;
+    if (sp_diff_check_key(d->key, err) != 0 || group_option(o, &d->group, &d->stack_n, err) != 0) return -1;
+    if ((d->format = sp_format_parse(o->format, err)) < 0 || sides(o, n, err) != 0) return -1;
+    d->limit = rows_shown(o, SP_FORMAT_HUMAN(d->format));
+    d->threshold = o->threshold;
+    d->min_time = o->min_time;
+    d->raw = o->raw;
+    d->out_name = o->out_name;
+    return 0;
+}
+
+static int cmd_diff(opts *o, FILE *out, FILE *err) {
+    sp_diff_opts d;
+    int n[2];
+    if (diff_options(o, &d, n, err) != 0) return SP_EXIT_USAGE;
+    return sp_cmd_diff(o->files, n, &d, out, err);
+}
+
 static int cmd_html(opts *o, FILE *out, FILE *err) {
-    return sp_cmd_html(o->files, o->nfiles, o->output, o->out_name, o->limit, out, err);
+    if (!o->diff) {
+        if (o->split >= 0) {
+            fprintf(err, "scopeprof: html: '--' separates BASE from NEW with --diff only\n");
+            return SP_EXIT_USAGE;
+        }
+        return sp_cmd_html(o->files, o->nfiles, o->output, o->out_name, o->limit > 0 ? o->limit : 0, out, err);
+    }
+    sp_diff_opts d;
+    int n[2];
+    if (diff_options(o, &d, n, err) != 0) return SP_EXIT_USAGE;
+    d.limit = o->limit > 0 ? o->limit : 0; /* the page's table is sortable: every row */
+    return sp_cmd_html_diff(o->files, n, &d, o->output, o->out_name, out, err);
 }
 
 static int cmd_flame(opts *o, FILE *out, FILE *err) {
@@ -822,17 +1003,44 @@ static int run_to_output(opts *o, int (*run)(opts *, FILE *, FILE *), FILE *out,
     return rc;
 }
 
+/* The commands: name, options, usage text, what runs them. */
+static const char *const k_table[] = {"--sort", "--limit", "--group-by", "--format", "--per-process", "--per-rank",
+                                      "--steps", "--output", "--no-compensate", NULL};
+static const char *const k_diff[] = {"--sort", "--limit", "--group-by", "--format", "--threshold", "--min-time",
+                                     "--output", "--no-compensate", NULL};
+static const char *const k_trace[] = {"--output", "--steps", "--name", "--thread", "--window", "--min-dur",
+                                      "--progress", "--no-progress", NULL};
+static const char *const k_stacks[] = {"--metric", "--per-thread", "--output", "--no-compensate", NULL};
+static const char *const k_html[] = {"--output", "--limit", "--diff", NULL};
+static const char *const k_flame[] = {"--per-thread", "--output", NULL};
+static const struct command {
+    const char *name;
+    const char *const *known;
+    const char *usage;
+    int (*run)(opts *, FILE *, FILE *);
+} commands[] = {
+    {"table", k_table, usage_table, cmd_table},    {"diff", k_diff, usage_diff, cmd_diff},
+    {"trace", k_trace, usage_trace, cmd_trace},    {"stacks", k_stacks, usage_stacks, cmd_stacks},
+    {"html", k_html, usage_html, cmd_html},        {"flame", k_flame, usage_flame, cmd_flame},
+};
+
+static const struct command *command(const char *name) {
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (strcmp(commands[i].name, name) == 0) return &commands[i];
+    return NULL;
+}
+
+/* `scopeprof FILE...` is `scopeprof table FILE...`: a first word that is no
+ * command but an option, "-" (standard input), an existing path, or a name
+ * with a '/' or '.' in it (a missing file is then reported as such). */
+static int names_input(const char *a) {
+    struct stat st;
+    return a[0] == '-' || strchr(a, '/') || strchr(a, '.') || stat(a, &st) == 0;
+}
+
 int sp_main(int argc, char **argv, FILE *out, FILE *err) {
-    static const char *const k_table[] = {"--sort",        "--limit",    "--group-by", "--format",
-                                          "--per-process", "--per-rank", "--steps",    "--output",
-                                          "--no-compensate", NULL};
-    static const char *const k_trace[] = {"--output", "--steps",    "--name",     "--thread",      "--window",
-                                          "--min-dur", "--progress", "--no-progress", NULL};
-    static const char *const k_stacks[] = {"--metric", "--per-thread", "--output", "--no-compensate", NULL};
-    static const char *const k_html[] = {"--output", "--limit", NULL};
-    static const char *const k_flame[] = {"--per-thread", "--output", NULL};
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+        (strcmp(argv[1], "help") == 0 && argc == 2)) {
         fputs(usage_main, argc < 2 ? err : out);
         return argc < 2 ? SP_EXIT_USAGE : SP_EXIT_OK;
     }
@@ -841,35 +1049,46 @@ int sp_main(int argc, char **argv, FILE *out, FILE *err) {
                 SCOPEPROF_FORMAT_MAJOR, SCOPEPROF_FORMAT_MINOR);
         return SP_EXIT_OK;
     }
-    const char *cmd = argv[1];
-    const char *const *known = NULL;
-    const char *usage = NULL;
-    int (*run)(opts *, FILE *, FILE *) = NULL;
-    if (strcmp(cmd, "table") == 0) known = k_table, usage = usage_table, run = cmd_table;
-    else if (strcmp(cmd, "trace") == 0) known = k_trace, usage = usage_trace, run = cmd_trace;
-    else if (strcmp(cmd, "stacks") == 0) known = k_stacks, usage = usage_stacks, run = cmd_stacks;
-    else if (strcmp(cmd, "html") == 0) known = k_html, usage = usage_html, run = cmd_html;
-    else if (strcmp(cmd, "flame") == 0) known = k_flame, usage = usage_flame, run = cmd_flame;
-    else {
-        fprintf(err, "scopeprof: unknown command '%s'\n\n%s", cmd, usage_main);
+    if (strcmp(argv[1], "help") == 0) { /* help COMMAND */
+        const struct command *c = command(argv[2]);
+        if (c && argc == 3) return fputs(c->usage, out), SP_EXIT_OK;
+        fprintf(err, "scopeprof: help takes one command, not '%s'\n\n%s", argv[2], usage_main);
+        return SP_EXIT_USAGE;
+    }
+    const struct command *c = command(argv[1]);
+    int first = 2;
+    if (!c && names_input(argv[1])) c = command("table"), first = 1;
+    if (!c) {
+        fprintf(err, "scopeprof: unknown command '%s'\n\n%s", argv[1], usage_main);
         return SP_EXIT_USAGE;
     }
     opts o;
     memset(&o, 0, sizeof o);
     o.progress = -1;
+    o.limit = -1;
+    o.threshold = -1;
+    o.min_time = SP_DIFF_MIN_TIME;
+    o.split = -1;
+    o.sides = c->run == cmd_diff;
+    for (int i = first; i < argc && c->run == cmd_html; i++) o.sides |= strcmp(argv[i], "--diff") == 0;
     o.files = calloc((size_t)argc, sizeof *o.files);
     if (!o.files) return SP_EXIT_OUTPUT;
     int rc;
-    if (parse(argc - 2, argv + 2, &o, known, err) != 0) {
+    if (parse(argc - first, argv + first, &o, c->known, err) != 0) {
         rc = SP_EXIT_USAGE;
     } else if (o.help) {
-        fputs(usage, out);
+        fputs(c->usage, out);
         rc = SP_EXIT_OK;
     } else if (o.nfiles == 0) {
-        fprintf(err, "scopeprof %s: no trace file given\n\n%s", cmd, usage);
+        fprintf(err, "scopeprof %s: no trace file given\n\n%s", c->name, c->usage);
+        rc = SP_EXIT_USAGE;
+    } else if (c->run == cmd_trace && !o.output && isatty(fileno(out))) {
+        /* Hundreds of MB of JSON on a terminal help nobody. */
+        fprintf(err, "scopeprof trace: the JSON would go to the terminal; write it to a file with "
+                "-o OUT.json (or OUT.json.gz), or pipe it (-o - to insist)\n");
         rc = SP_EXIT_USAGE;
     } else {
-        rc = run_to_output(&o, run, out, err);
+        rc = run_to_output(&o, c->run, out, err);
     }
     free(o.files);
     return rc;

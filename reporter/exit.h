@@ -10,7 +10,8 @@ enum {
     SP_EXIT_OK = 0,      /* also: a truncated file, reported on `err` */
     SP_EXIT_INPUT = 1,   /* a file unreadable, foreign or corrupt */
     SP_EXIT_USAGE = 2,   /* bad command line */
-    SP_EXIT_OUTPUT = 3   /* cannot write the output */
+    SP_EXIT_OUTPUT = 3,  /* cannot write the output */
+    SP_EXIT_REGRESSED = 4 /* `diff --threshold`: a row got slower beyond it */
 };
 
 /* The exit status after a file read with status st, when it was `a` before:

@@ -13,7 +13,7 @@
 
 /* ---- Filters ------------------------------------------------------------------ */
 /* "12", "1.5ms", "30us", "2s", "100ns": ns in *ns. */
-static int parse_time(const char *s, uint64_t *ns) {
+int sp_parse_time(const char *s, uint64_t *ns) {
     char *end;
     if (!*s || *s == '-' || *s == '+') return -1;
     errno = 0;
@@ -37,10 +37,10 @@ int sp_filter_window(sp_filter *f, const char *v, FILE *err) {
     int ok = colon != NULL;
     if (ok && colon > v) {
         char *left = strndup(v, (size_t)(colon - v));
-        ok = left && parse_time(left, &a) == 0;
+        ok = left && sp_parse_time(left, &a) == 0;
         free(left);
     }
-    if (ok && colon[1]) ok = parse_time(colon + 1, &b) == 0;
+    if (ok && colon[1]) ok = sp_parse_time(colon + 1, &b) == 0;
     if (!ok || a > b) {
         fprintf(err, "scopeprof: --window wants FROM:TO (times since the start of the file, "
                 "e.g. 1.5s:2s or 200ms: ; unit ns, us, ms or s, default us; FROM <= TO), not '%s'\n", v);
@@ -53,7 +53,7 @@ int sp_filter_window(sp_filter *f, const char *v, FILE *err) {
 }
 
 int sp_filter_min_dur(sp_filter *f, const char *v, FILE *err) {
-    if (parse_time(v, &f->min_dur) != 0) {
+    if (sp_parse_time(v, &f->min_dur) != 0) {
         fprintf(err, "scopeprof: --min-dur wants a duration (e.g. 50us, 1.5ms; unit ns, us, ms or s, "
                 "default us), not '%s'\n", v);
         return -1;
@@ -120,7 +120,7 @@ void sp_progress_init(sp_progress *p, int mode, FILE *err, FILE *out, int to_std
 
 static void show(sp_progress *p, const struct timespec *now, int final) {
     char size[48] = "";
-    off_t w = p->out ? ftello(p->out) : -1;
+    off_t w = p->size ? (off_t)p->size(p->size_ctx) : p->out ? ftello(p->out) : -1;
     if (w >= 0) snprintf(size, sizeof size, ", %.1f MB of JSON written", (double)w / 1e6);
     double s = since(&p->t0, now);
     if (final)
@@ -130,6 +130,20 @@ static void show(sp_progress *p, const struct timespec *now, int final) {
         fprintf(p->err, "%sscopeprof: %s (%d/%d): %llu events%s, %.1f s%s", p->tty ? "\r\033[K" : "", p->file,
                 p->file_i + 1, p->nfiles, (unsigned long long)p->events, size, s, p->tty ? "" : "\n");
     p->printed = p->tty && !final;
+    fflush(p->err);
+}
+
+/* One line, once, as the JSON grows past what viewers open: the rest is
+ * still written (the file is the user's to cut), but they know why their
+ * viewer will fail and how to keep less. */
+static void watch_size(sp_progress *p) {
+    if (p->warned || !p->size || p->size(p->size_ctx) <= SP_JSON_VIEWER_MAX) return;
+    p->warned = 1;
+    fprintf(p->err, "%sscopeprof: warning: the trace JSON passed %llu MB, more than Perfetto UI, "
+            "chrome://tracing and speedscope open (a browser's longest string); keep a part with "
+            "--window FROM:TO, --min-dur D or --name PAT (-o OUT.json.gz only makes the file smaller)\n",
+            p->printed ? "\r\033[K" : "", (unsigned long long)(SP_JSON_VIEWER_MAX >> 20));
+    p->printed = 0;
     fflush(p->err);
 }
 
@@ -143,9 +157,9 @@ static int pg_events(void *ctx, const sp_reader *r, const sp_thread *t, const sp
     p->events += n;
     if (p->events - p->at_check >= CHECK_EVERY) {
         p->at_check = p->events;
+        watch_size(p);
         struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (since(&p->last, &now) >= 0.5) {
+        if (p->on && (clock_gettime(CLOCK_MONOTONIC, &now), since(&p->last, &now) >= 0.5)) {
             p->last = now;
             show(p, &now, 0);
         }
@@ -155,7 +169,14 @@ static int pg_events(void *ctx, const sp_reader *r, const sp_thread *t, const sp
 
 static int pg_finish(void *ctx, const sp_reader *r) {
     sp_progress *p = ctx;
-    return p->inner.finish ? p->inner.finish(p->inner.ctx, r) : 0;
+    int rc = p->inner.finish ? p->inner.finish(p->inner.ctx, r) : 0;
+    watch_size(p); /* a file's GPU slices and counters are written at its end */
+    return rc;
+}
+
+void sp_progress_watch(sp_progress *p, uint64_t (*size)(void *ctx), void *ctx) {
+    p->size = size;
+    p->size_ctx = ctx;
 }
 
 sp_callbacks sp_progress_wrap(sp_progress *p, const sp_callbacks *inner, const char *file, int i,
@@ -164,12 +185,13 @@ sp_callbacks sp_progress_wrap(sp_progress *p, const sp_callbacks *inner, const c
     p->file = file;
     p->file_i = i;
     p->nfiles = nfiles;
-    if (!p->on) return *inner;
+    if (!p->on && !p->size) return *inner;
     sp_callbacks cb = {p, pg_header, pg_events, pg_finish};
     return cb;
 }
 
 void sp_progress_done(sp_progress *p) {
+    watch_size(p); /* the end of the JSON */
     if (!p->on) return;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);

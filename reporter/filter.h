@@ -25,6 +25,9 @@ typedef struct sp_filter {
  * ("1.5ms"); without one, microseconds (the unit of trace JSON). Return 0,
  * or -1 with a message on err. */
 int sp_filter_window(sp_filter *f, const char *v, FILE *err);
+/* A time as those options write it ("1.5ms", "30us", "2s", "100ns"; no unit:
+ * microseconds) in *ns: 0, or -1 when it is not one. */
+int sp_parse_time(const char *s, uint64_t *ns);
 int sp_filter_min_dur(sp_filter *f, const char *v, FILE *err);
 int sp_filter_active(const sp_filter *f);
 /* Keep this scope (or memory record: only the window applies)? A scope is
@@ -35,10 +38,15 @@ int sp_filter_active(const sp_filter *f);
 int sp_filter_keep(void *f, const sp_reader *r, uint32_t slot, const sp_event *e);
 
 /* Progress on err while a long conversion runs, at most twice a second:
- * file, events read, bytes written, elapsed time; one last line at the end. */
+ * file, events read, bytes written, elapsed time; one last line at the end.
+ * It also watches the size of the JSON: past SP_JSON_VIEWER_MAX bytes, one
+ * warning line, whether progress is shown or not. */
 typedef struct sp_progress {
     int on, tty;
-    FILE *err, *out; /* out: the output, for its size (ftello) */
+    FILE *err, *out;
+    uint64_t (*size)(void *ctx); /* bytes of JSON written so far, or NULL */
+    void *size_ctx;
+    int warned; /* the size warning was given */
     const char *file;
     int file_i, nfiles;
     uint64_t events, at_check;
@@ -50,6 +58,16 @@ typedef struct sp_progress {
 /* mode: 1 --progress, 0 --no-progress, -1 default: when err is a terminal
  * and the output does not go to that terminal too. */
 void sp_progress_init(sp_progress *p, int mode, FILE *err, FILE *out, int to_stdout);
+/* The largest JSON trace that browser viewers open: 512 MiB, V8's longest
+ * string (2^29 - 24 characters on 64-bit): chrome://tracing, the DevTools
+ * performance panel and speedscope parse the file as one JavaScript string,
+ * and Perfetto UI's in-browser trace processor (about 2 GB of memory, the
+ * trace taking 2-4 times its size there) fails near it too
+ * (docs/REPORTER.md, "Big traces"). */
+#define SP_JSON_VIEWER_MAX (512ull << 20)
+/* Watch the output's size through size(ctx) (the trace writer's byte
+ * count, which gzip and pipes do not hide as ftello would). */
+void sp_progress_watch(sp_progress *p, uint64_t (*size)(void *ctx), void *ctx);
 /* The callbacks to read file i through: inner's, counting events. */
 sp_callbacks sp_progress_wrap(sp_progress *p, const sp_callbacks *inner, const char *file, int i,
                               int nfiles);

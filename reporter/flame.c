@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flame_js.h" /* sp_flame_js: zoom and search (reporter/flame.js) */
 #include "scopeprof.h"
 
 void sp_out_xml(sp_out *o, const char *str) {
@@ -43,6 +44,7 @@ void sp_out_xml(sp_out *o, const char *str) {
 typedef struct node {
     char *name;
     int64_t value;
+    int64_t base; /* a differential graph: the frame's time in BASE */
     uint32_t parent, depth;
 } node;
 
@@ -52,6 +54,7 @@ struct sp_flame {
     uint32_t *hash; /* (parent, name) -> node index + 1; open addressing */
     uint32_t hcap;
     uint32_t drawn;
+    int diff; /* frames coloured by the change from base to value */
 };
 
 static uint64_t key_hash(uint32_t parent, const char *s, size_t len) {
@@ -72,7 +75,7 @@ static int add_node(sp_flame *f, uint32_t parent, const char *name, size_t len, 
     if (!s) return -1;
     memcpy(s, name, len);
     s[len] = 0;
-    f->n[f->nn] = (node){s, 0, parent, depth};
+    f->n[f->nn] = (node){s, 0, 0, parent, depth};
     return (int)f->nn++;
 }
 
@@ -108,19 +111,22 @@ static int64_t child(sp_flame *f, uint32_t parent, const char *name, size_t len)
     return k;
 }
 
-sp_flame *sp_flame_new(void) {
+sp_flame *sp_flame_new(const char *root) {
     sp_flame *f = calloc(1, sizeof *f);
-    if (!f || add_node(f, UINT32_MAX, "all", 3, 0) < 0 || rehash(f) != 0) {
+    if (!f || add_node(f, UINT32_MAX, root, strlen(root), 0) < 0 || rehash(f) != 0) {
         sp_flame_free(f);
         return NULL;
     }
     return f;
 }
 
-int sp_flame_add(sp_flame *f, const char *folded, int64_t value) {
-    if (value <= 0) return 0;
+int sp_flame_add_diff(sp_flame *f, const char *folded, int64_t value, int64_t base) {
+    if (value < 0) value = 0;
+    if (base < 0) base = 0;
+    if (value == 0 && base == 0) return 0;
     uint32_t at = 0;
     f->n[0].value += value;
+    f->n[0].base += base;
     for (const char *p = folded;;) {
         const char *e = strchr(p, ';');
         size_t len = e ? (size_t)(e - p) : strlen(p);
@@ -128,11 +134,20 @@ int sp_flame_add(sp_flame *f, const char *folded, int64_t value) {
         if (k < 0) return -1;
         at = (uint32_t)k;
         f->n[at].value += value;
+        f->n[at].base += base;
         if (!e) break;
         p = e + 1;
     }
     return 0;
 }
+
+int sp_flame_add(sp_flame *f, const char *folded, int64_t value) {
+    return value > 0 ? sp_flame_add_diff(f, folded, value, 0) : 0;
+}
+
+void sp_flame_set_diff(sp_flame *f) { f->diff = 1; }
+
+int64_t sp_flame_total(const sp_flame *f) { return f->n[0].value; }
 
 uint32_t sp_flame_drawn(const sp_flame *f) { return f->drawn; }
 
@@ -156,12 +171,23 @@ static int cmp_kids(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
-/* A warm colour from the name, the same for a name wherever it appears. */
-static void put_colour(sp_out *o, const char *name) {
-    uint64_t h = key_hash(0, name, strlen(name));
+/* A warm colour from the name, the same for a name wherever it appears;
+ * in a differential graph, red for a frame that took longer in NEW than in
+ * BASE, blue for one that took less, the deeper the larger the change
+ * (relative to the larger of the two), white-ish for none. */
+static void put_colour(sp_out *o, const sp_flame *f, const node *nd) {
     char b[40];
-    snprintf(b, sizeof b, "rgb(%u,%u,%u)", 205 + (unsigned)(h % 51), 80 + (unsigned)(h >> 8 & 127),
-             40 + (unsigned)(h >> 16 & 31));
+    if (f->diff) {
+        double hi = (double)(nd->value > nd->base ? nd->value : nd->base);
+        double d = hi > 0 ? ((double)nd->value - (double)nd->base) / hi : 0; /* -1..1 */
+        unsigned k = (unsigned)(200 * (d < 0 ? -d : d));
+        if (d >= 0) snprintf(b, sizeof b, "rgb(255,%u,%u)", 235 - k, 235 - k);
+        else snprintf(b, sizeof b, "rgb(%u,%u,255)", 235 - k, 235 - k);
+    } else {
+        uint64_t h = key_hash(0, nd->name, strlen(nd->name));
+        snprintf(b, sizeof b, "rgb(%u,%u,%u)", 205 + (unsigned)(h % 51), 80 + (unsigned)(h >> 8 & 127),
+                 40 + (unsigned)(h >> 16 & 31));
+    }
     sp_out_str(o, b);
 }
 
@@ -235,11 +261,25 @@ void sp_flame_svg(sp_flame *f, sp_out *o, int width, int standalone, const char 
     sp_out_str(o, b);
     if (standalone)
         sp_out_str(o, "<style>text{font:12px monospace;fill:#000}rect{stroke:#fff;stroke-width:0.5}"
-                      ".head{font:bold 14px sans-serif}</style>\n"
+                      ".head{font:bold 14px sans-serif}g.frame{cursor:pointer}g.frame text{pointer-events:none}"
+                      "g.frame:hover rect{stroke:#000}.hit rect{fill:#c8a0ff}.parent{opacity:0.55}"
+                      ".ctl{font:12px sans-serif;fill:#06c;cursor:pointer}.matched{font:12px sans-serif}</style>\n"
                       "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#f8f8f8\"/>\n");
     sp_out_str(o, "<text class=\"head\" x=\"10\" y=\"18\">");
     sp_out_xml(o, title);
     sp_out_str(o, "</text>\n");
+    /* The controls flame.js wires up: right-aligned at the top. */
+    snprintf(b, sizeof b, "<text class=\"ctl reset\" x=\"%d\" y=\"18\" text-anchor=\"end\" "
+             "style=\"display:none\">Reset zoom</text>\n", width - (standalone ? 80 : 10));
+    sp_out_str(o, b);
+    if (standalone) {
+        snprintf(b, sizeof b, "<text class=\"ctl search\" x=\"%d\" y=\"18\" text-anchor=\"end\">Search</text>\n",
+                 width - 10);
+        sp_out_str(o, b);
+        snprintf(b, sizeof b, "<text class=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"></text>\n",
+                 width - 10, height - 2);
+        sp_out_str(o, b);
+    }
     /* Depth first from the root: each frame places its children left to
      * right in name order from its own x. */
     uint32_t sp = 0;
@@ -256,7 +296,15 @@ void sp_flame_svg(sp_flame *f, sp_out *o, int width, int standalone, const char 
         scopeprof_format_time(t, sizeof t, (double)nd->value / 1e3);
         sp_out_str(o, "<g class=\"frame\"><title>");
         sp_out_xml(o, nd->name);
-        snprintf(b, sizeof b, " (%s, %.2f%%)", t, 100.0 * (double)nd->value / total);
+        if (f->diff) {
+            char bt[32];
+            scopeprof_format_time(bt, sizeof bt, (double)nd->base / 1e3);
+            snprintf(b, sizeof b, " (NEW %s, BASE %s", t, bt);
+            sp_out_str(o, b);
+            if (nd->base) snprintf(b, sizeof b, ", %+.1f%%)", 100.0 * ((double)nd->value - (double)nd->base) / (double)nd->base);
+            else snprintf(b, sizeof b, ", new)");
+        } else
+            snprintf(b, sizeof b, " (%s, %.2f%%)", t, 100.0 * (double)nd->value / total);
         sp_out_str(o, b);
         sp_out_str(o, "</title><rect x=\"");
         put_num(o, x[i]);
@@ -266,7 +314,7 @@ void sp_flame_svg(sp_flame *f, sp_out *o, int width, int standalone, const char 
         put_num(o, w);
         snprintf(b, sizeof b, "\" height=\"%d\" fill=\"", FRAME_H - 1);
         sp_out_str(o, b);
-        put_colour(o, nd->name);
+        put_colour(o, f, nd);
         sp_out_str(o, "\"/>");
         if ((w - 6) / CHAR_W >= 3) { /* room for a label (put_label) */
             sp_out_str(o, "<text x=\"");
@@ -285,6 +333,11 @@ void sp_flame_svg(sp_flame *f, sp_out *o, int width, int standalone, const char 
             cx += (double)f->n[c].value * scale;
             stack[sp++] = c;
         }
+    }
+    if (standalone) { /* CDATA: the script's < and & stay as written */
+        sp_out_str(o, "<script type=\"text/ecmascript\"><![CDATA[\n");
+        sp_out_str(o, sp_flame_js);
+        sp_out_str(o, "]]></script>\n");
     }
     sp_out_str(o, "</svg>\n");
 out:

@@ -14,7 +14,7 @@ int sp_cmd_flame(char **files, int nfiles, int per_thread, const char *output, c
                  FILE *err) {
     scopeprof_agg a;
     int usable;
-    int rc = sp_aggregate(files, nfiles, per_thread ? SP_FOLDED_PER_THREAD : 1, NULL, NULL, &a, NULL,
+    int rc = sp_aggregate(files, nfiles, per_thread ? SP_FOLDED_PER_THREAD : 1, NULL, &a, NULL,
                           &usable, err);
     if (!usable) {
         scopeprof_agg_free(&a);

@@ -24,7 +24,7 @@ static void flame(const uint8_t *data, size_t size, FILE *null) {
     if (!m) return;
     sp_report_mem(data, size, "folded", m);
     fclose(m);
-    sp_flame *f = sp_flame_new();
+    sp_flame *f = sp_flame_new("all");
     for (char *line = text, *nl; f && line && *line; line = nl ? nl + 1 : NULL) {
         nl = strchr(line, '\n');
         if (nl) *nl = 0;

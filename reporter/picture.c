@@ -8,7 +8,7 @@
 #include "exit.h"
 
 sp_flame *sp_picture_flame(const scopeprof_agg *a) {
-    sp_flame *f = sp_flame_new();
+    sp_flame *f = sp_flame_new("all");
     for (uint32_t i = 0; f && i < a->nrows; i++)
         if (sp_flame_add(f, a->rows[i].key, a->rows[i].self_ns) != 0) {
             sp_flame_free(f);

@@ -18,6 +18,11 @@
  * named `name` in messages. */
 int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, long limit, FILE *out,
                 FILE *err);
+/* html --diff: BASE (files[0..n[0])) against NEW (the n[1] after), as
+ * `scopeprof diff` compares them (diff.h). */
+struct sp_diff_opts;
+int sp_cmd_html_diff(char **files, const int n[2], const struct sp_diff_opts *o, const char *output,
+                     const char *name, FILE *out, FILE *err);
 int sp_cmd_flame(char **files, int nfiles, int per_thread, const char *output, const char *name, FILE *out,
                  FILE *err);
 

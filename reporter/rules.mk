@@ -7,19 +7,31 @@
 REPORTER_SRCS := reporter/input.c reporter/read.c reporter/chrome.c reporter/gz.c \
                  reporter/tree.c reporter/aggregate.c reporter/scopeprof_impl.c \
                  reporter/buf.c reporter/chrome_write.c reporter/filter.c reporter/output.c \
-                 reporter/cli.c reporter/html.c reporter/flame_cmd.c reporter/picture.c reporter/flame.c
+                 reporter/cells.c reporter/cli.c reporter/diff.c reporter/timeline.c reporter/html.c reporter/flame_cmd.c reporter/picture.c reporter/flame.c
 REPORTER_HDRS := reporter/input.h reporter/read.h reporter/chrome.h reporter/gz.h \
                  reporter/tree.h reporter/aggregate.h \
                  reporter/buf.h reporter/digits.h reporter/chrome_write.h reporter/filter.h reporter/output.h \
-                 reporter/cli.h reporter/picture.h reporter/flame.h reporter/exit.h \
-                 $(HEADER)
+                 reporter/cells.h reporter/cli.h reporter/diff.h reporter/timeline.h reporter/picture.h reporter/flame.h reporter/exit.h \
+                 $(BUILD)/gen/flame_js.h $(BUILD)/gen/report_js.h $(HEADER)
 # -lm: chrome.c rounds JSON numbers (llround). -lz: gzip input and output
 # (gz.c), when zlib's header is there (Debian: zlib1g-dev). Without
 # it, -DSP_NO_ZLIB (it reaches the compiler: every rule compiles and links in
 # one command) builds a reporter that refuses gzip naming the package, and
 # `make` says so.
 HAVE_ZLIB ?= $(shell printf '\043include <zlib.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
-REPORTER_LIBS := $(if $(filter 1,$(HAVE_ZLIB)),-lz,-DSP_NO_ZLIB) -lm $(LDLIBS)
+# -I$(BUILD)/gen: the pictures' scripts (below), which reach the compiler the
+# same way.
+REPORTER_LIBS := $(if $(filter 1,$(HAVE_ZLIB)),-lz,-DSP_NO_ZLIB) -I$(BUILD)/gen -lm $(LDLIBS)
+
+# The pictures' scripts are JavaScript files (reporter/flame.js: zoom and
+# search in flame graphs; reporter/report.js: the html page), compiled in as
+# C strings: sp_flame_js, sp_report_js. They go inside <script> and CDATA,
+# so neither may hold "</script" or "]]>".
+$(BUILD)/gen/%_js.h: reporter/%.js
+	@mkdir -p $(@D)
+	@if grep -n -e '</script' -e ']]>' $<; then echo "$<: '</script' or ']]>' would end the script early"; exit 1; fi
+	{ echo '/* generated from $< by reporter/rules.mk: do not edit */'; echo 'static const char sp_$*_js[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo '    "";'; } >$@
 
 ifneq ($(HAVE_ZLIB),1)
 all: skipped-gzip

@@ -16,6 +16,46 @@ cat >"$work/evil.json" <<'JSON'
  {"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"<i>t</i>"}}]}
 JSON
 
+# The page's parser, for the checks below: every element closed where it
+# opened, and what the checks read.
+PAGE_PY=$work/page.py
+cat >"$PAGE_PY" <<'PY'
+from html.parser import HTMLParser
+
+class Page(HTMLParser):
+    """Tags, the table's rows (cells' text and data-v), pre.notes' text, <title>s."""
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.stack, self.pre, self.rows, self.titles = [], [], "", [], []
+        self.row = self.cell = None
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if tag in ("meta", "input", "br", "img", "link", "hr"): return   # void elements
+        self.stack.append((tag, a))
+        if tag == "tr" and any(t == "tbody" for t, _ in self.stack): self.row = []
+        if tag == "td" and self.row is not None: self.cell = ["", a.get("data-v")]
+    def handle_startendtag(self, tag, attrs):   # <rect .../>: no content
+        self.tags.append((tag, dict(attrs)))
+    def handle_endtag(self, tag):
+        t, a = self.stack.pop()
+        assert t == tag, (t, tag)          # well nested: nothing broke out
+        if tag == "td" and self.cell is not None:
+            self.row.append(tuple(self.cell)); self.cell = None
+        if tag == "tr" and self.row is not None:
+            self.rows.append(self.row); self.row = None
+    def handle_data(self, d):
+        names = [t for t, _ in self.stack]
+        if "pre" in names: self.pre += d
+        if self.cell is not None: self.cell[0] += d
+        if names and names[-1] == "title": self.titles.append(d)
+
+def page(path):
+    p = Page(); p.feed(open(path, encoding="utf-8").read()); p.close()
+    assert not p.stack, p.stack
+    return p
+PY
+
 "$SP" html "$work/demo.sprof" -o "$work/demo.html"
 "$SP" table "$work/demo.sprof" >"$work/demo.table"
 "$SP" table "$work/demo.sprof" --format json >"$work/demo.table.json"
@@ -25,41 +65,12 @@ JSON
 "$SP" flame "$work/nasty.sprof" -o "$work/nasty.svg"
 "$SP" html "$work/nasty.sprof" "$work/demo.sprof" -o "$work/two.html"
 
-python3 - "$work" <<'PY'
+python3 - "$work" "$PAGE_PY" <<'PY'
 import html, json, re, sys, xml.etree.ElementTree as ET
-from html.parser import HTMLParser
 w = sys.argv[1]
 NS = "{http://www.w3.org/2000/svg}"
 
-class Page(HTMLParser):
-    """Tags, the text of pre.table and of its span.row children, <title>s."""
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.tags, self.stack, self.pre, self.rows, self.titles = [], [], "", [], []
-        self.row = None
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        self.tags.append((tag, a))
-        if tag in ("meta", "input", "br", "img", "link", "hr"): return   # void elements
-        self.stack.append((tag, a))
-        if tag == "span" and a.get("class") == "row": self.row = ""
-    def handle_startendtag(self, tag, attrs):   # <rect .../>: no content
-        self.tags.append((tag, dict(attrs)))
-    def handle_endtag(self, tag):
-        t, a = self.stack.pop()
-        assert t == tag, (t, tag)          # well nested: nothing broke out
-        if tag == "span" and self.row is not None:
-            self.rows.append(self.row); self.row = None
-    def handle_data(self, d):
-        names = [t for t, _ in self.stack]
-        if "pre" in names: self.pre += d
-        if self.row is not None: self.row += d
-        if names and names[-1] == "title": self.titles.append(d)
-
-def page(path):
-    p = Page(); p.feed(open(path, encoding="utf-8").read()); p.close()
-    assert not p.stack, p.stack
-    return p
+exec(open(sys.argv[2]).read())   # Page, page(): $PAGE_PY
 
 def frames(svg_root):
     out = []
@@ -69,14 +80,22 @@ def frames(svg_root):
         out.append((g.find(NS + "title").text, float(r.get("x")), float(r.get("y")), float(r.get("width"))))
     return out
 
-# -- the table is `scopeprof table`'s, each data row a span
+# -- the table holds `scopeprof table`'s rows and figures, one <tr> each
 p = page(f"{w}/demo.html")
 table = open(f"{w}/demo.table", encoding="utf-8").read()
-assert p.pre == table, (p.pre[:300], table[:300])
 rows = json.load(open(f"{w}/demo.table.json"))["tables"][0]["rows"]
 assert len(p.rows) == len(rows) and len(rows) > 5, (len(p.rows), len(rows))
-for r in rows:
-    assert any(x.split()[0] == r["name"] for x in p.rows), r["name"]
+for html_row, r in zip(p.rows, rows):   # both sorted by CPU total
+    assert html_row[0][0] == r["name"], (html_row[0], r["name"])
+    # Self CPU, CPU total and calls: the raw numbers, and the text the table shows.
+    assert float(html_row[2][1]) == r["self_cpu_time_total_ns"], (html_row, r)
+    assert float(html_row[4][1]) == r["cpu_time_total_ns"], (html_row, r)
+    assert float(html_row[-1][1]) == r["count"], (html_row, r)
+    line = [l for l in table.splitlines() if l.split() and l.split()[0] == r["name"]][0]
+    assert html_row[2][0] in line.split() and html_row[4][0] in line.split(), (html_row, line)
+# The lines under the table are the text table's.
+under = table[table.index("Self CPU time total"):]
+assert p.pre == under, (p.pre, under)
 # -- self-contained: one inline script, no loads of anything
 for tag, a in p.tags:
     assert "src" not in a and "href" not in a, (tag, a)
@@ -87,12 +106,23 @@ assert [t for t, _ in p.tags].count("script") == 1
 assert "default-src 'none'" in src
 # -- timeline: one slice per scope (none deeper than 24, fewer than 100000)
 svgs = [a.get("class") for t, a in p.tags if t == "svg"]
-assert svgs == ["flamegraph", "timeline"], svgs
+# one flame graph per thread (train_cpu, data_loader), the merged one, the timeline
+assert svgs == ["flamegraph", "flamegraph", "flamegraph", "timeline"], svgs
 slices = sum(1 for t, a in p.tags if t == "g" and a.get("class") == "slice")
 # (the steps' row ProfilerStep* is the steps, not scopes: no slices)
 scopes = sum(r["count"] for r in rows if r["name"] != "ProfilerStep*")
 assert slices == scopes, (slices, scopes)
-assert sum(1 for t, a in p.tags if t == "text" and a.get("class") == "track") == 2   # two threads
+src_tracks = re.findall(r'<text class="track" x="10" y="\d+">([^<]*)</text>', src)
+assert sum("(tid " in t for t in src_tracks) == 2, src_tracks     # two threads
+assert sum(": steps (12, PROFILE_STEP)" in t for t in src_tracks) == 1, src_tracks
+assert sum(": CPU memory (peak " in t for t in src_tracks) == 1, src_tracks
+steps = sum(1 for t, a in p.tags if t == "g" and a.get("class") == "step")
+assert steps == 12, steps
+counters = [a for t, a in p.tags if t == "path" and a.get("class") == "counter"]
+assert len(counters) == 1 and counters[0]["d"].startswith("M") and counters[0]["d"].endswith("Z"), counters
+# The memory counter follows the records: it peaks at the track's top.
+ys = [float(v) for v in re.findall(r"V([0-9.]+)", counters[0]["d"])]
+assert min(ys) < max(ys) - 30, ys
 
 # -- flame graph: strict XML; widths add up; a frame's time is its total
 root = ET.parse(f"{w}/demo.svg").getroot()
@@ -122,7 +152,7 @@ evil_names = ["<script>document.title='pwned'</script>", "a&b\"c'd <img src=x on
 p = page(f"{w}/evil.html")
 tags = [t for t, _ in p.tags]
 assert tags.count("script") == 1 and "img" not in tags and "b" not in tags and "i" not in tags, tags
-joined = "\n".join(p.titles) + p.pre
+joined = "\n".join(p.titles) + "\n".join(c[0] for r in p.rows for c in r)
 for n in evil_names:
     assert n in joined, n
 root = ET.parse(f"{w}/evil.svg").getroot()
@@ -136,10 +166,54 @@ titles = [f[0] for f in frames(root)]
 assert any(t.startswith("ctl\ufffd\ufffd\ufffdtab nl (") for t in titles), titles
 assert any(t.startswith("bad \ufffd\ufffd utf8 \ufffd\ufffd\ufffd (") for t in titles), titles
 # Two files: one page, both files' threads.
-p = page(f"{w}/two.html")
-tracks = sum(1 for t, a in p.tags if t == "text" and a.get("class") == "track")
-assert tracks == 4, tracks
+two = open(f"{w}/two.html", encoding="utf-8").read()
+page(f"{w}/two.html")
+tracks = re.findall(r'<text class="track" x="10" y="\d+">([^<]*)</text>', two)
+assert sum("(tid " in t for t in tracks) == 4, tracks
 print("pictures: ok")
+PY
+
+# html --diff: the diff table and a differential flame graph. NEW's A takes
+# three times BASE's; B the same; C only in NEW, D only in BASE.
+cat >"$work/base.json" <<'JSON'
+{"traceEvents":[
+ {"name":"main","ph":"X","ts":0,"dur":1000,"pid":1,"tid":1},
+ {"name":"A","ph":"X","ts":0,"dur":100,"pid":1,"tid":1},
+ {"name":"B","ph":"X","ts":200,"dur":100,"pid":1,"tid":1},
+ {"name":"D","ph":"X","ts":400,"dur":100,"pid":1,"tid":1}]}
+JSON
+cat >"$work/new.json" <<'JSON'
+{"traceEvents":[
+ {"name":"main","ph":"X","ts":0,"dur":1000,"pid":1,"tid":1},
+ {"name":"A","ph":"X","ts":0,"dur":300,"pid":1,"tid":1},
+ {"name":"B","ph":"X","ts":400,"dur":100,"pid":1,"tid":1},
+ {"name":"C<b>","ph":"X","ts":600,"dur":50,"pid":1,"tid":1}]}
+JSON
+"$SP" html --diff "$work/base.json" "$work/new.json" -o "$work/diff.html"
+"$SP" diff --format json "$work/base.json" "$work/new.json" >"$work/diff.json"
+python3 - "$work" "$PAGE_PY" <<'PY'
+import json, re, sys
+w = sys.argv[1]
+exec(open(sys.argv[2]).read())
+p = page(f"{w}/diff.html")
+d = json.load(open(f"{w}/diff.json"))
+assert [r[0][0] for r in p.rows] == [r["name"] for r in d["rows"]], ([r[0][0] for r in p.rows], d["rows"])
+a = [r for r in p.rows if r[0][0] == "A"][0]
+assert a[-1][0] == "" and a[-2][0] == "+200.00%" and float(a[-3][1]) == 200000, a
+assert [r for r in p.rows if r[0][0] == "C<b>"][0][-1][0] == "new only"
+assert [r for r in p.rows if r[0][0] == "D"][0][-1][0] == "base only"
+src = open(f"{w}/diff.html", encoding="utf-8").read()
+assert "<b>" not in src and "C&lt;b&gt;" in src
+assert [t for t, _ in p.tags].count("script") == 1
+# The graph: widths from NEW, colours from the change: A red, B white-ish.
+fr = {m[0]: (m[1], m[2]) for m in re.findall(r'<g class="frame"><title>([^<(]*) \(([^)]*)\)</title><rect [^>]*fill="([^"]*)"', src)}
+assert fr["A"][0] == "NEW 300.000us, BASE 100.000us, +200.0%", fr
+assert fr["A"][1] == "rgb(255,102,102)", fr["A"]            # 2/3 of the larger: 235 - 200 * 2/3
+assert fr["B"][1] == "rgb(255,235,235)", fr["B"]            # no change
+assert "D" not in fr, fr                                    # BASE only: no width in NEW
+assert fr["C&lt;b&gt;"][0].endswith(", new"), fr
+assert "1 stack(s) of BASE only are not drawn" in src
+print("diff page: ok")
 PY
 
 # Past 100000 slices the timeline keeps the longest: every scope is either

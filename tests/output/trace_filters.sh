@@ -3,6 +3,7 @@
 set -eu
 BUILD=${BUILD:-build}
 SP=${SP:-$BUILD/tests/output/scopeprof_asan}
+SP_PLAIN=${SP_PLAIN:-$BUILD/scopeprof}   # for 4M events: ASan would take its time
 work=$(mktemp -d /tmp/sp_trace_filters.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$work/demo.sprof" "$BUILD/samples/train_cpu" >/dev/null
@@ -68,8 +69,13 @@ PY
 if command -v script >/dev/null; then
   script -qec "$SP trace $work/known.sprof -o $work/tty.json" /dev/null >"$work/tty1" </dev/null
   grep -q "scopeprof: 5 events from 1 file(s)" "$work/tty1" || { echo "no progress on a terminal: $(cat "$work/tty1")"; exit 1; }
-  script -qec "$SP trace $work/known.sprof" /dev/null >"$work/tty2" </dev/null
+  script -qec "$SP trace $work/known.sprof -o -" /dev/null >"$work/tty2" </dev/null
   ! grep -q "events from" "$work/tty2" || { echo "progress mixed into JSON on the terminal"; exit 1; }
+  grep -q '"traceEvents"' "$work/tty2" || { echo "-o - on a terminal wrote no JSON: $(head -c 300 "$work/tty2")"; exit 1; }
+  # Without -o, JSON is not poured onto a terminal: refused, naming -o.
+  script -qec "$SP trace $work/known.sprof; echo rc=\$?" /dev/null >"$work/tty4" </dev/null
+  grep -q "rc=2" "$work/tty4" && grep -q -- "-o OUT.json" "$work/tty4" && ! grep -q '"traceEvents"' "$work/tty4" ||
+    { echo "trace to a terminal without -o: $(cat "$work/tty4")"; exit 1; }
   script -qec "$SP trace $work/known.sprof -o $work/tty.json --no-progress" /dev/null >"$work/tty3" </dev/null
   ! grep -q "events from" "$work/tty3" || { echo "--no-progress printed progress"; exit 1; }
 fi
@@ -81,6 +87,23 @@ set +e
 "$SP" trace "$work/known.sprof" -o "$work/full.json.gz" 2>"$work/err"; rc=$?
 set -e
 [ $rc -eq 3 ] && grep -q "full.json.gz" "$work/err" || { echo "gzip to a full disk: rc $rc: $(cat "$work/err")"; exit 1; }
+
+# Past 512 MB of JSON (4M scopes: about 650 MB), more than browser viewers
+# open, one line on stderr says so and names the filters; the JSON is still
+# written whole (the last progress line counts every event). Filtered down,
+# nothing is said.
+SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$work/big.sprof" "$BUILD/bench/gen_trace" 4000000 >/dev/null 2>&1
+"$SP_PLAIN" trace "$work/big.sprof" -o /dev/null 2>"$work/err"
+[ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "warning: the trace JSON passed 512 MB" "$work/err" &&
+  grep -q -- "--window FROM:TO, --min-dur D or --name PAT" "$work/err" && grep -q "OUT.json.gz" "$work/err" ||
+  { echo "no size warning for 650 MB of JSON: $(cat "$work/err")"; exit 1; }
+"$SP_PLAIN" trace "$work/big.sprof" -o /dev/null --name step_0 2>"$work/err"   # one step name in 8
+[ ! -s "$work/err" ] || { echo "a size warning for a filtered trace: $(cat "$work/err")"; exit 1; }
+"$SP_PLAIN" trace "$work/big.sprof" --progress -o /dev/null 2>"$work/err"
+[ "$(grep -c "warning: the trace JSON passed 512 MB" "$work/err")" -eq 1 ] &&
+  grep -q "scopeprof: 4000000 events from 1 file(s), [0-9.]* MB of JSON written" "$work/err" ||
+  { echo "size warning with --progress: $(cat "$work/err")"; exit 1; }
+rm -f "$work/big.sprof"
 
 # Bad values are usage errors that name the option.
 for bad in "--window 3:1" "--window 1x:2" "--window 5" "--min-dur 5xs" "--min-dur -1"; do

@@ -10,6 +10,20 @@
 
 static char dir[64];
 
+/* Make the scratch folder, /tmp/SUITE.XXXXXX (each suite's setup); 0 or -1. */
+static int files_setup(const char *suite) {
+    snprintf(dir, sizeof dir, "/tmp/%s.XXXXXX", suite);
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Remove it, as a cmocka group teardown. */
+static int files_teardown(void **state) {
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 /* DIR/NAME, in one of 8 rotating buffers (a call may take several). */
 static const char *path(const char *name) {
     static char p[8][256];

@@ -24,8 +24,7 @@
 
 static int setup(void **state) {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/sp_reporter_test.XXXXXX");
-    if (!mkdtemp(dir)) return -1;
+    if (files_setup("sp_reporter_test") != 0) return -1;
     tw w = {0, 0, 0};
     tw_known(&w, 7);
     if (tw_save(&w, path("known.sprof"))) return -1;
@@ -34,13 +33,6 @@ static int setup(void **state) {
     if (tw_save(&w, path("known8.sprof"))) return -1;
     free(w.b);
     return corpus(dir);
-}
-
-static int teardown(void **state) {
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 static const char golden[] =
@@ -819,5 +811,5 @@ int main(void) {
         cmocka_unit_test(test_group_by_thread),
         cmocka_unit_test(test_overhead_compensation),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, files_teardown);
 }

@@ -61,8 +61,7 @@ static void write_ticks(const char *name, uint32_t n, int end) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/sp_robust_test.XXXXXX");
-    if (!mkdtemp(dir)) return -1;
+    if (files_setup("sp_robust_test") != 0) return -1;
     tw w = {0, 0, 0};
     tw_major = 1;
     tw_known(&w, 7);
@@ -70,13 +69,6 @@ static int setup(void **state) {
     free(w.b);
     write_ticks("big.sprof", 200000, 1);
     return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 /* Files in dir whose name starts with '.': left-over temporaries. */
@@ -409,5 +401,5 @@ int main(void) {
         cmocka_unit_test(test_strict_cli),           cmocka_unit_test(test_gzip_input),
         cmocka_unit_test(test_profiler_step_rows),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, files_teardown);
 }

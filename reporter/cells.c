@@ -1,0 +1,42 @@
+/* cells.c -- see cells.h. */
+#include "cells.h"
+
+#include <string.h>
+
+int sp_format_parse(const char *f, FILE *err) {
+    static const char *const names[] = {"text", "csv", "json", "markdown"}; /* SP_FORMAT_* */
+    if (!f) return SP_FORMAT_TEXT;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(f, names[i]) == 0) return i;
+    fprintf(err, "scopeprof: unknown --format '%s'; valid: text, csv, json, markdown\n", f);
+    return -1;
+}
+
+int sp_more_rows(char *b, size_t n, uint32_t nrows, long limit) {
+    b[0] = 0;
+    if (limit <= 0 || (uint32_t)limit >= nrows) return 0;
+    snprintf(b, n, "... %u more rows (--limit %ld of %u; --limit 0 shows all)", nrows - (uint32_t)limit, limit, nrows);
+    return 1;
+}
+
+void sp_csv_field(FILE *out, const char *s) {
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+void sp_md_cell(FILE *out, const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7F) c = ' ';
+        else if (strchr("\\`*_[]<>~&|", c)) fputc('\\', out);
+        fputc(c, out);
+    }
+}
