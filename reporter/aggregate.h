@@ -19,8 +19,9 @@
 #include "tree.h"
 
 /* Groupings: what makes a row (--group-by; folded: the stacks command's rows). */
-enum { SP_GROUP_NAME, SP_GROUP_SITE, SP_GROUP_STACK, SP_GROUP_FOLDED, SP_GROUP_SHAPE, SP_GROUP_THREAD };
-/* --group-by G (NULL: name): name, site, shape, thread or stack:N
+enum { SP_GROUP_NAME, SP_GROUP_SITE, SP_GROUP_STACK, SP_GROUP_FOLDED, SP_GROUP_SHAPE, SP_GROUP_THREAD,
+       SP_GROUP_RANK };
+/* --group-by G (NULL: name): name, site, shape, thread, rank or stack:N
  * (N = 1..1000, in *n). Returns 0, or -1 for anything else. */
 int sp_group_parse(const char *g, int *group, uint32_t *n);
 

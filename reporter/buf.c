@@ -96,6 +96,19 @@ static int utf8_len(const unsigned char *s) {
 
 int sp_utf8_len(const unsigned char *s) { return utf8_len(s); }
 
+void sp_csv_field(FILE *out, const char *s) {
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
 void sp_out_json_str(sp_out *o, const char *str) {
     const unsigned char *s = (const unsigned char *)str, *run = s;
     sp_out_write(o, "\"", 1);

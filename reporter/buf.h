@@ -28,6 +28,9 @@ void sp_out_us(sp_out *o, uint64_t ns);
 /* A JSON string: quotes, backslash and control characters escaped (control
  * characters as \u00XX), bytes that are not valid UTF-8 replaced by U+FFFD. */
 void sp_out_json_str(sp_out *o, const char *s);
+/* A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a
+ * comma, a quote or a line break. */
+void sp_csv_field(FILE *out, const char *s);
 /* Length of the valid UTF-8 sequence at s (2 to 4), or 0 for an ASCII or
  * invalid byte; shared with the HTML and SVG writers (html.c, flame.c). */
 int sp_utf8_len(const unsigned char *s);

@@ -12,10 +12,12 @@
 #include "aggregate.h"
 #include "buf.h"
 #include "chrome_write.h"
+#include "clocks.h"
 #include "filter.h"
 #include "input.h"
 #include "output.h"
 #include "picture.h"
+#include "ranks.h"
 #include "read.h"
 #include "scopeprof.h"
 
@@ -60,6 +62,8 @@ static const char usage_table[] =
     "                     site: one row per name and file:line (Source Location)\n"
     "                     thread: one row per thread and name (Thread column:\n"
     "                     the thread's name, else its tid)\n"
+    "                     rank: one row per rank and name (Rank column: 'rank R',\n"
+    "                     else 'pid P' for a file without a rank)\n"
     "                     stack:N: one row per name and its N innermost enclosing\n"
     "                     scopes (Stack column, outermost first, ';'-separated)\n"
     "                     shape: one row per name and input shapes (Input Shapes\n"
@@ -68,9 +72,12 @@ static const char usage_table[] =
     "  --format F         text (default), csv or json; csv and json carry raw\n"
     "                     numbers: nanoseconds, bytes, counts\n"
     "  --per-process      one table per FILE instead of one over all of them\n"
-    "  --per-rank         one table over all FILEs, plus per row the min, mean and\n"
-    "                     max over the FILEs of its CPU total and the FILE with the\n"
-    "                     max (a FILE without the row counts as 0 in all three)\n"
+    "  --per-rank         the table across FILEs (one per rank), as the job table\n"
+    "                     an MPI program prints at MPI_Finalize: per row calls,\n"
+    "                     self and total CPU time min / mean / max over the FILEs\n"
+    "                     with the rank of each min and max, the imbalance (max /\n"
+    "                     mean of self), the straggler and who waited in each MPI\n"
+    "                     call (a FILE without the row counts as 0); docs/MPI.md\n"
     "  --steps A:B|N      only scopes inside steps A..B (PROFILE_STEP numbers;\n"
     "                     ProfilerStep#N in Chrome JSON); not with standard input\n"
     "  --no-compensate    raw times: do not take out the cost of recording nested\n"
@@ -93,8 +100,12 @@ static const char usage_trace[] =
     "  --thread T         only scopes of threads named T (substring or glob), or\n"
     "                     with tid or index T when T is a number\n"
     "  --window FROM:TO   only scopes overlapping FROM..TO, times since the start\n"
-    "                     of the file (1.5s:2s, 200ms:, :30ms; unit ns, us, ms or s,\n"
-    "                     default us; Chrome JSON input: in its own ts)\n"
+    "                     of the earliest FILE on the aligned clock (1.5s:2s,\n"
+    "                     200ms:, :30ms; unit ns, us, ms or s, default us; Chrome\n"
+    "                     JSON input: in its own ts)\n"
+    "  Files of several hosts are put on one clock: rank 0's, by the offsets an\n"
+    "  MPI job measured (docs/MPI.md), else by their realtime offsets (said on\n"
+    "  stderr)\n"
     "  --min-dur D        only scopes lasting at least D (e.g. 50us)\n"
     "  --progress         progress on stderr (default: when stderr is a terminal\n"
     "                     and the JSON does not go to it); --no-progress: never\n"
@@ -245,37 +256,9 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
     return 0;
 }
 
-static void csv_field(FILE *out, const char *s) {
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
+static void csv_field(FILE *out, const char *s) { sp_csv_field(out, s); }
 
 static double pct(int64_t num, int64_t den) { return den ? 100.0 * (double)num / (double)den : 0; }
-
-/* --per-rank: per row of the merged table, CPU total over the files. A file
- * without the row counts as 0 (that rank never ran it), so min and mean
- * show a missing or idle rank as well as max shows a slow one. */
-typedef struct rank_row {
-    int64_t min, max, sum;
-    uint32_t seen;  /* files that had the row */
-    int argmax;     /* index of the file with the max */
-} rank_row;
-typedef struct rank_stat rank_stat;
-struct rank_stat {
-    rank_row *row;
-    uint32_t cap;
-    int nfiles;
-    char **files;
-    char (*label)[32]; /* per file: "rank R", or "file N" without a rank */
-};
 
 /* CSV column and JSON key of the grouping's text column. */
 static const char *extra_field(const scopeprof_agg *a) {
@@ -283,11 +266,12 @@ static const char *extra_field(const scopeprof_agg *a) {
     return strcmp(h, "Stack") == 0          ? "stack"
            : strcmp(h, "Input Shapes") == 0 ? "input_shapes"
            : strcmp(h, "Thread") == 0       ? "thread"
+           : strcmp(h, "Rank") == 0         ? "rank"
                                             : "source_location";
 }
 
 /* CSV header: the columns present in a (as the text table shows them). */
-static void csv_header(FILE *out, const scopeprof_agg *a, int file_col, const rank_stat *rs) {
+static void csv_header(FILE *out, const scopeprof_agg *a, int file_col, const sp_ranks *rs) {
     if (file_col) fputs("file,", out);
     fputs("name,count,self_cpu_time_total_ns,cpu_time_total_ns,cpu_time_avg_ns,"
           "self_cpu_percent,cpu_total_percent", out);
@@ -295,12 +279,12 @@ static void csv_header(FILE *out, const scopeprof_agg *a, int file_col, const ra
     if (a->has_mem) fputs(",cpu_memory_usage,self_cpu_memory_usage", out);
     if (a->has_gpu_mem) fputs(",gpu_memory_usage,self_gpu_memory_usage", out);
     if (a->extra_header) fprintf(out, ",%s", extra_field(a));
-    if (rs) fputs(",cpu_time_total_min_ns,cpu_time_total_mean_ns,cpu_time_total_max_ns,max_file", out);
+    if (rs) sp_ranks_csv_header(out);
     fputc('\n', out);
 }
 
 static int print_csv(FILE *out, const sp_agg_ctx *c, scopeprof_sort key, long limit,
-                     const char *file, const rank_stat *rs) {
+                     const char *file, const sp_ranks *rs) {
     const scopeprof_agg *a = &c->agg;
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return -1;
@@ -321,12 +305,7 @@ static int print_csv(FILE *out, const sp_agg_ctx *c, scopeprof_sort key, long li
         if (a->has_gpu_mem)
             fprintf(out, ",%lld,%lld", (long long)r->gpu_mem, (long long)r->self_gpu_mem);
         if (a->extra_header) fputc(',', out), csv_field(out, r->extra ? r->extra : "");
-        if (rs) {
-            const rank_row *x = &rs->row[idx[i]];
-            fprintf(out, ",%lld,%lld,%lld,", (long long)x->min, (long long)(x->sum / rs->nfiles),
-                    (long long)x->max);
-            csv_field(out, rs->files[x->argmax]);
-        }
+        if (rs) sp_ranks_csv_row(out, rs, idx[i]);
         fputc('\n', out);
     }
     free(idx);
@@ -342,7 +321,7 @@ static void json_num(sp_out *o, const char *k, int64_t v) {
 
 /* One table as a JSON object: {"files":[...],"self_cpu_time_total_ns":N,"rows":[...]} */
 static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort key, long limit,
-                            char **files, int nfiles, const rank_stat *rs, const sp_agg_ctx *mem) {
+                            char **files, int nfiles, const sp_ranks *rs, const sp_agg_ctx *mem) {
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return -1;
     sp_out_str(o, "{\"files\":[");
@@ -396,14 +375,7 @@ static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort ke
             json_num(o, "gpu_memory_usage", r->gpu_mem);
             json_num(o, "self_gpu_memory_usage", r->self_gpu_mem);
         }
-        if (rs) {
-            const rank_row *x = &rs->row[idx[i]];
-            json_num(o, "cpu_time_total_min_ns", x->min);
-            json_num(o, "cpu_time_total_mean_ns", x->sum / rs->nfiles);
-            json_num(o, "cpu_time_total_max_ns", x->max);
-            sp_out_str(o, ",\"max_file\":");
-            sp_out_json_str(o, rs->files[x->argmax]);
-        }
+        if (rs) sp_ranks_json_row(o, rs, idx[i]);
         sp_out_str(o, "}");
     }
     sp_out_str(o, "]}");
@@ -487,8 +459,8 @@ static void step_window(const char *path, const char *steps, uint64_t *lo, uint6
 /* ---- table ---------------------------------------------------------------------- */
 /* --per-rank: add the table of one file (src) to the merged one (dst), row by
  * row (every column is a sum, so merging tables equals reading the files
- * into one), and note each row's CPU total in this file. */
-static int merge_file(sp_agg_ctx *dst, const sp_agg_ctx *src, rank_stat *rs, int file) {
+ * into one), and note each row's figures in this file (ranks.h). */
+static int merge_file(sp_agg_ctx *dst, const sp_agg_ctx *src, sp_ranks *rs, int file) {
     scopeprof_agg *d = &dst->agg;
     const scopeprof_agg *a = &src->agg;
     d->has_gpu |= a->has_gpu;
@@ -504,16 +476,7 @@ static int merge_file(sp_agg_ctx *dst, const sp_agg_ctx *src, rank_stat *rs, int
     for (uint32_t i = 0; i < a->nrows; i++) {
         const scopeprof_row *r = &a->rows[i];
         uint32_t k = scopeprof_agg_row(d, r->key, r->name, r->extra);
-        if (k == UINT32_MAX) return -1;
-        if (k >= rs->cap) {
-            uint32_t c = rs->cap ? rs->cap * 2 : 64;
-            while (c <= k) c *= 2;
-            rank_row *v = realloc(rs->row, (size_t)c * sizeof *v);
-            if (!v) return -1;
-            memset(v + rs->cap, 0, (size_t)(c - rs->cap) * sizeof *v);
-            rs->row = v;
-            rs->cap = c;
-        }
+        if (k == UINT32_MAX || sp_ranks_add(rs, file, k, r) != 0) return -1;
         scopeprof_row *m = &d->rows[k];
         m->count += r->count;
         sp_sat_add(&m->self_ns, r->self_ns);
@@ -525,11 +488,6 @@ static int merge_file(sp_agg_ctx *dst, const sp_agg_ctx *src, rank_stat *rs, int
         sp_sat_add(&m->gpu_mem, r->gpu_mem);
         sp_sat_add(&m->self_gpu_mem, r->self_gpu_mem);
         if (r->gpu_role > m->gpu_role) m->gpu_role = r->gpu_role; /* DEVICE wins */
-        rank_row *x = &rs->row[k];
-        if (!x->seen || r->total_ns < x->min) x->min = r->total_ns;
-        if (!x->seen || r->total_ns > x->max) x->max = r->total_ns, x->argmax = file;
-        sp_sat_add(&x->sum, r->total_ns);
-        x->seen++;
     }
     for (uint32_t dv = 0; dv < SP_MAX_DEVICES; dv++)
         if (src->peak_seen >> dv & 1) {
@@ -538,30 +496,6 @@ static int merge_file(sp_agg_ctx *dst, const sp_agg_ctx *src, rank_stat *rs, int
         }
     dst->unknown_frees += src->unknown_frees;
     dst->mem_files += src->mem_files;
-    return 0;
-}
-
-/* --per-rank in the text table: the figures go to the extra column (after
- * the Source Location or Stack text when grouping adds one). */
-static int rank_text(sp_agg_ctx *c, const rank_stat *rs) {
-    static char head[96];
-    const char *eh = c->agg.extra_header;
-    snprintf(head, sizeof head, "%s%sCPU total min / mean / max (max in)", eh ? eh : "", eh ? " | " : "");
-    c->agg.extra_header = head;
-    for (uint32_t i = 0; i < c->agg.nrows; i++) {
-        scopeprof_row *r = &c->agg.rows[i];
-        const rank_row *x = &rs->row[i];
-        char mn[32], me[32], mx[32], buf[512];
-        scopeprof_format_time(mn, sizeof mn, (double)x->min / 1e3);
-        scopeprof_format_time(me, sizeof me, (double)(x->sum / rs->nfiles) / 1e3);
-        scopeprof_format_time(mx, sizeof mx, (double)x->max / 1e3);
-        snprintf(buf, sizeof buf, "%.300s%s%s / %s / %s (%s)", r->extra ? r->extra : "",
-                 r->extra ? " | " : "", mn, me, mx, rs->label[x->argmax]);
-        char *e = strdup(buf);
-        if (!e) return -1;
-        free(r->extra);
-        r->extra = e;
-    }
     return 0;
 }
 
@@ -574,7 +508,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
     int group;
     uint32_t n = 0;
     if (sp_group_parse(o->group, &group, &n) != 0) {
-        fprintf(err, "scopeprof: unknown --group-by '%s'; valid: name, site, thread, shape, stack:N (N = 1..1000)\n",
+        fprintf(err, "scopeprof: unknown --group-by '%s'; valid: name, site, thread, rank, shape, stack:N (N = 1..1000)\n",
                 o->group);
         return SP_EXIT_USAGE;
     }
@@ -594,7 +528,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
     sp_out_init(&js, out);
     if (json) sp_out_str(&js, "{\"sort\":"), sp_out_json_str(&js, o->sort ? o->sort : "cpu_time_total"),
         sp_out_str(&js, ",\"tables\":[");
-    rank_stat rs;
+    sp_ranks rs;
     memset(&rs, 0, sizeof rs);
     int usage = 0;
     for (int t = 0; t < tables; t++) {
@@ -603,12 +537,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         c.raw = o->raw;
         char **files = o->per_process ? &o->files[t] : o->files;
         int nf = o->per_process ? 1 : o->nfiles, usable = 0;
-        if (o->per_rank) {
-            rs.nfiles = nf;
-            rs.files = files;
-            rs.label = calloc((size_t)nf, sizeof *rs.label);
-            if (!rs.label) c.oom = 1;
-        }
+        if (o->per_rank && sp_ranks_init(&rs, files, nf) != 0) c.oom = 1;
         for (int i = 0; i < nf && !c.oom; i++) {
             /* --per-rank reads each file into a table of its own, then
              * merges: memory is one file's rows more than without it. */
@@ -620,8 +549,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             usage |= dst->native_shape;
             usable += st == SP_OK || st == SP_TRUNCATED || dst->agg.events > 0;
             if (o->per_rank) {
-                if (dst->rank != 0xFFFFFFFFu) snprintf(rs.label[i], sizeof rs.label[i], "rank %u", dst->rank);
-                else snprintf(rs.label[i], sizeof rs.label[i], "file %d", i + 1);
+                if (dst->rank <= INT32_MAX) rs.x.rank[i] = (int32_t)dst->rank;
                 if (merge_file(&c, dst, &rs, i) != 0) c.oom = 1;
                 sp_agg_ctx_free(dst);
             }
@@ -629,20 +557,19 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         }
         /* A file without the row ran it for 0 ns: min, mean and max all
          * count it (the mean divides by every file already). */
-        for (uint32_t k = 0; o->per_rank && k < c.agg.nrows && k < rs.cap; k++)
-            if (rs.row[k].seen < (uint32_t)nf && rs.row[k].min > 0) rs.row[k].min = 0;
+        if (o->per_rank) scopeprof_ranks_done(&rs.x, c.agg.nrows);
         if (o->per_rank && c.oom) {
             fprintf(err, "scopeprof: out of memory\n");
             rc = SP_EXIT_OUTPUT;
             usable = 0;
         }
-        const rank_stat *r = o->per_rank ? &rs : NULL;
-        if (r && text && rank_text(&c, r) != 0) usable = 0, rc = SP_EXIT_OUTPUT;
+        const sp_ranks *r = o->per_rank ? &rs : NULL;
         /* Nothing to show when no file could even be opened as a trace. */
         if (usable && !usage) {
             if (text) {
                 if (o->per_process) fprintf(out, "%s== %s\n", t ? "\n" : "", files[0]);
-                scopeprof_table_print(out, &c.agg, key, o->limit > 0 ? (int)o->limit : 0);
+                if (r) scopeprof_ranks_print(out, &c.agg, &r->x, key, o->limit > 0 ? (int)o->limit : 0);
+                else scopeprof_table_print(out, &c.agg, key, o->limit > 0 ? (int)o->limit : 0);
                 scopeprof_table_notes(out, &c.agg);
                 sp_agg_memory_footer(out, &c);
             } else if (csv) {
@@ -656,8 +583,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         sp_agg_ctx_free(&c);
         if (usage) break;
     }
-    free(rs.row);
-    free(rs.label);
+    sp_ranks_free(&rs);
     if (usage) { /* --group-by shape on a .sprof file: no partial output */
         sp_out_free(&js);
         return SP_EXIT_USAGE;
@@ -725,6 +651,7 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
 
 static int cmd_trace(opts *o, FILE *out, FILE *err) {
     if (check_steps(o, err) != 0) return SP_EXIT_USAGE;
+    sp_clocks_align(o->files, o->nfiles, err); /* files of several hosts on one clock */
     /* -o OUT was opened by run_to_output: `out` is OUT or standard output. */
     sp_trace *t = sp_trace_open(out);
     if (t && sp_filter_active(&o->filter)) sp_trace_set_filter(t, sp_filter_keep, &o->filter);
@@ -839,6 +766,7 @@ int sp_main(int argc, char **argv, FILE *out, FILE *err) {
                 SCOPEPROF_FORMAT_MAJOR, SCOPEPROF_FORMAT_MINOR);
         return SP_EXIT_OK;
     }
+    sp_clocks_forget(); /* a command reads times as they are unless it aligns them */
     const char *cmd = argv[1];
     const char *const *known = NULL;
     const char *usage = NULL;
@@ -869,6 +797,7 @@ int sp_main(int argc, char **argv, FILE *out, FILE *err) {
     } else {
         rc = run_to_output(&o, run, out, err);
     }
+    sp_clocks_forget();
     free(o.files);
     return rc;
 }

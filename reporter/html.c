@@ -10,6 +10,7 @@
 
 #include "aggregate.h"
 #include "buf.h"
+#include "clocks.h"
 #include "exit.h"
 #include "flame.h"
 #include "picture.h"
@@ -343,6 +344,7 @@ int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, 
             fprintf(err, "scopeprof: html reads each file twice, so not standard input\n");
             return SP_EXIT_USAGE;
         }
+    sp_clocks_align(files, nfiles, err); /* the timeline: files of several hosts on one clock */
     /* First pass: the table, with the diagnostics of `scopeprof table`. */
     scopeprof_agg table, stacks;
     int usable;

@@ -179,6 +179,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
             scopeprof__default_path(g->out.path, sizeof g->out.path, g->out.rank);
         } else {
             snprintf(g->out.path, sizeof g->out.path, "%s", v);
+            if (g->out.rank >= 0) scopeprof__rank_path(g); /* ranks never share a path */
             scopeprof__claim_output(g);
         }
     } else {
