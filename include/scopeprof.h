@@ -838,6 +838,11 @@ enum {
     SCOPEPROF_CHUNK_OVERHEAD = 9, /* what recording a scope costs (since 3.1) */
     SCOPEPROF_CHUNK_CLOCK = 10    /* host, rank, clock offsets to rank 0 (since 3.2) */
 };
+/* The CLOCK chunk's payload (docs/FORMAT.md): a fixed part (rank, ranks,
+ * points, host length), then points of 32 bytes (local ns, offset to rank
+ * 0's clock, best round trip, when), then the host name. */
+#define SCOPEPROF_CLOCK_FIXED 16u
+#define SCOPEPROF_CLOCK_POINT 32u
 /* A MEM record's depth field (see "Event records" in api.h). */
 #define SCOPEPROF_MEM_DEVICE(depth) (((depth) >> 24) & 63u)
 #define SCOPEPROF_MEM_DEPTH(depth) ((depth) & 0xFFFFFFu)
@@ -4827,8 +4832,17 @@ SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
  *   own for each common MPI call the program makes. Without MPI none of
  *   that is compiled. */
 
-/* ---- The cross-rank table: declarations (the reporter's too) ------------- */
-#if (defined(SCOPEPROF_AGGREGATION) || defined(SCOPEPROF__IMPL)) && !defined(SCOPEPROF__RANKS_H)
+/* With MPI: the implementation's file saw <mpi.h> (MPI_VERSION, or Open
+ * MPI's OMPI_MAJOR_VERSION) or defines SCOPEPROF_MPI. */
+#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON && !defined(SCOPEPROF_NO_MPI) && \
+    (defined(SCOPEPROF_MPI) || defined(MPI_VERSION) || defined(OMPI_MAJOR_VERSION))
+#define SCOPEPROF__MPI 1
+#endif
+
+/* ---- The cross-rank table: declarations (the reporter's too) -------------
+ * Compiled for the reporter (SCOPEPROF_AGGREGATION) and MPI programs only:
+ * a program without MPI never prints it. */
+#if (defined(SCOPEPROF_AGGREGATION) || defined(SCOPEPROF__MPI)) && !defined(SCOPEPROF__RANKS_H)
 #define SCOPEPROF__RANKS_H
 #ifdef __cplusplus
 extern "C" {
@@ -4879,24 +4893,13 @@ char *scopeprof_ranks_label(const scopeprof_ranks *x, uint32_t col, char *buf, s
 void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, const scopeprof_ranks *x,
                            scopeprof_sort key, int row_limit);
 
-/* The CLOCK chunk (docs/FORMAT.md, since 3.2): one point of the offset of a
- * file's clock to rank 0's. */
-typedef struct scopeprof_clock_point {
-    uint64_t local_ns; /* the file's CLOCK_MONOTONIC when measured */
-    int64_t offset_ns; /* rank 0's clock minus the file's, then */
-    uint64_t rtt_ns;   /* the best round trip of the measurement */
-    uint32_t when;     /* 0: at MPI_Init, 1: at MPI_Finalize */
-} scopeprof_clock_point;
-#define SCOPEPROF_CLOCK_FIXED 16u /* rank, size, points, host length */
-#define SCOPEPROF_CLOCK_POINT 32u
-
 #ifdef __cplusplus
 }
 #endif
 #endif /* cross-rank declarations */
 
 /* ---- The cross-rank table --------------------------------------------------- */
-#ifdef SCOPEPROF__IMPL
+#if defined(SCOPEPROF__IMPL) && (defined(SCOPEPROF_AGGREGATION) || defined(SCOPEPROF__MPI))
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -5186,9 +5189,7 @@ SCOPEPROF__INTERNAL const char *scopeprof__rank_title(const scopeprof__state *g,
 #endif /* the CLOCK chunk */
 
 /* ---- MPI -------------------------------------------------------------------- */
-#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON && !defined(SCOPEPROF_NO_MPI) && \
-    (defined(SCOPEPROF_MPI) || defined(MPI_VERSION) || defined(OMPI_MAJOR_VERSION)) && \
-    !defined(SCOPEPROF__MPI_DONE)
+#if defined(SCOPEPROF__MPI) && !defined(SCOPEPROF__MPI_DONE)
 #define SCOPEPROF__MPI_DONE
 #include <mpi.h>
 #ifdef __cplusplus

@@ -195,6 +195,11 @@ enum {
     SCOPEPROF_CHUNK_OVERHEAD = 9, /* what recording a scope costs (since 3.1) */
     SCOPEPROF_CHUNK_CLOCK = 10    /* host, rank, clock offsets to rank 0 (since 3.2) */
 };
+/* The CLOCK chunk's payload (docs/FORMAT.md): a fixed part (rank, ranks,
+ * points, host length), then points of 32 bytes (local ns, offset to rank
+ * 0's clock, best round trip, when), then the host name. */
+#define SCOPEPROF_CLOCK_FIXED 16u
+#define SCOPEPROF_CLOCK_POINT 32u
 /* A MEM record's depth field (see "Event records" in api.h). */
 #define SCOPEPROF_MEM_DEVICE(depth) (((depth) >> 24) & 63u)
 #define SCOPEPROF_MEM_DEPTH(depth) ((depth) & 0xFFFFFFu)

@@ -14,7 +14,8 @@
 #  5. without MPI: two processes on different clocks aligned by realtime
 #  6. one SCOPEPROF_OUTPUT shared by ranks in two network namespaces (two
 #     nodes' abstract sockets), by an mpirun job on one node, by a singleton
-#  7. nothing MPI is compiled without mpi.h, or with SCOPEPROF_NO_MPI
+#  7. nothing MPI (nor the job table) is compiled without mpi.h, or with
+#     SCOPEPROF_NO_MPI
 set -eu
 BUILD=${BUILD:-build}
 T=$(realpath "$BUILD/tests/mpi")
@@ -288,6 +289,8 @@ SCOPEPROF_OUTPUT=$work/single.sprof "$PROG" 0 1 2 100 >/dev/null 2>single.err ||
 mpisyms() { nm "$T/$1" | grep -c ' [A-Za-z] P\{0,1\}MPI_' || true; }
 [ "$(mpisyms impl_plain.o)" = 0 ] || fail "MPI symbols in the implementation without mpi.h"
 [ "$(mpisyms impl_nompi.o)" = 0 ] || fail "MPI symbols with SCOPEPROF_NO_MPI"
+! nm "$T/impl_plain.o" | grep -q ' scopeprof_ranks_' || fail "the job table's code in a program without MPI"
 nm "$T/impl_mpi.o" | grep -q ' W MPI_Init$' || fail "no weak MPI_Init wrapper with mpi.h"
+nm "$T/impl_mpi.o" | grep -q ' scopeprof_ranks_print$' || fail "no job table with mpi.h"
 nm "$T/impl_mpi.o" | grep -q ' U PMPI_Allreduce$' || fail "the wrappers do not call PMPI_"
 echo "mpi.sh: all cases passed"
