@@ -61,6 +61,15 @@ $(BENCH_DIR)/regimes: bench/regimes.c $(BENCH_DEPS)
 $(BENCH_DIR)/regimes_floor: bench/regimes.c $(BENCH_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DBENCH_FLOOR_PROCESS $< -o $@ -lpthread
+# The MPI support's share of MPI_Init and MPI_Finalize (needs Open MPI:
+# tests/deps.sh installs it). Not in `make bench`: `make bench-mpi`.
+$(BENCH_DIR)/mpi_cost: bench/mpi_cost.c $(BENCH_DEPS)
+	@mkdir -p $(@D)
+	OMPI_CC=$(CC) mpicc $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
+.PHONY: bench-mpi
+bench-mpi: $(BENCH_DIR)/mpi_cost
+	@bash bench/mpi_cost.sh $(abspath $(BENCH_DIR)/mpi_cost) $(BENCH_REPS)
+
 $(BENCH_DIR)/rusage_run: bench/rusage_run.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@

@@ -15,6 +15,7 @@ int sp_group_parse(const char *g, int *group, uint32_t *n) {
     else if (strcmp(g, "shape") == 0 || strcmp(g, "input_shape") == 0) *group = SP_GROUP_SHAPE;
     else if (strcmp(g, "thread") == 0) *group = SP_GROUP_THREAD;
     else if (strcmp(g, "stack") == 0) *group = SP_GROUP_STACK, *n = SP_STACK_DEFAULT;
+    else if (strcmp(g, "rank") == 0) *group = SP_GROUP_RANK;
     else if (strncmp(g, "stack:", 6) == 0) {
         char *end;
         long v = strtol(g + 6, &end, 10);
@@ -99,6 +100,16 @@ static uint32_t site_row(sp_agg_ctx *c, uint32_t id) {
         sp_out_write(&c->key, "\x1f", 1); /* a byte names do not hold in practice */
         sp_out_str(&c->key, ex ? ex : "");
         row = make_row(c, str_of(&c->key), name, ex);
+    } else if (c->group == SP_GROUP_RANK) { /* the file's rank: a row per rank and name */
+        char label[48];
+        const sp_header *h = sp_reader_header(c->rd);
+        if (h->rank != 0xFFFFFFFFu) snprintf(label, sizeof label, "rank %u", h->rank);
+        else snprintf(label, sizeof label, "pid %llu", (unsigned long long)h->pid);
+        c->key.n = 0;
+        sp_out_str(&c->key, name);
+        sp_out_write(&c->key, "\x1f", 1);
+        sp_out_str(&c->key, label);
+        row = make_row(c, str_of(&c->key), name, label);
     } else if (c->group == SP_GROUP_SHAPE) {
         /* The reader is a Chrome one (agg_header checked): a site is one
          * (name, input shapes) pair. */
@@ -344,6 +355,7 @@ void sp_agg_ctx_init(sp_agg_ctx *c, int group, uint32_t stack_n) {
     if (group == SP_GROUP_STACK) c->agg.extra_header = "Stack";
     if (group == SP_GROUP_SHAPE) c->agg.extra_header = "Input Shapes";
     if (group == SP_GROUP_THREAD) c->agg.extra_header = "Thread";
+    if (group == SP_GROUP_RANK) c->agg.extra_header = "Rank";
     sp_out_init(&c->key, NULL);
     sp_out_init(&c->extra, NULL);
     sp_tree_init(&c->tree, agg_subtree, c);
@@ -354,6 +366,7 @@ const char *sp_extra_field(const scopeprof_agg *a) {
     return strcmp(h, "Stack") == 0          ? "stack"
            : strcmp(h, "Input Shapes") == 0 ? "input_shapes"
            : strcmp(h, "Thread") == 0       ? "thread"
+           : strcmp(h, "Rank") == 0         ? "rank"
                                             : "source_location";
 }
 

@@ -19,14 +19,15 @@
 #include "tree.h"
 
 /* Groupings: what makes a row (--group-by; folded: the stacks command's rows). */
-enum { SP_GROUP_NAME, SP_GROUP_SITE, SP_GROUP_STACK, SP_GROUP_FOLDED, SP_GROUP_SHAPE, SP_GROUP_THREAD };
-/* --group-by G (NULL: name): name, site, shape, thread or stack:N
+enum { SP_GROUP_NAME, SP_GROUP_SITE, SP_GROUP_STACK, SP_GROUP_FOLDED, SP_GROUP_SHAPE, SP_GROUP_THREAD,
+       SP_GROUP_RANK };
+/* --group-by G (NULL: name): name, site, shape, thread, rank or stack:N
  * (N = 1..1000, in *n), and torch's words for two of them: input_shape
  * (shape) and stack (stack:SP_STACK_DEFAULT). Returns 0, or -1 for anything
  * else. */
 #define SP_STACK_DEFAULT 5 /* the group_by_stack_n of PyTorch's profiler recipe */
 int sp_group_parse(const char *g, int *group, uint32_t *n);
-#define SP_GROUP_VALID "name, site, thread, shape (input_shape), stack:N (N = 1..1000; stack: 5)"
+#define SP_GROUP_VALID "name, site, thread, rank, shape (input_shape), stack:N (N = 1..1000; stack: 5)"
 
 /* What sp_aggregate's caller sees besides the table: every events callback
  * of every file read (file: its index in files[]), before the aggregation

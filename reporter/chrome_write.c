@@ -728,13 +728,18 @@ static int trace_header(void *ctx, const sp_reader *r, const sp_header *h) {
     t->chrome = sp_chrome_vtbl(r) != NULL;
     t->flow_base = t->flow_id;
     if (t->chrome) return 0; /* named at the end: the JSON's names come later */
-    char name[320];
-    if (h->rank != 0xFFFFFFFFu)
-        snprintf(name, sizeof name, "%s (pid %llu, rank %u)", h->prog, (unsigned long long)h->pid,
-                 h->rank);
-    else
-        snprintf(name, sizeof name, "%s (pid %llu)", h->prog, (unsigned long long)h->pid);
+    char name[400];
+    int len = snprintf(name, sizeof name, "%s (pid %llu", h->prog, (unsigned long long)h->pid);
+    if (h->rank != 0xFFFFFFFFu && len > 0 && (size_t)len < sizeof name)
+        len += snprintf(name + len, sizeof name - (size_t)len, ", rank %u", h->rank);
+    if (h->host[0] && len > 0 && (size_t)len < sizeof name)
+        len += snprintf(name + len, sizeof name - (size_t)len, ", host %s", h->host);
+    if (len > 0 && (size_t)len < sizeof name) snprintf(name + len, sizeof name - (size_t)len, ")");
     metadata(t, "process_name", 0, name);
+    /* Ranks in rank order (viewers sort by pid otherwise), files without a
+     * rank after them in the order given; GPUs after all (trace_finish). */
+    sort_index(t, "process_sort_index", t->pid, 0,
+               h->rank != 0xFFFFFFFFu ? (int64_t)h->rank : 500000 + (int64_t)t->nfiles);
     return 0;
 }
 

@@ -15,11 +15,13 @@
 #include "buf.h"
 #include "cells.h"
 #include "chrome_write.h"
+#include "clocks.h"
 #include "diff.h"
 #include "filter.h"
 #include "input.h"
 #include "output.h"
 #include "picture.h"
+#include "ranks.h"
 #include "read.h"
 #include "scopeprof.h"
 
@@ -71,6 +73,8 @@ static const char usage_table[] =
     "                     site: one row per name and file:line (Source Location)\n"
     "                     thread: one row per thread and name (Thread column:\n"
     "                     the thread's name, else its tid)\n"
+    "                     rank: one row per rank and name (Rank column: 'rank R',\n"
+    "                     else 'pid P' for a file without a rank)\n"
     "                     stack:N: one row per name and its N innermost enclosing\n"
     "                     scopes (Stack column, outermost first, ';'-separated);\n"
     "                     stack: stack:5 (PyTorch's group_by_stack_n=5)\n"
@@ -81,9 +85,12 @@ static const char usage_table[] =
     "  --format F         text (default), csv, json or markdown; csv and json carry\n"
     "                     raw numbers: nanoseconds, bytes, counts\n"
     "  --per-process      one table per FILE instead of one over all of them\n"
-    "  --per-rank         one table over all FILEs, plus per row the min, mean and\n"
-    "                     max over the FILEs of its CPU total and the FILE with the\n"
-    "                     max (a FILE without the row counts as 0 in all three)\n"
+    "  --per-rank         the table across FILEs (one per rank), as the job table\n"
+    "                     an MPI program prints at MPI_Finalize: per row calls,\n"
+    "                     self and total CPU time min / mean / max over the FILEs\n"
+    "                     with the rank of each min and max, the imbalance (max /\n"
+    "                     mean of self), the straggler and who waited in each MPI\n"
+    "                     call (a FILE without the row counts as 0); docs/MPI.md\n"
     "  --steps A:B|N      only scopes inside steps A..B (PROFILE_STEP numbers;\n"
     "                     ProfilerStep#N in Chrome JSON); not with standard\n"
     "                     input or a pipe\n"
@@ -139,8 +146,12 @@ static const char usage_trace[] =
     "  --thread T         only scopes of threads named T (substring or glob), or\n"
     "                     with tid or index T when T is a number\n"
     "  --window FROM:TO   only scopes overlapping FROM..TO, times since the start\n"
-    "                     of the file (1.5s:2s, 200ms:, :30ms; unit ns, us, ms or s,\n"
-    "                     default us; Chrome JSON input: in its own ts)\n"
+    "                     of the earliest FILE on the aligned clock (1.5s:2s,\n"
+    "                     200ms:, :30ms; unit ns, us, ms or s, default us; Chrome\n"
+    "                     JSON input: in its own ts)\n"
+    "  Files of several hosts are put on one clock: rank 0's, by the offsets an\n"
+    "  MPI job measured (docs/MPI.md), else by their realtime offsets (said on\n"
+    "  stderr)\n"
     "  --min-dur D        only scopes lasting at least D (e.g. 50us)\n"
     "  --progress         progress on stderr (default: when stderr is a terminal\n"
     "                     and the JSON does not go to it); --no-progress: never\n"
@@ -368,25 +379,9 @@ static void more_rows(FILE *out, uint32_t nrows, long limit) {
 
 static double pct(int64_t num, int64_t den) { return den ? 100.0 * (double)num / (double)den : 0; }
 
-/* --per-rank: per row of the merged table, CPU total over the files. A file
- * without the row counts as 0 (that rank never ran it), so min and mean
- * show a missing or idle rank as well as max shows a slow one. */
-typedef struct rank_row {
-    int64_t min, max, sum;
-    uint32_t seen;  /* files that had the row */
-    int argmax;     /* index of the file with the max */
-} rank_row;
-typedef struct rank_stat rank_stat;
-struct rank_stat {
-    rank_row *row;
-    uint32_t cap;
-    int nfiles;
-    char **files;
-    char (*label)[32]; /* per file: "rank R", or "file N" without a rank */
-};
 
 /* CSV header: the columns present in a (as the text table shows them). */
-static void csv_header(FILE *out, const scopeprof_agg *a, int file_col, const rank_stat *rs) {
+static void csv_header(FILE *out, const scopeprof_agg *a, int file_col, const sp_ranks *rs) {
     if (file_col) fputs("file,", out);
     fputs("name,count,self_cpu_time_total_ns,cpu_time_total_ns,cpu_time_avg_ns,"
           "self_cpu_percent,cpu_total_percent", out);
@@ -394,12 +389,12 @@ static void csv_header(FILE *out, const scopeprof_agg *a, int file_col, const ra
     if (a->has_mem) fputs(",cpu_memory_usage,self_cpu_memory_usage", out);
     if (a->has_gpu_mem) fputs(",gpu_memory_usage,self_gpu_memory_usage", out);
     if (a->extra_header) fprintf(out, ",%s", sp_extra_field(a));
-    if (rs) fputs(",cpu_time_total_min_ns,cpu_time_total_mean_ns,cpu_time_total_max_ns,max_file", out);
+    if (rs) sp_ranks_csv_header(out);
     fputc('\n', out);
 }
 
 static int print_csv(FILE *out, const sp_agg_ctx *c, scopeprof_sort key, long limit,
-                     const char *file, const rank_stat *rs) {
+                     const char *file, const sp_ranks *rs) {
     const scopeprof_agg *a = &c->agg;
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return -1;
@@ -420,12 +415,7 @@ static int print_csv(FILE *out, const sp_agg_ctx *c, scopeprof_sort key, long li
         if (a->has_gpu_mem)
             fprintf(out, ",%lld,%lld", (long long)r->gpu_mem, (long long)r->self_gpu_mem);
         if (a->extra_header) fputc(',', out), sp_csv_field(out, r->extra ? r->extra : "");
-        if (rs) {
-            const rank_row *x = &rs->row[idx[i]];
-            fprintf(out, ",%lld,%lld,%lld,", (long long)x->min, (long long)(x->sum / rs->nfiles),
-                    (long long)x->max);
-            sp_csv_field(out, rs->files[x->argmax]);
-        }
+        if (rs) sp_ranks_csv_row(out, rs, idx[i]);
         fputc('\n', out);
     }
     free(idx);
@@ -501,7 +491,7 @@ static void json_num(sp_out *o, const char *k, int64_t v) {
 
 /* One table as a JSON object: {"files":[...],"self_cpu_time_total_ns":N,"rows":[...]} */
 static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort key, long limit,
-                            char **files, int nfiles, const rank_stat *rs, const sp_agg_ctx *mem) {
+                            char **files, int nfiles, const sp_ranks *rs, const sp_agg_ctx *mem) {
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return -1;
     sp_out_str(o, "{\"files\":[");
@@ -556,14 +546,7 @@ static int print_json_table(sp_out *o, const scopeprof_agg *a, scopeprof_sort ke
             json_num(o, "gpu_memory_usage", r->gpu_mem);
             json_num(o, "self_gpu_memory_usage", r->self_gpu_mem);
         }
-        if (rs) {
-            const rank_row *x = &rs->row[idx[i]];
-            json_num(o, "cpu_time_total_min_ns", x->min);
-            json_num(o, "cpu_time_total_mean_ns", x->sum / rs->nfiles);
-            json_num(o, "cpu_time_total_max_ns", x->max);
-            sp_out_str(o, ",\"max_file\":");
-            sp_out_json_str(o, rs->files[x->argmax]);
-        }
+        if (rs) sp_ranks_json_row(o, rs, idx[i]);
         sp_out_str(o, "}");
     }
     sp_out_str(o, "]}");
@@ -647,54 +630,15 @@ static void step_window(const char *path, const char *steps, uint64_t *lo, uint6
 
 /* ---- table ---------------------------------------------------------------------- */
 /* --per-rank: the table of one file is merged into the table over all files
- * (sp_agg_merge), and each row's CPU total in this file noted here. */
+ * (sp_agg_merge), and each row's figures in this file noted (ranks.h). */
 typedef struct rank_note_ctx {
-    rank_stat *rs;
+    sp_ranks *rs;
     int file;
 } rank_note_ctx;
 
 static int rank_note(void *ctx, uint32_t k, const scopeprof_row *r) {
     rank_note_ctx *n = ctx;
-    rank_stat *rs = n->rs;
-    if (k >= rs->cap) {
-        uint32_t c = rs->cap ? rs->cap * 2 : 64;
-        while (c <= k) c *= 2;
-        rank_row *v = realloc(rs->row, (size_t)c * sizeof *v);
-        if (!v) return -1;
-        memset(v + rs->cap, 0, (size_t)(c - rs->cap) * sizeof *v);
-        rs->row = v;
-        rs->cap = c;
-    }
-    rank_row *x = &rs->row[k];
-    if (!x->seen || r->total_ns < x->min) x->min = r->total_ns;
-    if (!x->seen || r->total_ns > x->max) x->max = r->total_ns, x->argmax = n->file;
-    sp_sat_add(&x->sum, r->total_ns);
-    x->seen++;
-    return 0;
-}
-
-/* --per-rank in the text table: the figures go to the extra column (after
- * the Source Location or Stack text when grouping adds one). */
-static int rank_text(sp_agg_ctx *c, const rank_stat *rs) {
-    static char head[96];
-    const char *eh = c->agg.extra_header;
-    snprintf(head, sizeof head, "%s%sCPU total min / mean / max (max in)", eh ? eh : "", eh ? " | " : "");
-    c->agg.extra_header = head;
-    for (uint32_t i = 0; i < c->agg.nrows; i++) {
-        scopeprof_row *r = &c->agg.rows[i];
-        const rank_row *x = &rs->row[i];
-        char mn[32], me[32], mx[32], buf[512];
-        scopeprof_format_time(mn, sizeof mn, (double)x->min / 1e3);
-        scopeprof_format_time(me, sizeof me, (double)(x->sum / rs->nfiles) / 1e3);
-        scopeprof_format_time(mx, sizeof mx, (double)x->max / 1e3);
-        snprintf(buf, sizeof buf, "%.300s%s%s / %s / %s (%s)", r->extra ? r->extra : "",
-                 r->extra ? " | " : "", mn, me, mx, rs->label[x->argmax]);
-        char *e = strdup(buf);
-        if (!e) return -1;
-        free(r->extra);
-        r->extra = e;
-    }
-    return 0;
+    return sp_ranks_add(n->rs, n->file, k, r);
 }
 
 /* --group-by, as table and diff take it; -1 after saying what is valid. */
@@ -723,7 +667,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
     sp_out_init(&js, out);
     if (json) sp_out_str(&js, "{\"sort\":"), sp_out_json_str(&js, o->sort ? o->sort : "cpu_time_total"),
         sp_out_str(&js, ",\"tables\":[");
-    rank_stat rs;
+    sp_ranks rs;
     memset(&rs, 0, sizeof rs);
     int usage = 0;
     for (int t = 0; t < tables; t++) {
@@ -732,12 +676,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         c.raw = o->raw;
         char **files = o->per_process ? &o->files[t] : o->files;
         int nf = o->per_process ? 1 : o->nfiles, usable = 0;
-        if (o->per_rank) {
-            rs.nfiles = nf;
-            rs.files = files;
-            rs.label = calloc((size_t)nf, sizeof *rs.label);
-            if (!rs.label) c.oom = 1;
-        }
+        if (o->per_rank && sp_ranks_init(&rs, files, nf) != 0) c.oom = 1;
         for (int i = 0; i < nf && !c.oom; i++) {
             /* --per-rank reads each file into a table of its own, then
              * merges: memory is one file's rows more than without it. */
@@ -749,8 +688,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             usage |= dst->native_shape;
             usable += st == SP_OK || st == SP_TRUNCATED || dst->agg.events > 0;
             if (o->per_rank) {
-                if (dst->rank != 0xFFFFFFFFu) snprintf(rs.label[i], sizeof rs.label[i], "rank %u", dst->rank);
-                else snprintf(rs.label[i], sizeof rs.label[i], "file %d", i + 1);
+                if (dst->rank <= INT32_MAX) rs.x.rank[i] = (int32_t)dst->rank;
                 rank_note_ctx note = {&rs, i};
                 if (sp_agg_merge(&c, dst, rank_note, &note) != 0) c.oom = 1;
                 sp_agg_ctx_free(dst);
@@ -759,20 +697,19 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         }
         /* A file without the row ran it for 0 ns: min, mean and max all
          * count it (the mean divides by every file already). */
-        for (uint32_t k = 0; o->per_rank && k < c.agg.nrows && k < rs.cap; k++)
-            if (rs.row[k].seen < (uint32_t)nf && rs.row[k].min > 0) rs.row[k].min = 0;
+        if (o->per_rank) scopeprof_ranks_done(&rs.x, c.agg.nrows);
         if (o->per_rank && c.oom) {
             fprintf(err, "scopeprof: out of memory\n");
             rc = SP_EXIT_OUTPUT;
             usable = 0;
         }
-        const rank_stat *r = o->per_rank ? &rs : NULL;
-        if (r && (text || md) && rank_text(&c, r) != 0) usable = 0, rc = SP_EXIT_OUTPUT;
+        const sp_ranks *r = o->per_rank ? &rs : NULL;
         /* Nothing to show when no file could even be opened as a trace. */
         if (usable && !usage) {
             if (text) {
                 if (o->per_process) fprintf(out, "%s== %s\n", t ? "\n" : "", files[0]);
-                scopeprof_table_print(out, &c.agg, key, (int)limit);
+                if (r) scopeprof_ranks_print(out, &c.agg, &r->x, key, (int)limit);
+                else scopeprof_table_print(out, &c.agg, key, (int)limit);
                 more_rows(out, c.agg.nrows, limit);
                 scopeprof_table_notes(out, &c.agg);
                 sp_agg_memory_footer(out, &c);
@@ -791,8 +728,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         sp_agg_ctx_free(&c);
         if (usage) break;
     }
-    free(rs.row);
-    free(rs.label);
+    sp_ranks_free(&rs);
     if (usage) { /* --group-by shape on a .sprof file: no partial output */
         sp_out_free(&js);
         return SP_EXIT_USAGE;
@@ -860,6 +796,7 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
 
 static int cmd_trace(opts *o, FILE *out, FILE *err) {
     if (check_steps(o, err) != 0) return SP_EXIT_USAGE;
+    sp_clocks_align(o->files, o->nfiles, err); /* files of several hosts on one clock */
     /* -o OUT was opened by run_to_output: `out` is OUT or standard output. */
     sp_trace *t = sp_trace_open(out);
     if (t && sp_filter_active(&o->filter)) sp_trace_set_filter(t, sp_filter_keep, &o->filter);
@@ -1049,6 +986,7 @@ int sp_main(int argc, char **argv, FILE *out, FILE *err) {
                 SCOPEPROF_FORMAT_MAJOR, SCOPEPROF_FORMAT_MINOR);
         return SP_EXIT_OK;
     }
+    sp_clocks_forget(); /* a command reads times as they are unless it aligns them */
     if (strcmp(argv[1], "help") == 0) { /* help COMMAND */
         const struct command *c = command(argv[2]);
         if (c && argc == 3) return fputs(c->usage, out), SP_EXIT_OK;
@@ -1090,6 +1028,7 @@ int sp_main(int argc, char **argv, FILE *out, FILE *err) {
     } else {
         rc = run_to_output(&o, c->run, out, err);
     }
+    sp_clocks_forget();
     free(o.files);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "chrome_write.h" /* SP_STEPS_SLOT */
+#include "clocks.h"
 
 /* ---- Filters ------------------------------------------------------------------ */
 /* "12", "1.5ms", "30us", "2s", "100ns": ns in *ns. */
@@ -81,7 +82,9 @@ static int thread_matches(const char *want, const sp_thread *th) {
 int sp_filter_keep(void *ctx, const sp_reader *r, uint32_t slot, const sp_event *e) {
     const sp_filter *f = ctx;
     if (f->has_window) {
-        uint64_t origin = sp_reader_header(r)->start_ns;
+        /* Files put on one clock (clocks.h) share one origin: the earliest start. */
+        const sp_header *h = sp_reader_header(r);
+        uint64_t origin = h->aligned ? sp_clocks_origin() : h->start_ns;
         uint64_t s = e->start > origin ? e->start - origin : 0;
         uint64_t end = e->kind == SP_MEM ? s : (e->end > origin ? e->end - origin : 0);
         if (end < f->from_ns || s > f->to_ns) return 0;

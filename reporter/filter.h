@@ -16,7 +16,7 @@ typedef struct sp_filter {
     const char *thread;      /* thread name the same way, or a number: the
                                 thread's tid or its index in the file */
     int has_window;
-    uint64_t from_ns, to_ns; /* --window, since the start of the file */
+    uint64_t from_ns, to_ns; /* --window, since the start of the file (of the earliest file, once aligned: clocks.h) */
     uint64_t min_dur;        /* ns */
 } sp_filter;
 
@@ -33,7 +33,8 @@ int sp_filter_active(const sp_filter *f);
 /* Keep this scope (or memory record: only the window applies)? A scope is
  * kept when it overlaps the window, whose times count from the header's
  * start of the file (a .sprof file's start of profiling; 0 for Chrome JSON,
- * whose window is then in the JSON's own ts). The steps' track comes as
+ * whose window is then in the JSON's own ts), or for files put on one clock
+ * (clocks.h) from the earliest start among them. The steps' track comes as
  * slot SP_STEPS_SLOT (chrome_write.h): its thread is "Steps", its name "ProfilerStep". */
 int sp_filter_keep(void *f, const sp_reader *r, uint32_t slot, const sp_event *e);
 

@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "cells.h"
 #include "diff.h"
+#include "clocks.h"
 #include "exit.h"
 #include "flame.h"
 #include "flame_js.h"
@@ -303,6 +304,7 @@ static int refuse_pipes(char **files, int nfiles, FILE *err) {
 int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, long limit, FILE *out,
                 FILE *err) {
     if (refuse_pipes(files, nfiles, err)) return SP_EXIT_USAGE;
+    sp_clocks_align(files, nfiles, err); /* the timeline: files of several hosts on one clock */
     /* First pass: the table, with the diagnostics of `scopeprof table`, and
      * the lines under it (totals, notes, memory). */
     scopeprof_agg table, stacks;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clocks.h"
 #include "scopeprof.h"
 
 /* ---- A small uint32 -> uint32 map (open addressing) ---------------------- */
@@ -98,6 +99,7 @@ struct sp_reader {
     char *devices[SP_MAX_DEVICES]; /* DEVICE names, by GPU index */
     sp_memory memrec[SP_MAX_DEVICES];
     uint32_t nmem;
+    const sp_clock *clk; /* the map to one clock for files of several hosts, or NULL */
 };
 
 static uint32_t get32(const unsigned char *p) {
@@ -364,6 +366,11 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
         if (e->depth > SP_MAX_DEPTH)
             return CORRUPT("EVENTS chunk: event %u has depth %u (limit %u)", i, e->depth,
                            SP_MAX_DEPTH);
+        if (r->clk) { /* on the common clock, once paired with its GPU record */
+            e->start = sp_clock_map(r->clk, e->start);
+            e->end = e->kind == SP_MEM ? e->start : sp_clock_map(r->clk, e->end);
+            if (e->gpu_ns >= 0) e->gpu_start = sp_clock_map(r->clk, e->gpu_start);
+        }
     }
     res->events += n;
     if (cb->events) {
@@ -407,6 +414,8 @@ static int read_steps(sp_reader *r, const unsigned char *p, uint32_t len, uint64
         st->start = get64(s + 8);
         st->end = get64(s + 16);
         if (st->end < st->start) st->end = st->start;
+        st->start = sp_clock_map(r->clk, st->start);
+        st->end = sp_clock_map(r->clk, st->end);
     }
     return 0;
 }
@@ -487,6 +496,12 @@ static int read_header(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
     size_t keep = plen < sizeof h->prog - 1 ? plen : sizeof h->prog - 1;
     memcpy(h->prog, p + SCOPEPROF_FILE_HEADER_SIZE, keep);
     h->prog[keep] = 0;
+    if ((r->clk = sp_clock_find(h->pid, h->start_ns)) != NULL) { /* clocks.h */
+        h->start_ns = sp_clock_map(r->clk, h->start_ns);
+        snprintf(h->host, sizeof h->host, "%s", r->clk->host);
+        if (h->rank == 0xFFFFFFFFu) h->rank = r->clk->rank;
+        h->aligned = 1;
+    }
     consume(r, h->header_len);
     res->good_end = r->off;
     if (cb->header && cb->header(cb->ctx, r, h)) return fail(res, SP_STOPPED, 0, "stopped");
@@ -609,6 +624,7 @@ static int read_all(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
         case SCOPEPROF_CHUNK_STEPS: rc = read_steps(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_MEMORY: rc = read_memory(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_OVERHEAD: rc = read_overhead(r, p, len, off, res); break;
+        case SCOPEPROF_CHUNK_CLOCK: break; /* read before, by clocks.c, when times matter */
         case SCOPEPROF_CHUNK_END:
             res->saw_end = 1;
             /* The writer's count of the events in the file: fewer here

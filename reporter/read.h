@@ -31,6 +31,11 @@ typedef struct sp_header {
      * picoseconds. 0: none in the file (no compensation). */
     int has_overhead;
     uint32_t overhead_inside_ps, overhead_outside_ps;
+    /* The file's host (its CLOCK chunk, format 3.2), "" when not known. Set
+     * with the times' map to one clock when the command aligned the files
+     * first (clocks.h): start_ns and every time handed out are then on it. */
+    char host[64];
+    int aligned; /* its times are on the common clock (clocks.h) */
 } sp_header;
 
 typedef struct sp_site {

@@ -4,12 +4,12 @@
 #                            (FUZZ_TIME seconds, default 300; needs clang)
 # The reporter's sources, by stage: inputs, counting, writing, commands
 # (docs/REPORTER.md, "Source files", says what each one holds).
-REPORTER_SRCS := reporter/input.c reporter/read.c reporter/chrome.c reporter/gz.c \
-                 reporter/tree.c reporter/aggregate.c reporter/scopeprof_impl.c \
+REPORTER_SRCS := reporter/input.c reporter/read.c reporter/clocks.c reporter/chrome.c reporter/gz.c \
+                 reporter/tree.c reporter/aggregate.c reporter/ranks.c reporter/scopeprof_impl.c \
                  reporter/buf.c reporter/chrome_write.c reporter/filter.c reporter/output.c \
                  reporter/cells.c reporter/cli.c reporter/diff.c reporter/timeline.c reporter/html.c reporter/flame_cmd.c reporter/picture.c reporter/flame.c
-REPORTER_HDRS := reporter/input.h reporter/read.h reporter/chrome.h reporter/gz.h \
-                 reporter/tree.h reporter/aggregate.h \
+REPORTER_HDRS := reporter/input.h reporter/read.h reporter/clocks.h reporter/chrome.h reporter/gz.h \
+                 reporter/tree.h reporter/aggregate.h reporter/ranks.h \
                  reporter/buf.h reporter/digits.h reporter/chrome_write.h reporter/filter.h reporter/output.h \
                  reporter/cells.h reporter/cli.h reporter/diff.h reporter/timeline.h reporter/picture.h reporter/flame.h reporter/exit.h \
                  $(BUILD)/gen/flame_js.h $(BUILD)/gen/report_js.h $(HEADER)

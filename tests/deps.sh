@@ -10,10 +10,11 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok instal
 # install test (find_package, pkg-config, man pages); hipcc: the HIP C++
 # build of tests/gpu/user_builds.sh; curl, xz-utils, tcl: tests/dropin/
 # real_sqlite.sh downloads SQLite's source, unpacks it and builds its
-# amalgamation (with tclsh). Arguments: more packages (`make test-html` asks
-# for chromium).
+# amalgamation (with tclsh); openmpi-bin, libopenmpi-dev: tests/mpi's real
+# mpirun jobs (mpicc). Arguments: more packages (`make test-html` asks for
+# chromium).
 for p in libcmocka-dev libamdhip64-dev libhsa-runtime-dev clang libclang-rt-14-dev valgrind \
-         zlib1g-dev cmake pkgconf groff-base hipcc curl xz-utils tcl "$@"; do
+         zlib1g-dev cmake pkgconf groff-base hipcc curl xz-utils tcl openmpi-bin libopenmpi-dev "$@"; do
   installed "$p" || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -90,7 +90,8 @@
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
  *                         working directory of the first scope; "" or "none"
- *                         writes no file. A path already in use by another
+ *                         writes no file. With a rank it becomes
+ *                         NAME.rank<R>.sprof. A path already in use by another
  *                         live process (an exec'd program inherits it) becomes
  *                         NAME.<pid>.sprof. Never written through a symbolic
  *                         link: a name taken (a link, a FIFO, another user's
@@ -128,6 +129,11 @@
  *   SCOPEPROF_AGGREGATION     declare the aggregation, table and trace-format
  *                             API (the reporter's); with SCOPEPROF_IMPLEMENTATION
  *                             and without PROFILE_ENABLE, compile only those.
+ *   SCOPEPROF_MPI             the implementation takes part in MPI (PMPI:
+ *                             MPI_Init, MPI_Finalize, MPI calls as scopes; one
+ *                             table for the job, clocks aligned: docs/MPI.md);
+ *                             implied when <mpi.h> comes before the header in
+ *                             its file. SCOPEPROF_NO_MPI: never.
  * ---------------------------------------------------------------------------
  *
  * This file is made by `make header` from the parts under include/parts/, in

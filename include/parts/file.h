@@ -66,6 +66,24 @@ SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
     memcpy(g->out.path, buf, sizeof buf);
 }
 
+/* "run.sprof" -> "run.rank3.sprof": an explicit SCOPEPROF_OUTPUT once the
+ * rank is known (launcher variables, or MPI_Init: mpi.h), as the default
+ * name has it, so ranks never share a path, whatever node or network
+ * namespace they run in (the claim below is per network namespace). Rank 0
+ * says the rule once on stderr. */
+SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g) {
+    char buf[sizeof g->out.path], word[24];
+    snprintf(word, sizeof word, "rank%d", g->out.rank);
+    scopeprof__path_insert(buf, sizeof buf, g->out.path, word, 0);
+    if (g->out.rank == 0) {
+        char rule[sizeof g->out.path];
+        scopeprof__path_insert(rule, sizeof rule, g->out.path, "rank<R>", 0);
+        scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT='%s' is shared by the ranks: each writes "
+                        "'%s' (rank 0: '%s')", g->out.path, rule, buf);
+    }
+    memcpy(g->out.path, buf, sizeof buf);
+}
+
 /* The path of cycle c: "run.sprof" -> "run.cycle0003.sprof". */
 SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c) {
     char word[24];
@@ -104,7 +122,10 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
     }
     int taken = errno == EADDRINUSE;
     close(fd);
-    if (taken) scopeprof__pid_path(g);
+    if (!taken) return;
+    scopeprof__pid_path(g);
+    scopeprof__warn("scopeprof: '%s' is claimed by another live process: this one (pid %d) "
+                    "writes '%s'", abs, g->pid, g->out.path);
 }
 
 
@@ -386,7 +407,10 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
      * time would otherwise read as a valid value. */
     scopeprof__put32(h + SCOPEPROF_FILE_HEADER_SIZE + plen,
                      scopeprof_crc32(0, h, SCOPEPROF_FILE_HEADER_SIZE + plen));
-    if (scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen + 4) == 0) scopeprof__write_overhead(g);
+    if (scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen + 4) == 0) {
+        scopeprof__write_overhead(g);
+        scopeprof__write_clock(g); /* the host and the job's clock offsets (mpi.h) */
+    }
 }
 
 /* SITES chunk with every site not written yet. No allocation (it also runs

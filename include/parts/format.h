@@ -14,7 +14,7 @@ extern "C" {
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
 #define SCOPEPROF_FORMAT_MAJOR 3
-#define SCOPEPROF_FORMAT_MINOR 1 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk */
+#define SCOPEPROF_FORMAT_MINOR 2 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk; 3.2: CLOCK chunk */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -192,8 +192,14 @@ enum {
     SCOPEPROF_CHUNK_DEVICE = 6, /* a GPU device's name */
     SCOPEPROF_CHUNK_STEPS = 7,  /* step ranges (PROFILE_STEP) */
     SCOPEPROF_CHUNK_MEMORY = 8, /* peak and final memory per device */
-    SCOPEPROF_CHUNK_OVERHEAD = 9 /* what recording a scope costs (since 3.1) */
+    SCOPEPROF_CHUNK_OVERHEAD = 9, /* what recording a scope costs (since 3.1) */
+    SCOPEPROF_CHUNK_CLOCK = 10    /* host, rank, clock offsets to rank 0 (since 3.2) */
 };
+/* The CLOCK chunk's payload (docs/FORMAT.md): a fixed part (rank, ranks,
+ * points, host length), then points of 32 bytes (local ns, offset to rank
+ * 0's clock, best round trip, when), then the host name. */
+#define SCOPEPROF_CLOCK_FIXED 16u
+#define SCOPEPROF_CLOCK_POINT 32u
 /* A MEM record's depth field (see "Event records" in api.h). */
 #define SCOPEPROF_MEM_DEVICE(depth) (((depth) >> 24) & 63u)
 #define SCOPEPROF_MEM_DEPTH(depth) ((depth) & 0xFFFFFFu)

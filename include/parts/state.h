@@ -87,7 +87,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 13u /* 13: the exit summary as site sums, and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 13u /* 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -267,6 +267,20 @@ typedef struct scopeprof__state {
         uint32_t left_site;     /* the first scope that found some, and its thread */
         uint64_t left_tid;
     } life;
+    /* The job (mpi.h), under `lock`: what MPI said (rank, size: 0 when not
+     * an MPI job) and the clock offsets to rank 0 measured at MPI_Init
+     * (pt[0]) and MPI_Finalize (pt[1]), which every CLOCK chunk carries;
+     * table_printed: the job table stood for rank 0's own at exit. */
+    struct {
+        int rank, size;
+        uint32_t npts;
+        struct {
+            uint64_t local_ns; /* this process's CLOCK_MONOTONIC then */
+            int64_t offset_ns; /* rank 0's clock minus this one's */
+            uint64_t rtt_ns;   /* the best round trip: the offset is within half of it */
+        } pt[2];
+        int table_printed;
+    } job;
 } scopeprof__state;
 
 /* Module-local cache of the shared state pointer. */
@@ -447,6 +461,7 @@ typedef struct scopeprof__memsnap {
 SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]);
 SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c);
 SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g);
 static inline void scopeprof__qunlock(scopeprof__state *g, int locked);
@@ -477,6 +492,8 @@ SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t ty
 SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopeprof__memsnap *mem);
 SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_clock(scopeprof__state *g);
+SCOPEPROF__INTERNAL const char *scopeprof__rank_title(const scopeprof__state *g, char *buf, size_t n);
 SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
                                                   int recorded, const char *title);
 

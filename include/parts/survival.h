@@ -223,7 +223,11 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     scopeprof__write_all_and_close(g);
     scopeprof__memsnap mem;
     scopeprof__mem_snapshot(g, &mem, 0);
-    scopeprof__summary_print(g, &mem, g->sum.events != 0, NULL);
+    /* The job table printed at MPI_Finalize stands for rank 0's own; with
+     * SCOPEPROF_SUMMARY=all each rank's own table says its rank (mpi.h). */
+    char title[160];
+    scopeprof__summary_print(g, &mem, g->sum.events != 0 && !g->job.table_printed,
+                             scopeprof__rank_title(g, title, sizeof title));
     pthread_mutex_lock(&g->buf.lock);
     uint64_t behind = g->buf.self_writes;
     pthread_mutex_unlock(&g->buf.lock);

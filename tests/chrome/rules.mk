@@ -13,7 +13,7 @@
 #                        the process named from the JSON
 #   fuzz_chrome.sh       a short libFuzzer run of $(BUILD)/fuzz_chrome
 CHR_T    := $(BUILD)/tests/chrome
-CHR_SRCS := reporter/chrome.c reporter/read.c reporter/input.c reporter/gz.c reporter/scopeprof_impl.c
+CHR_SRCS := reporter/chrome.c reporter/read.c reporter/clocks.c reporter/input.c reporter/gz.c reporter/scopeprof_impl.c
 CHR_HDRS := reporter/chrome.h reporter/read.h reporter/input.h reporter/gz.h $(HEADER)
 
 $(CHR_T)/%: tests/chrome/%.c $(CHR_SRCS) $(CHR_HDRS)

@@ -18,6 +18,7 @@ for doc in "first screen:$first" "README.md:$(cat README.md)" "packaging/scopepr
     case $n in SCOPEPROF_IMPLEMENTATION | SCOPEPROF_AGGREGATION | SCOPEPROF_EVENTS_PER_CHUNK | \
       SCOPEPROF_WRAP_MALLOC | SCOPEPROF_WRAP_GPU_MALLOC | SCOPEPROF_INTERNAL_STATE | SCOPEPROF_NO_CLMUL | \
       SCOPEPROF_VERSION_STRING | SCOPEPROF_FORMAT_MAJOR | SCOPEPROF_FORMAT_MINOR | SCOPEPROF_H | \
+      SCOPEPROF_MPI | SCOPEPROF_NO_MPI | \
       SCOPEPROF_OUT) continue ;; # SCOPEPROF_OUT: README's example of a misspelt name
     esac
     grep -qx -- "$n" <<<"$names" || { echo "FAILED: $where names $n, which the table lacks"; fail=1; }

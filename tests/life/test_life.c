@@ -501,15 +501,27 @@ static void test_rank_summary_all_and_call(void **state) {
     expect_rank(ARGS("rank", "set", "5"), ENV("SCOPEPROF_OUTPUT=-"), 5, 0);
     /* The call wins over the environment. */
     expect_rank(ARGS("rank", "set", "0"), ENV("SCOPEPROF_OUTPUT=-", "RANK=7"), 0, 1);
-    /* An explicit output path keeps its name; the header still has the rank. */
-    child r;
-    child_run_args(&r, "prog_life", ARGS("rank"), ENV("PMI_RANK=8"));
-    expect_exit(&r, 0);
-    tr_trace t;
-    read_whole(r.trace, &t);
-    assert_int_equal(t.rank, 8);
-    tr_free(&t);
-    child_free(&r);
+    /* An explicit output path gets the rank in its name, as the default one
+     * (issue 23: ranks on different nodes never share a path), and says so
+     * on rank 0; the header has the rank. */
+    static const int ranks[] = {8, 0};
+    for (int i = 0; i < 2; i++) {
+        char var[32], want[512];
+        snprintf(var, sizeof var, "PMI_RANK=%d", ranks[i]);
+        child r;
+        child_run_args(&r, "prog_life", ARGS("rank"), ENV(var));
+        expect_exit(&r, 0);
+        size_t l = strlen(r.trace); /* <dir>/trace.sprof */
+        snprintf(want, sizeof want, "%.*s.rank%d.sprof", (int)(l - 6), r.trace, ranks[i]);
+        assert_int_equal(access(r.trace, F_OK), -1);
+        tr_trace t;
+        read_whole(want, &t);
+        assert_int_equal(t.rank, (uint32_t)ranks[i]);
+        tr_free(&t);
+        if ((ranks[i] == 0) != (strstr(r.err, "is shared by the ranks: each writes") != NULL))
+            fail_msg("rank %d's stderr:\n%s", ranks[i], r.err);
+        child_free(&r);
+    }
 }
 
 /* ==== Issue 6: output that cannot be written ================================== */

@@ -597,7 +597,92 @@ static void test_per_rank_missing(void **state) {
     free(out);
     free(err);
     assert_int_equal(run(&out, &err, "table", "--per-rank", path("known.sprof"), path("part.sprof"), NULL), 0);
-    assert_non_null(strstr(out, "0.000us / 50.000us / 100.000us (file 1)"));
+    /* B: calls 0 (in part.sprof, rank 1) to 1 (known.sprof, no rank: file 1). */
+    assert_non_null(strstr(out, "Across 2 files (file 1, rank 1);"));
+    assert_non_null(strstr(out, "\nB                                                                0 r1          0.50          1 f1"
+                                "        0.000us r1      50.000us      100.000us f1        0.000us r1      50.000us      "
+                                "100.000us f1          2.00\n"));
+    free(out);
+    free(err);
+}
+
+/* Issue 23: files of several hosts on one clock (reporter/clocks.c,
+ * docs/MPI.md). The known set once per rank, with a CLOCK chunk (format
+ * 3.2) spliced in after the header:
+ *   rank 0 on host a: offsets 0 (rank 0's clock is the job's);
+ *   rank 1 on host b: rank 0's clock is 5 ms ahead at 0 and 5.002 ms at
+ *     2 ms (a drift of 1 us per ms), so main [0, 1 ms] maps to
+ *     [5 ms, 6.001 ms];
+ *   rank 2 on host c: no offsets, its realtime offset 3 ms above rank 0's,
+ *     so main maps to [3 ms, 4 ms], and stderr says why. */
+static void clock_file(const char *name, uint64_t pid, uint32_t rank, const char *host, int64_t realtime,
+                       uint32_t npts, const int64_t (*pts)[2]) {
+    tw w = {0, 0, 0}, head = {0, 0, 0}, p = {0, 0, 0};
+    tw_known_rank(&w, pid, rank, 1);
+    for (int i = 0; i < 8; i++) w.b[32 + i] = (unsigned char)((uint64_t)realtime >> (8 * i));
+    size_t hl = 48 + strlen("known"); /* format 1: no header CRC */
+    tw_put(&head, w.b, hl);
+    tw_u32(&p, rank);
+    tw_u32(&p, 3);
+    tw_u32(&p, npts);
+    tw_u32(&p, (uint32_t)strlen(host));
+    for (uint32_t i = 0; i < npts; i++) {
+        tw_u64(&p, (uint64_t)pts[i][0]);
+        tw_u64(&p, (uint64_t)pts[i][1]);
+        tw_u64(&p, 2000); /* round trip */
+        tw_u32(&p, i);
+        tw_u32(&p, 0);
+    }
+    tw_put(&p, host, strlen(host));
+    tw_chunk(&head, SCOPEPROF_CHUNK_CLOCK, &p);
+    tw_put(&head, w.b + hl, w.n - hl);
+    assert_int_equal(tw_save(&head, path(name)), 0);
+    free(w.b);
+    free(head.b);
+    free(p.b);
+}
+
+static void test_clock_alignment(void **state) {
+    (void)state;
+    static const int64_t zero[2][2] = {{0, 0}, {2000000, 0}};
+    static const int64_t drift[2][2] = {{0, 5000000}, {2000000, 5002000}};
+    clock_file("clk0.sprof", 9, 0, "a", 0, 2, zero);
+    clock_file("clk1.sprof", 10, 1, "b", 0, 2, drift);
+    clock_file("clk2.sprof", 11, 2, "c", 3000000, 0, NULL);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "trace", path("clk2.sprof"), path("clk1.sprof"), path("clk0.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "{\"name\":\"main\",\"cat\":\"scope\",\"ph\":\"X\",\"ts\":5000.000,\"dur\":1001.000,\"pid\":10,"));
+    assert_non_null(strstr(out, "{\"name\":\"main\",\"cat\":\"scope\",\"ph\":\"X\",\"ts\":3000.000,\"dur\":1000.000,\"pid\":11,"));
+    assert_non_null(strstr(out, "{\"name\":\"main\",\"cat\":\"scope\",\"ph\":\"X\",\"ts\":0.000,\"dur\":1000.000,\"pid\":9,"));
+    /* Labelled with rank and host, sorted by rank whatever the order given. */
+    assert_non_null(strstr(out, "\"pid\":10,\"tid\":0,\"args\":{\"name\":\"known (pid 10, rank 1, host b)\"}"));
+    assert_non_null(strstr(out, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":11,\"tid\":0,\"args\":{\"sort_index\":2}}"));
+    assert_non_null(strstr(err, "1 file(s) on another clock than "));
+    assert_non_null(strstr(err, "clk0.sprof (host a) and without MPI clock offsets: aligned by the realtime offsets"));
+    free(out);
+    free(err);
+    /* --window counts from the earliest start on the common clock (rank 0's
+     * main at 1 us): 4.5 ms..5.5 ms holds rank 1's main only. */
+    assert_int_equal(run(&out, &err, "trace", "--window", "4.5ms:5.5ms", path("clk0.sprof"), path("clk1.sprof"),
+                         path("clk2.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\"ts\":5000.000,\"dur\":1001.000,\"pid\":10,"));
+    assert_null(strstr(out, "\"ts\":3000.000,\"dur\":1000.000,\"pid\":11,"));
+    assert_null(strstr(out, "\"ts\":0.000,\"dur\":1000.000,\"pid\":9,"));
+    free(out);
+    free(err);
+    /* Without the alignment (table): times are not touched, the ranks are
+     * the columns of --per-rank and the rows of --group-by rank. */
+    assert_int_equal(run(&out, &err, "table", "--per-rank", path("clk0.sprof"), path("clk1.sprof"), path("clk2.sprof"),
+                         NULL), 0);
+    assert_non_null(strstr(out, "Across 3 ranks (0-2);"));
+    assert_non_null(strstr(out, "Straggler: rank 0, "));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "rank", "--format", "csv", path("clk0.sprof"),
+                         path("clk2.sprof"), NULL), 0);
+    assert_non_null(strstr(out, ",rank\n"));
+    assert_non_null(strstr(out, "\nmain,1,500000,1000000,1000000,25.00,50.00,rank 0\n"));
+    assert_non_null(strstr(out, "\nmain,1,500000,1000000,1000000,25.00,50.00,rank 2\n"));
     free(out);
     free(err);
 }
@@ -807,7 +892,8 @@ int main(void) {
         cmocka_unit_test(test_truncated),    cmocka_unit_test(test_skips_and_empty),
         cmocka_unit_test(test_trace_json_text),
         cmocka_unit_test(test_chrome_gpu_total), cmocka_unit_test(test_chrome_input),
-        cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_steps),
+        cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_clock_alignment),
+        cmocka_unit_test(test_steps),
         cmocka_unit_test(test_group_by_thread),
         cmocka_unit_test(test_overhead_compensation),
     };

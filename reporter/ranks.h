@@ -1,0 +1,35 @@
+/* ranks.h -- `scopeprof table --per-rank`: the table across files (one per
+ * rank), with the header's cross-rank table (scopeprof_ranks, the same one
+ * the job table at MPI_Finalize prints: include/parts/mpi.h) for text, and
+ * its figures as CSV columns and JSON fields. */
+#ifndef SP_RANKS_H
+#define SP_RANKS_H
+
+#include <stdio.h>
+
+#ifndef SCOPEPROF_AGGREGATION
+#define SCOPEPROF_AGGREGATION
+#endif
+#include "buf.h"
+#include "scopeprof.h"
+
+typedef struct sp_ranks {
+    scopeprof_ranks x; /* per row of the merged table, per file */
+    char **files;      /* names, for max_file */
+} sp_ranks;
+
+/* 0, or -1 when out of memory. */
+int sp_ranks_init(sp_ranks *rs, char **files, int nfiles);
+void sp_ranks_free(sp_ranks *rs);
+/* File `file`'s row `row` of the merged table (a scopeprof_row of that
+ * file's own table); files in order. */
+int sp_ranks_add(sp_ranks *rs, int file, uint32_t row, const scopeprof_row *r);
+/* CSV columns after the table's own: the CPU total's min, mean, max and the
+ * file of the max (as before issue 23), then for calls, self and total CPU
+ * time min, mean, max and the ranks of the min and max, and the imbalance. */
+void sp_ranks_csv_header(FILE *out);
+void sp_ranks_csv_row(FILE *out, const sp_ranks *rs, uint32_t row);
+/* The same as JSON fields (",\"key\":value..."). */
+void sp_ranks_json_row(sp_out *o, const sp_ranks *rs, uint32_t row);
+
+#endif
