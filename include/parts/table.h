@@ -668,7 +668,11 @@ SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
             if (clamped++ == 0)
                 fprintf(out, "Overhead compensation clamped at 0 or at their total (scopes about as "
                              "short as the calibration; --no-compensate shows raw times):");
-            if (clamped <= 10) fprintf(out, " %s", a->rows[i].name);
+            if (clamped <= 10) { /* escaped, as in the table */
+                char *copy = NULL;
+                fprintf(out, " %s", scopeprof__shown(a->rows[i].name, &copy));
+                free(copy);
+            }
         }
         if (clamped > 10) fprintf(out, " and %u more", clamped - 10);
         if (clamped) fputc('\n', out);

@@ -727,6 +727,16 @@ static void test_comp_clamped_marked(void **state) {
     assert_memory_equal(eol - 6, " short", 6); /* the one row named */
     assert_null(strstr(line, "long"));
     free(buf);
+    /* Named as in the table: a control character escaped, never raw. */
+    ev(&a, 0, "esc\x1b[2J", 2000, 2001, 0); /* -9: clamped */
+    buf = NULL;
+    f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    scopeprof_table_notes(f, &a);
+    fclose(f);
+    assert_non_null(strstr(buf, " esc\\x1b[2J"));
+    assert_null(strchr(buf, 0x1b));
+    free(buf);
     scopeprof_agg_free(&a);
 }
 
