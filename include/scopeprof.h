@@ -666,8 +666,12 @@ extern "C" {
 
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
-#define SCOPEPROF_FORMAT_MAJOR 3
-#define SCOPEPROF_FORMAT_MINOR 2 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk; 3.2: CLOCK chunk */
+#define SCOPEPROF_FORMAT_MAJOR 4
+#define SCOPEPROF_FORMAT_MINOR 0
+/* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk;
+ * 3.2: CLOCK chunk; 4.0: events hold clock ticks, converted by the reader
+ * with the TICKS chunk's rate, and an EVENTS chunk counts 16-byte units (the
+ * writer writes its buffers as they are: issue 22). */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -685,6 +689,21 @@ typedef struct scopeprof_event {
  * in the order each thread closed them (the order of the trace file); memory
  * grows with the number of rows and the nesting depth, not the event count. */
 
+/* What a row's CPU times add up to between two scopeprof_agg_flush calls,
+ * in the units of the times fed (a trace's clock ticks, or ns). Converting
+ * sums rather than each event costs nothing per event and gives the same
+ * digits whoever sums the same events (the exit summary per call site, the
+ * reporter per row); overhead compensation is linear in the counts, so it
+ * is applied there too (scopeprof__agg_add_sums). */
+typedef struct scopeprof_sums {
+    uint64_t count;
+    int64_t total; /* durations */
+    int64_t self;  /* durations less their direct children inside them (clamped at 0
+                    * per event when no compensation is applied) */
+    uint64_t nested;   /* scopes nested in the calls, at any depth (children inside only) */
+    uint64_t children; /* direct children inside the calls */
+} scopeprof_sums;
+
 typedef struct scopeprof_row {
     char *key;        /* what rows are grouped by (name, name+site, ...) */
     char *name;       /* shown in the Name column */
@@ -699,6 +718,7 @@ typedef struct scopeprof_row {
      * under 1 ns. total_ns and self_ns show them clamped (scopeprof__comp_shown). */
     int64_t comp_ns[2];
     int32_t comp_carry_ps[2];
+    scopeprof_sums unit; /* fed since the last scopeprof_agg_flush */
 } scopeprof_row;
 
 /* PyTorch's Self GPU time total sums device events only: a CPU op of a
@@ -709,14 +729,11 @@ typedef struct scopeprof_row {
 enum { SCOPEPROF_ROW_ANY, SCOPEPROF_ROW_LAUNCHER, SCOPEPROF_ROW_DEVICE };
 
 typedef struct scopeprof_agg_pending { /* what an open scope has seen */
-    int64_t sum_ns, gpu_ns;  /* its closed children: CPU durations, GPU totals */
+    int64_t sum, gpu_ns;  /* its closed children: CPU durations (units fed), GPU totals (ns) */
     int64_t mem_kids[2];     /* its closed children: net memory, CPU and GPU */
     int64_t mem_direct[2];   /* allocations made directly in it */
     uint64_t min_start, max_end; /* the span of its closed children */
-    /* Compensation (scopeprof__comp_total_ps): its closed children and all
-     * nested in them; the sum of its closed children's compensated totals. */
-    uint64_t nested;
-    int64_t comp_ps;
+    uint64_t nested; /* its closed children and all nested in them (compensation) */
     uint32_t n; /* closed children */
     uint32_t depth; /* of those children (the open scope's depth + 1) */
 } scopeprof_agg_pending;
@@ -749,6 +766,9 @@ typedef struct scopeprof_agg {
      * none (raw times). The caller sets them per trace (each process has its
      * own calibration). */
     uint32_t comp_inside_ps, comp_outside_ps;
+    /* Nanoseconds per unit of the times fed from now on (scopeprof_agg_units):
+     * 0 or 1 when they are ns. */
+    double unit_ns;
     /* What the footer says (scopeprof_table_notes): SCOPEPROF_COMP_*, and
      * the range of inside + outside over the calibrations applied or seen. */
     int comp_state;
@@ -799,6 +819,15 @@ int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row, uin
  * cpu_memory_usage / self_cpu_memory_usage. */
 int scopeprof_agg_mem(scopeprof_agg *a, uint32_t thread, uint32_t depth, uint32_t device,
                       int64_t bytes);
+/* The times fed from now on are in units of unit_ns nanoseconds (a trace's
+ * clock ticks: its TICKS chunk's ns_per_tick; 1: ns, the default). What was
+ * fed before is flushed first, at the old unit. */
+void scopeprof_agg_units(scopeprof_agg *a, double unit_ns);
+/* Add what was fed since the last call to the rows' ns columns: converted
+ * from the unit and compensated, once per row. Rows are read after it; the
+ * reporter calls it once per file, the exit summary once per table, so that
+ * both convert the same sums (the same digits). */
+void scopeprof_agg_flush(scopeprof_agg *a);
 /* Sum of self CPU time over all rows: the denominator of both CPU %. */
 int64_t scopeprof_agg_self_total(const scopeprof_agg *a);
 /* Sum of self GPU time over the rows that are not LAUNCHER rows: the
@@ -823,7 +852,8 @@ void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key
  * PyTorch's layout exactly (shared/spec/key_averages.md). */
 void scopeprof_table_notes(FILE *out, const scopeprof_agg *a);
 /* Record a calibration in the aggregation's footer state and, if `apply`,
- * take it out of the events fed from now on (comp_inside_ps/outside_ps). */
+ * take it out of the events fed from now on (comp_inside_ps/outside_ps; a
+ * change flushes what was fed before). */
 void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
                                int apply);
 /* PyTorch's formatting: microseconds -> "1.081s", "26.179ms", "422.000us";
@@ -846,8 +876,23 @@ enum {
     SCOPEPROF_CHUNK_STEPS = 7,  /* step ranges (PROFILE_STEP) */
     SCOPEPROF_CHUNK_MEMORY = 8, /* peak and final memory per device */
     SCOPEPROF_CHUNK_OVERHEAD = 9, /* what recording a scope costs (since 3.1) */
-    SCOPEPROF_CHUNK_CLOCK = 10    /* host, rank, clock offsets to rank 0 (since 3.2) */
+    SCOPEPROF_CHUNK_CLOCK = 10,   /* host, rank, clock offsets to rank 0 (since 3.2) */
+    SCOPEPROF_CHUNK_TICKS = 11    /* the events' clock: ticks to ns (since 4.0) */
 };
+/* The TICKS chunk's payload: u64 tick0, u64 ns0, u64 ns_per_tick (the bits
+ * of an IEEE-754 double). Every event time in the file (and only those: GPU
+ * records, steps and the header are in ns) converts as scopeprof_ticks_ns
+ * does; it comes before the first EVENTS chunk. */
+#define SCOPEPROF_TICKS_SIZE 24u
+/* A tick count in CLOCK_MONOTONIC nanoseconds: the one conversion, used by
+ * the writer (GPU records' launch times, steps) and every reader, so that
+ * both sides get the same nanosecond for the same tick. */
+static inline uint64_t scopeprof_ticks_ns(uint64_t tick, uint64_t tick0, uint64_t ns0,
+                                          double ns_per_tick) {
+    double x = (double)(int64_t)(tick - tick0) * ns_per_tick;
+    if (!(x > -9.2e18 && x < 9.2e18)) x = x > 0 ? 9.2e18 : -9.2e18; /* a crafted file's: no UB */
+    return ns0 + (uint64_t)(int64_t)x;
+}
 /* The CLOCK chunk's payload (docs/FORMAT.md): a fixed part (rank, ranks,
  * points, host length), then points of 32 bytes (local ns, offset to rank
  * 0's clock, best round trip, when), then the host name. */
@@ -1280,20 +1325,21 @@ SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_th
  *     total = D(S) - I - nested(S) * (I + O)
  *     self  = total - sum over children of their totals
  *           = D(S) - sum D(c) - I - children(S) * O   (the measured self, less)
- * Self is computed as the second line says, from the children's
- * compensated totals, so that self + children's totals = total holds
- * exactly, as it does for raw times. Everything is in picoseconds until it
- * is added to a row, which keeps what is under a nanosecond (carry): a
- * million 3.6 ns scopes make 3.6 ms, not 4 ms. A single event may come out
- * negative (one that ran faster than the typical cost): it is added as is,
- * so that the sums stay unbiased; what a row shows is scopeprof__comp_shown. */
-static inline int64_t scopeprof__comp_total_ps(int64_t dur, uint64_t nested, uint64_t in,
-                                               uint64_t out) {
-    uint64_t cut;
-    if (dur > INT64_MAX / 1000 || __builtin_mul_overflow(nested, in + out, &cut) ||
-        __builtin_add_overflow(cut, in, &cut) || cut > (uint64_t)INT64_MAX)
-        return dur > INT64_MAX / 1000 ? INT64_MAX : dur * 1000 - INT64_MAX; /* absurd input */
-    return dur * 1000 - (int64_t)cut;
+ * Both are linear in the sums of D, the calls, nested and children, so they
+ * are applied to a row's sums (scopeprof__agg_add_sums), never per event;
+ * self + children's totals = total still holds exactly, as it does for raw
+ * times. What is taken out is in picoseconds, and a row keeps what is under
+ * a nanosecond (carry): a million 3.6 ns scopes make 3.6 ms, not 4 ms. A
+ * sum may come out negative (scopes that ran faster than the typical cost):
+ * it is kept as is, so that later sums stay unbiased; what a row shows is
+ * scopeprof__comp_shown. */
+/* a * x + b * y picoseconds to take out, held at INT64_MAX. */
+static inline int64_t scopeprof__comp_cut(uint64_t a, uint64_t x, uint64_t b, uint64_t y) {
+    uint64_t p, q;
+    if (__builtin_mul_overflow(a, x, &p) || __builtin_mul_overflow(b, y, &q) ||
+        __builtin_add_overflow(p, q, &p) || p > (uint64_t)INT64_MAX)
+        return INT64_MAX;
+    return (int64_t)p;
 }
 
 /* Add v picoseconds to a compensated sum: *sum ns and *carry ps, kept as
@@ -1334,23 +1380,23 @@ static inline int scopeprof__comp_clamped(const scopeprof_agg *a, const scopepro
  * depth d+1 since the last scope at depth d closed are exactly its direct
  * children: the pending level d+1 holds the sum of their durations. Children
  * that do not lie inside the parent (mismatched BEGIN/END) are not
- * subtracted. Any depth the writer can write (30 bits) is counted.
- * Inline: the writer runs it for every event (scopeprof_agg_event_gpu is the
- * same for everyone else). Speed: a leaf (no pending level, the usual case)
- * reads and adds nothing for its children, and sums that would only add 0
- * (no GPU time, no memory) are skipped: adding 0 changes no sum. */
+ * subtracted. Any depth the writer can write (30 bits) is counted. Times are
+ * in the units fed (a_units); the row's CPU sums wait in r->unit until
+ * scopeprof_agg_flush converts and compensates them. Speed: a leaf (no
+ * pending level, the usual case) reads and adds nothing for its children,
+ * and sums that would only add 0 (no GPU time, no memory) are skipped. */
 static inline __attribute__((always_inline)) int
 scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t start, uint64_t end,
                      uint32_t depth, int64_t gpu_ns) {
     scopeprof_row *r = &a->rows[row];
     int64_t dur = end < start ? 0 : end - start > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(end - start);
     a->events++;
-    r->count++;
-    scopeprof__add(&r->total_ns, dur);
+    r->unit.count++;
+    scopeprof__add(&r->unit.total, dur);
     if (gpu_ns >= 0) a->has_gpu = 1;
     scopeprof_agg_thread *th = thread < a->nthreads ? &a->threads[thread] : scopeprof__agg_thread(a, thread);
     if (!th) {
-        scopeprof__add(&r->self_ns, dur);
+        scopeprof__add(&r->unit.self, dur);
         if (gpu_ns > 0) scopeprof__add(&r->gpu_total_ns, gpu_ns), scopeprof__add(&r->gpu_self_ns, gpu_ns);
         return -1;
     }
@@ -1371,7 +1417,7 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
     int inside = 0;
     if (kids) {
         inside = kids->n && kids->min_start >= start && kids->max_end <= end;
-        self = inside && kids->sum_ns <= dur ? dur - kids->sum_ns : inside ? 0 : dur;
+        if (inside && __builtin_sub_overflow(dur, kids->sum, &self)) self = INT64_MIN;
         kids_gpu = inside ? kids->gpu_ns : 0;
         has_mem = (kids->mem_direct[0] | kids->mem_direct[1] | kids->mem_kids[0] | kids->mem_kids[1]) != 0;
     }
@@ -1380,27 +1426,15 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
         gpu_total = gpu_ns;
         gpu_self = kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
     }
-    /* Compensation (see scopeprof__comp_total_ps): children that were not
-     * subtracted (not inside) are not compensated for either. The parent's
-     * level gets both the measured and the compensated duration. */
-    int comp = (a->comp_inside_ps | a->comp_outside_ps) != 0;
+    /* Children that were not subtracted (not inside) are not compensated
+     * for either. Self is clamped per event only when nothing will be
+     * compensated (the raw times PyTorch shows); compensated sums stay
+     * unclamped until shown (scopeprof__comp_shown). */
     uint64_t nested = inside ? kids->nested : 0;
-    int64_t comp_ps = 0;
-    if (comp) {
-        comp_ps = scopeprof__comp_total_ps(dur, nested, a->comp_inside_ps, a->comp_outside_ps);
-        int64_t self_ps = comp_ps;
-        if (inside && __builtin_sub_overflow(comp_ps, kids->comp_ps, &self_ps)) self_ps = 0;
-        /* total_ns and self_ns move by the change of what is shown; they
-         * also hold any raw times (events of a thread the aggregation could
-         * not track). */
-        int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
-        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], comp_ps);
-        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], self_ps);
-        scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total - dur); /* dur: added above */
-        scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
-    } else {
-        scopeprof__add(&r->self_ns, self > 0 ? self : 0);
-    }
+    int comp = (a->comp_inside_ps | a->comp_outside_ps) != 0;
+    scopeprof__add(&r->unit.self, comp || self > 0 ? self : 0);
+    r->unit.nested += nested;
+    r->unit.children += inside ? kids->n : 0;
     if (gpu_total) scopeprof__add(&r->gpu_total_ns, gpu_total);
     if (gpu_self > 0) scopeprof__add(&r->gpu_self_ns, gpu_self);
     int64_t mem_total[2] = {0, 0}; /* CPU, GPU: made in this scope or its children */
@@ -1431,8 +1465,7 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
     if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
     mine->n++;
     mine->nested += 1 + nested; /* at most one per event: cannot overflow */
-    if (comp) scopeprof__add(&mine->comp_ps, comp_ps);
-    scopeprof__add(&mine->sum_ns, dur);
+    scopeprof__add(&mine->sum, dur);
     if (gpu_total) scopeprof__add(&mine->gpu_ns, gpu_total);
     if (has_mem) {
         scopeprof__add(&mine->mem_kids[0], mem_total[0]);
@@ -1442,54 +1475,61 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
 }
 
 /* ---- Sums of many events -------------------------------------------------
- * The exit summary does not feed events one by one: the writer keeps, per
- * call site, the sums below (summary.h), and they are added to the site's
- * row when the table is printed. Everything scopeprof__agg_event does per
- * event is linear in these sums, so the row comes out as if each event had
- * been fed: compensation takes out I per call, I + O per scope nested in a
- * call (total) and O per direct child (self), by the formulas above. */
+ * Rows (r->unit) and the exit summary's call sites (summary.h) keep the
+ * sums of scopeprof_sums in the units fed; scopeprof_agg_flush adds them to
+ * the rows' ns columns here. Everything the table shows is linear in these
+ * sums, so the row comes out as if each event had been converted and
+ * compensated: compensation takes out I per call, I + O per scope nested in
+ * a call (total) and O per direct child (self), by the formulas above. */
 typedef struct scopeprof__sitesum {
-    uint64_t count;
-    int64_t total_ns;   /* durations */
-    int64_t self_ns;    /* durations less the direct children inside them (clamped at 0
-                         * per event when no compensation is applied, as the rows' self) */
-    uint64_t nested;    /* scopes nested in its calls, at any depth (children inside only) */
-    uint64_t children;  /* direct children inside its calls */
+    scopeprof_sums t; /* in clock ticks */
     int64_t gpu_total_ns, gpu_self_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem;
     uint32_t seen; /* the writer's: the site is in its first-seen order (summary.h) */
 } scopeprof__sitesum;
 
+/* A sum in the units fed, in ns (truncated, as scopeprof_ticks_ns). */
+static inline int64_t scopeprof__unit_ns(const scopeprof_agg *a, int64_t v) {
+    if (a->unit_ns == 0 || a->unit_ns == 1.0) return v;
+    double x = (double)v * a->unit_ns;
+    return x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
+}
+
 SCOPEPROF__INTERNAL void scopeprof__agg_add_sums(scopeprof_agg *a, uint32_t row,
-                                                 const scopeprof__sitesum *s) {
+                                                 const scopeprof_sums *s) {
     scopeprof_row *r = &a->rows[row];
-    a->events += s->count;
     r->count += s->count;
+    int64_t total = scopeprof__unit_ns(a, s->total), self = scopeprof__unit_ns(a, s->self);
     uint64_t in = a->comp_inside_ps, out = a->comp_outside_ps;
     if (in | out) {
         /* Compensated sums in ns and ps (scopeprof__add_ps); what the row
-         * shows moves by the change of its clamped value, as per event. */
+         * shows moves by the change of its clamped value. */
         int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
-        uint64_t cut_total = s->count * in + s->nested * (in + out);
-        uint64_t cut_self = s->count * in + s->children * out;
-        scopeprof__add(&r->comp_ns[0], s->total_ns);
-        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0],
-                          cut_total > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)cut_total);
-        scopeprof__add(&r->comp_ns[1], s->self_ns);
-        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1],
-                          cut_self > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)cut_self);
+        scopeprof__add(&r->comp_ns[0], total);
+        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], -scopeprof__comp_cut(s->count, in, s->nested, in + out));
+        scopeprof__add(&r->comp_ns[1], self);
+        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], -scopeprof__comp_cut(s->count, in, s->children, out));
         scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total);
         scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
     } else {
-        scopeprof__add(&r->total_ns, s->total_ns);
-        scopeprof__add(&r->self_ns, s->self_ns);
+        scopeprof__add(&r->total_ns, total);
+        scopeprof__add(&r->self_ns, self);
     }
-    scopeprof__add(&r->gpu_total_ns, s->gpu_total_ns);
-    scopeprof__add(&r->gpu_self_ns, s->gpu_self_ns);
-    scopeprof__add(&r->cpu_mem, s->cpu_mem);
-    scopeprof__add(&r->self_cpu_mem, s->self_cpu_mem);
-    scopeprof__add(&r->gpu_mem, s->gpu_mem);
-    scopeprof__add(&r->self_gpu_mem, s->self_gpu_mem);
+}
+
+SCOPEPROF__API void scopeprof_agg_flush(scopeprof_agg *a) {
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        scopeprof_sums *u = &a->rows[i].unit;
+        if (!(u->count | (uint64_t)u->total | (uint64_t)u->self)) continue;
+        scopeprof__agg_add_sums(a, i, u);
+        memset(u, 0, sizeof *u);
+    }
+}
+
+SCOPEPROF__API void scopeprof_agg_units(scopeprof_agg *a, double unit_ns) {
+    if (a->unit_ns == unit_ns) return;
+    scopeprof_agg_flush(a);
+    a->unit_ns = unit_ns;
 }
 
 SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row,
@@ -1787,6 +1827,8 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
 SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps,
                                               uint32_t outside_ps, int apply) {
     uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
+    if (a->comp_inside_ps != (apply ? inside_ps : 0) || a->comp_outside_ps != (apply ? outside_ps : 0))
+        scopeprof_agg_flush(a); /* what was fed before keeps its own calibration */
     a->comp_inside_ps = apply ? inside_ps : 0;
     a->comp_outside_ps = apply ? outside_ps : 0;
     if (a->comp_state != SCOPEPROF_COMP_ON && a->comp_state != SCOPEPROF_COMP_OFF_RAW) {
@@ -1907,10 +1949,10 @@ typedef struct scopeprof__live { /* a live allocation */
 #define SCOPEPROF__SITE_BLOCKS 4096u
 
 /* What a thread's scopes closed at one depth hold for their parent, until
- * it closes (summary.h): their durations, span and number, the scopes
- * nested in them, and (rare) their GPU time and memory. */
+ * it closes (summary.h): their durations and span (ticks) and number, the
+ * scopes nested in them, and (rare) their GPU time (ns) and memory. */
 typedef struct scopeprof__level {
-    int64_t sum_ns;
+    int64_t sum;
     uint64_t min_start, max_end;
     uint64_t nested;
     uint32_t n, rare;
@@ -1933,7 +1975,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 13u /* 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 14u /* 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -2510,13 +2552,9 @@ SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
     g->clock.ns_per_tick = (double)(ns - g->clock.ns0) / (double)(tk - g->clock.tick0);
 }
 
-static inline uint64_t scopeprof__ticks_ns(uint64_t tick, uint64_t tick0, uint64_t ns0,
-                                           double ns_per_tick) {
-    int64_t d = (int64_t)(tick - tick0);
-    return ns0 + (uint64_t)(int64_t)((double)d * ns_per_tick);
-}
+/* A tick in ns, as every reader of the file converts it (format.h). */
 static inline uint64_t scopeprof__to_ns(const scopeprof__state *g, uint64_t tick) {
-    return scopeprof__ticks_ns(tick, g->clock.tick0, g->clock.ns0, g->clock.ns_per_tick);
+    return scopeprof_ticks_ns(tick, g->clock.tick0, g->clock.ns0, g->clock.ns_per_tick);
 }
 
 #ifdef __cplusplus
@@ -3845,55 +3883,68 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
     mine->rare |= (gpu_total | mem_total[0] | mem_total[1]) != 0;
 }
 
-/* One finished scope (start <= end, ns) at `depth` of the thread whose
- * levels are L (g->sum.thr[its slot], which scopeprof__sum_room made);
+/* One finished scope (start <= end, ticks) at `depth` of the thread whose
+ * levels are L, once scopeprof__sum_fits said there is room for it.
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
  * applied (self sums are then not clamped per event: table.h). The caller
- * counts the events (g->sum.events). */
+ * counts the events (g->sum.events). The common case, a scope with no
+ * children and nothing rare, takes a few adds and no branch it mispredicts. */
 static inline __attribute__((always_inline)) void
-scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
-                     uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
-    if (__builtin_expect(depth + 2 > L->cap || site >= g->sum.site_cap || !g->sum.site[site].seen, 0)) {
-        if (scopeprof__sum_room(g, (uint32_t)(L - g->sum.thr), site, depth) != 0) return;
-    }
-    scopeprof__sitesum *s = &g->sum.site[site];
+scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
+                  uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
     int64_t dur = (int64_t)(end - start);
+    s->t.count++;
+    s->t.total += dur;
     if (__builtin_expect(depth + 2 > L->cap, 0)) { /* too deep to keep: no parent, no children */
-        s->count++;
-        s->total_ns += dur;
-        s->self_ns += dur;
+        s->t.self += dur;
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
     if (__builtin_expect(L->top > depth + 1, 0)) scopeprof__sum_drop(L, depth + 1);
     scopeprof__level *kids = &L->lv[depth + 1];
-    int64_t self = dur;
     uint64_t nested = 0;
-    uint32_t children = 0, rare = kids->rare;
-    if (kids->n) {
-        if (kids->min_start >= start && kids->max_end <= end) { /* inside: subtracted */
-            self = dur - kids->sum_ns;
+    if (__builtin_expect((kids->n | kids->rare) == 0 && gpu_ns < 0, 1)) {
+        s->t.self += dur; /* a leaf */
+    } else {
+        int64_t self = dur;
+        uint32_t children = 0, rare = kids->rare;
+        if (kids->n && kids->min_start >= start && kids->max_end <= end) { /* inside: subtracted */
+            self = dur - kids->sum;
             nested = kids->nested;
             children = kids->n;
         }
+        s->t.self += comp || self > 0 ? self : 0;
+        s->t.nested += nested;
+        s->t.children += children;
+        if (rare | (gpu_ns >= 0))
+            scopeprof__sum_rare(g, s, rare ? kids : NULL, children != 0, depth ? &L->lv[depth] : NULL, gpu_ns);
+        memset(kids, 0, sizeof *kids);
     }
-    s->count++;
-    s->total_ns += dur;
-    s->self_ns += comp ? self : self > 0 ? self : 0;
-    s->nested += nested;
-    s->children += children;
-    scopeprof__level *mine = depth ? &L->lv[depth] : NULL;
-    if (mine) {
+    if (depth) { /* what the parent will subtract */
+        scopeprof__level *mine = &L->lv[depth];
         if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
         if (end > mine->max_end) mine->max_end = end;
         mine->n++;
         mine->nested += 1 + nested;
-        mine->sum_ns += dur;
+        mine->sum += dur;
     }
-    if (__builtin_expect(rare | (gpu_ns >= 0), 0))
-        scopeprof__sum_rare(g, s, rare ? kids : NULL, children != 0, mine, gpu_ns);
-    if (kids->n | rare) memset(kids, 0, sizeof *kids);
     L->top = depth;
+}
+
+/* Whether the site's sums and the depth's levels exist (else
+ * scopeprof__sum_room makes them). */
+static inline int scopeprof__sum_fits(const scopeprof__state *g, const scopeprof__levels *L, uint32_t site,
+                                      uint32_t depth) {
+    return depth + 2 <= L->cap && site < g->sum.site_cap && g->sum.site[site].seen;
+}
+
+/* scopeprof__sum_at with the room made first if needed. */
+static inline void scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
+                                        uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
+    if (__builtin_expect(!scopeprof__sum_fits(g, L, site, depth), 0) &&
+        scopeprof__sum_room(g, (uint32_t)(L - g->sum.thr), site, depth) != 0)
+        return;
+    scopeprof__sum_at(g, L, &g->sum.site[site], start, end, depth, gpu_ns, comp);
 }
 
 /* An allocation (bytes > 0) or free on `device` (0: CPU) made while `depth`
@@ -3925,20 +3976,37 @@ static inline void scopeprof__sum_thread_gone(scopeprof__state *g, uint32_t slot
  * one row per name, in first-seen order. */
 SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
     scopeprof_agg *a = &g->sum.agg;
+    scopeprof__calibrate(g);
+    scopeprof_agg_units(a, g->clock.ns_per_tick); /* the sums below are in ticks */
     a->has_gpu |= g->sum.has_gpu;
     a->has_mem |= g->sum.has_mem;
     a->has_gpu_mem |= g->sum.has_gpu_mem;
     for (uint32_t i = 0; i < g->sum.norder; i++) {
         uint32_t site = g->sum.order[i];
         scopeprof__sitesum *s = &g->sum.site[site];
-        if (s->count == 0 && !s->gpu_total_ns && !s->cpu_mem && !s->gpu_mem) continue;
+        if (s->t.count == 0 && !s->gpu_total_ns && !s->cpu_mem && !s->gpu_mem) continue;
         const scopeprof__siterec *sr = scopeprof__site_find(g, site);
         const char *name = sr ? sr->name : "<unknown>";
         uint32_t row = scopeprof_agg_row(a, name, name, NULL);
-        if (row != UINT32_MAX) scopeprof__agg_add_sums(a, row, s);
+        if (row != UINT32_MAX) {
+            scopeprof_row *r = &a->rows[row];
+            a->events += s->t.count;
+            r->unit.count += s->t.count;
+            scopeprof__add(&r->unit.total, s->t.total);
+            scopeprof__add(&r->unit.self, s->t.self);
+            r->unit.nested += s->t.nested;
+            r->unit.children += s->t.children;
+            scopeprof__add(&r->gpu_total_ns, s->gpu_total_ns);
+            scopeprof__add(&r->gpu_self_ns, s->gpu_self_ns);
+            scopeprof__add(&r->cpu_mem, s->cpu_mem);
+            scopeprof__add(&r->self_cpu_mem, s->self_cpu_mem);
+            scopeprof__add(&r->gpu_mem, s->gpu_mem);
+            scopeprof__add(&r->self_gpu_mem, s->self_gpu_mem);
+        }
         memset(s, 0, sizeof *s);
         s->seen = 1;
     }
+    scopeprof_agg_flush(a); /* converted once per row, as the reporter does once per row of a file */
 }
 
 /* A new file starts a new summary (a schedule's cycle, a forked child). */
@@ -4323,6 +4391,19 @@ SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_OVERHEAD, b, sizeof b);
 }
 
+/* TICKS chunk (format 4), before any event: the rate that turns the events'
+ * ticks into ns (format.h, scopeprof_ticks_ns). */
+SCOPEPROF__INTERNAL void scopeprof__write_ticks(scopeprof__state *g) {
+    unsigned char b[SCOPEPROF_TICKS_SIZE];
+    uint64_t bits;
+    scopeprof__calibrate(g);
+    memcpy(&bits, &g->clock.ns_per_tick, 8);
+    scopeprof__put64(b, g->clock.tick0);
+    scopeprof__put64(b + 8, g->clock.ns0);
+    scopeprof__put64(b + 16, bits);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_TICKS, b, sizeof b);
+}
+
 SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     if (g->out.fd != -1) return;
     g->out.fd = scopeprof__create(g);
@@ -4367,6 +4448,7 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     scopeprof__put32(h + SCOPEPROF_FILE_HEADER_SIZE + plen,
                      scopeprof_crc32(0, h, SCOPEPROF_FILE_HEADER_SIZE + plen));
     if (scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen + 4) == 0) {
+        scopeprof__write_ticks(g);
         scopeprof__write_overhead(g);
         scopeprof__write_clock(g); /* the host and the job's clock offsets (mpi.h) */
     }
@@ -4666,20 +4748,96 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
     return k;
 }
 
-/* The end of a short record whose duration does not fit 32 bits of ns once
- * converted: only a clock under 32 MHz stretches 2^27 ticks this far. */
-SCOPEPROF__INTERNAL uint64_t scopeprof__slow_clock(scopeprof__state *g, uint64_t start_ns) {
-    if (!g->out.warned_slow_clock) {
-        g->out.warned_slow_clock = 1;
-        scopeprof__warn("scopeprof: the tick clock runs under 32 MHz; durations over "
-                        "4.29 s that started as short records are cut to 4.29 s");
+/* Sum the records of n slots (ticks) into the exit summary, thread levels L.
+ * The common case, a short record, is summed without a call. */
+static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
+                                           const scopeprof__slot *ev, uint32_t n, int comp) {
+    uint32_t summed = 0;
+    /* In locals: the compiler cannot know that the stores below leave g alone. */
+    scopeprof__sitesum *sites = g->sum.site;
+    uint32_t site_cap = g->sum.site_cap;
+    for (uint32_t i = 0; i < n;) {
+        if (__builtin_expect(ev[i].dur != SCOPEPROF_REC_LONG_MARK, 1)) {
+            uint32_t key = ev[i].key & ~SCOPEPROF_DEPTH_GPU; /* a GPU scope's GPU time: the slow path's */
+            uint32_t site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), depth = key >> SCOPEPROF_REC_SITE_BITS;
+            i++;
+            if (__builtin_expect(site >= site_cap || !sites[site].seen || depth + 2 > L->cap, 0)) {
+                if (scopeprof__sum_room(g, slot, site, depth) != 0) continue;
+                sites = g->sum.site;
+                site_cap = g->sum.site_cap;
+            }
+            scopeprof__sum_at(g, L, &sites[site], ev[i - 1].start, ev[i - 1].start + ev[i - 1].dur, depth, -1, comp);
+            summed++;
+            continue;
+        }
+        scopeprof_event e; /* a long record: out of the common path, room made as needed */
+        i += scopeprof__slot_get(ev + i, &e);
+        if (e.depth & SCOPEPROF_DEPTH_MEM) {
+            scopeprof__sum_mem(g, slot, SCOPEPROF_MEM_DEPTH(e.depth), SCOPEPROF_MEM_DEVICE(e.depth), (int64_t)e.end);
+        } else {
+            scopeprof__sum_event(g, L, e.site, e.start, e.end < e.start ? e.start : e.end,
+                                 e.depth & SCOPEPROF_DEPTH_MASK, -1, comp);
+            summed++;
+        }
+        sites = g->sum.site; /* the room may have moved them */
+        site_cap = g->sum.site_cap;
     }
-    return start_ns + SCOPEPROF_REC_LONG_MARK - 1;
+    return summed;
 }
 
-/* Convert (in place), aggregate and write the records in n slots of thread
- * t. In place works because no record grows: nanoseconds take no more room
- * than ticks (see emit), and a record dropped or turned short only frees some. */
+/* The slow path of a span: a schedule's window (records outside it are
+ * dropped) or GPU scopes (each paired with the thread's next GPU record,
+ * compacted into gr; a GPU flag without one is cleared). Rewrites the span
+ * in place, ticks as they were: a record only ever leaves. Returns the
+ * slots kept; *paired the GPU records kept, *summed the scopes summed. */
+SCOPEPROF__INTERNAL uint32_t scopeprof__span_filter(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
+                                                    scopeprof__slot *ev, uint32_t n, int comp,
+                                                    scopeprof_gpu_record *gr, uint32_t ngr,
+                                                    uint32_t *paired, uint32_t *summed) {
+    const int sched = g->sched.on, window = g->sched.window;
+    const uint64_t win_start = g->sched.win_start;
+    uint32_t out = 0, gi = 0;
+    for (uint32_t i = 0; i < n;) {
+        scopeprof_event e;
+        uint32_t at = i, slots = scopeprof__slot_get(ev + i, &e);
+        i += slots;
+        int gpu_flag = (e.depth & (SCOPEPROF_DEPTH_GPU | SCOPEPROF_DEPTH_MEM)) == SCOPEPROF_DEPTH_GPU;
+        uint32_t ours = gpu_flag && gi < ngr && gr[gi].launch_ns == scopeprof__to_ns(g, e.start);
+        if (sched && (!window || e.start < win_start)) {
+            /* Outside the schedule's recording window (wait, warm-up, or an
+             * earlier cycle): dropped, with its GPU record if it has one. */
+            gi += ours;
+            continue;
+        }
+        memmove(ev + out, ev + at, slots * sizeof *ev);
+        out += slots;
+        if (e.depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
+            if (L)
+                scopeprof__sum_mem(g, slot, SCOPEPROF_MEM_DEPTH(e.depth), SCOPEPROF_MEM_DEVICE(e.depth),
+                                   (int64_t)e.end);
+            continue;
+        }
+        int64_t gpu = -1;
+        if (ours) {
+            if (gr[gi].status == 0) gpu = (int64_t)(gr[gi].end_ns - gr[gi].start_ns);
+            gr[(*paired)++] = gr[gi++]; /* compacted: only kept events' records */
+        } else if (gpu_flag) { /* no GPU record: a CPU scope */
+            if (slots == 1) ev[out - 1].key &= ~SCOPEPROF_DEPTH_GPU;
+            else ev[out - 2].key &= ~SCOPEPROF_DEPTH_GPU;
+        }
+        if (L) {
+            scopeprof__sum_event(g, L, e.site, e.start, e.end < e.start ? e.start : e.end,
+                                 e.depth & SCOPEPROF_DEPTH_MASK, gpu, comp);
+            (*summed)++;
+        }
+    }
+    return out;
+}
+
+/* Sum and write the records in n slots of thread t. The file holds records
+ * as the buffers do (format 4: ticks, which the reader converts with the
+ * TICKS chunk's rate), so they are written from the chunk's own memory, and
+ * the only pass over them per event is the exit summary's. */
 SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__thread *t,
                                                scopeprof__slot *ev, uint32_t n) {
     scopeprof__calibrate(g);
@@ -4688,93 +4846,17 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
      * them is a pass over the span: only with a GPU backend). */
     uint32_t k = g->gpu.take && !g->life.in_signal ? scopeprof__count_gpu(ev, n) : 0;
     scopeprof_gpu_record *gr = NULL;
-    uint32_t ngr = 0, gi = 0, paired = 0;
+    uint32_t ngr = 0, paired = 0, summed = 0;
     if (k && (gr = (scopeprof_gpu_record *)malloc(k * sizeof *gr))) ngr = g->gpu.take(g, t, gr, k);
-    unsigned char *b = (unsigned char *)ev; /* converted in place */
-    size_t out = 0;                         /* bytes written to b */
-    uint32_t kept = 0;
-    /* What stays the same over the span, in locals: the compiler cannot
-     * know that the calls in the loop leave g alone. The writer runs this
-     * loop for every event recorded, so every instruction here counts. */
-    const uint64_t tick0 = g->clock.tick0, ns0 = g->clock.ns0, win_start = g->sched.win_start;
-    const double ns_per_tick = g->clock.ns_per_tick;
     /* The sums feed only the table: none when it is off (SCOPEPROF_SUMMARY=0). */
-    const int sched = g->sched.on, window = g->sched.window, aggregate = !g->life.in_signal && g->cfg.summary;
+    const int aggregate = !g->life.in_signal && g->cfg.summary;
     const int comp = (g->sum.agg.comp_inside_ps | g->sum.agg.comp_outside_ps) != 0;
-    const int fast = !sched && !k; /* no schedule window to check, no GPU record to pair */
-    const uint32_t thread = t->slot; /* the summary's slot (the file keeps t->index) */
-    /* The thread's levels in the summary (made here once per span). */
-    scopeprof__levels *L = aggregate && scopeprof__sum_room(g, thread, UINT32_MAX, 0) == 0 ? &g->sum.thr[thread] : NULL;
-    uint32_t summed = 0;
-    for (uint32_t i = 0; i < n;) {
-        if (__builtin_expect(fast && ev[i].dur != SCOPEPROF_REC_LONG_MARK, 1)) {
-            /* The common case, a short record of a CPU scope: converted,
-             * summed and rewritten in place (read before written: out never
-             * passes i's slot). */
-            uint64_t start = ev[i].start, end = start + ev[i].dur;
-            uint32_t key = ev[i].key & ~SCOPEPROF_DEPTH_GPU; /* no GPU record: a CPU scope */
-            uint64_t s_ns = scopeprof__ticks_ns(start, tick0, ns0, ns_per_tick);
-            uint64_t e_ns = scopeprof__ticks_ns(end, tick0, ns0, ns_per_tick);
-            if (e_ns < s_ns) e_ns = s_ns;
-            if (__builtin_expect(e_ns - s_ns >= SCOPEPROF_REC_LONG_MARK, 0)) e_ns = scopeprof__slow_clock(g, s_ns);
-            if (L) {
-                scopeprof__sum_event(g, L, key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), s_ns, e_ns,
-                                     key >> SCOPEPROF_REC_SITE_BITS, -1, comp);
-                summed++;
-            }
-            scopeprof__rec_put_short(b + out, s_ns, (uint32_t)(e_ns - s_ns), key);
-            out += 16;
-            i++;
-            kept++;
-            continue;
-        }
-        scopeprof_event e;
-        uint32_t key = ev[i].key; /* of a short record */
-        uint32_t slots = scopeprof__slot_get(ev + i, &e);
-        i += slots;
-        if (sched && (!window || e.start < win_start)) {
-            /* Outside the schedule's recording window (wait, warm-up, or an
-             * earlier cycle): dropped, with its GPU record if it has one. */
-            if ((e.depth & SCOPEPROF_DEPTH_GPU) && gi < ngr &&
-                gr[gi].launch_ns == scopeprof__ticks_ns(e.start, tick0, ns0, ns_per_tick))
-                gi++;
-            continue;
-        }
-        e.start = scopeprof__ticks_ns(e.start, tick0, ns0, ns_per_tick);
-        kept++;
-        if (e.depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
-            if (L)
-                scopeprof__sum_mem(g, thread, SCOPEPROF_MEM_DEPTH(e.depth), SCOPEPROF_MEM_DEVICE(e.depth),
-                                   (int64_t)e.end);
-            out += scopeprof__rec_encode(b + out, &e);
-            continue;
-        }
-        uint64_t en = scopeprof__ticks_ns(e.end, tick0, ns0, ns_per_tick);
-        e.end = en < e.start ? e.start : en;
-        if (slots == 1 && e.end - e.start >= SCOPEPROF_REC_LONG_MARK) e.end = scopeprof__slow_clock(g, e.start);
-        int64_t gpu = -1;
-        if (e.depth & SCOPEPROF_DEPTH_GPU) {
-            /* Pair with the thread's next GPU record, which must be ours. */
-            if (gi < ngr && gr[gi].launch_ns == e.start) {
-                if (gr[gi].status == 0) gpu = (int64_t)(gr[gi].end_ns - gr[gi].start_ns);
-                gr[paired++] = gr[gi++]; /* compacted: only kept events' records */
-            } else {
-                e.depth &= SCOPEPROF_DEPTH_MASK; /* no GPU record: a CPU scope */
-            }
-        }
-        if (L) {
-            scopeprof__sum_event(g, L, e.site, e.start, e.end, e.depth & SCOPEPROF_DEPTH_MASK, gpu, comp);
-            summed++;
-        }
-        if (slots == 1) { /* still fits a short record (site, depth, clamped duration): same key */
-            scopeprof__rec_put_short(b + out, e.start, (uint32_t)(e.end - e.start),
-                                     e.depth & SCOPEPROF_DEPTH_GPU ? key : key & ~SCOPEPROF_DEPTH_GPU);
-            out += 16;
-        } else {
-            out += scopeprof__rec_encode(b + out, &e);
-        }
-    }
-    g->out.events_written += kept;
+    const uint32_t slot = t->slot; /* the summary's slot (the file keeps t->index) */
+    scopeprof__levels *L = aggregate && scopeprof__sum_room(g, slot, UINT32_MAX, 0) == 0 ? &g->sum.thr[slot] : NULL;
+    uint32_t kept = n;
+    if (g->sched.on || k) kept = scopeprof__span_filter(g, L, slot, ev, n, comp, gr, ngr, &paired, &summed);
+    else if (L) summed = scopeprof__sum_span(g, L, slot, ev, n, comp);
+    g->out.events_written += kept; /* 16-byte units, as the END chunk counts them */
     g->sum.events += summed;
     if (g->out.fd == -1 && kept) scopeprof__open_output(g);
     if (g->out.fd < 0 || kept == 0) {
@@ -4785,15 +4867,16 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     scopeprof__write_thread(g, t);
     if (paired) scopeprof__write_gpu(g, t, gr, paired);
     free(gr);
-    /* Payload = thread index, count, records; the 8-byte prefix is written
+    /* Payload = thread index, units, records; the 8-byte prefix is written
      * separately so the records need no copy. */
+    size_t bytes = (size_t)kept * sizeof *ev;
     unsigned char pre[8];
     scopeprof__put32(pre, t->index);
     scopeprof__put32(pre + 4, kept);
-    uint32_t crc = scopeprof_crc32(scopeprof_crc32(0, pre, 8), b, out);
-    if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_EVENTS, (uint32_t)(8 + out), crc) == 0 &&
+    uint32_t crc = scopeprof_crc32(scopeprof_crc32(0, pre, 8), ev, bytes);
+    if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_EVENTS, (uint32_t)(8 + bytes), crc) == 0 &&
         scopeprof__write_all(g, pre, 8) == 0)
-        scopeprof__write_all(g, b, out);
+        scopeprof__write_all(g, ev, bytes);
 }
 
 /* Recycle the state of threads that are gone and fully written: their last

@@ -175,7 +175,9 @@ static void account(sp_agg_ctx *c, uint32_t slot, uint32_t row, const sp_event *
         r->gpu_role = SCOPEPROF_ROW_DEVICE;
     else if (r->gpu_role == SCOPEPROF_ROW_ANY)
         r->gpu_role = SCOPEPROF_ROW_LAUNCHER;
-    if (scopeprof_agg_event_gpu(&c->agg, slot, row, e->start, e->end, e->depth, e->gpu_ns) != 0)
+    /* The file's own units (ticks): summed as the exit summary sums them,
+     * converted once per row at the end of the file (agg_finish). */
+    if (scopeprof_agg_event_gpu(&c->agg, slot, row, e->t_start, e->t_end, e->depth, e->gpu_ns) != 0)
         c->oom = 1;
 }
 
@@ -244,7 +246,10 @@ static int agg_header(void *ctx, const sp_reader *r, const sp_header *h) {
     c->rd = r;
     c->rank = h->rank;
     c->chrome = sp_chrome_vtbl(r) != NULL;
-    /* A file's calibration is its own: none until its OVERHEAD chunk. */
+    /* A file's units and calibration are its own: ns and none until its
+     * TICKS and OVERHEAD chunks (the last file's sums are flushed first). */
+    scopeprof_agg_flush(&c->agg);
+    scopeprof_agg_units(&c->agg, 1.0);
     c->agg.comp_inside_ps = c->agg.comp_outside_ps = 0;
     /* Input shapes exist only in PyTorch's JSON ("Input Dims"). */
     if (c->group == SP_GROUP_SHAPE && !sp_chrome_vtbl(r)) return c->native_shape = 1;
@@ -256,7 +261,8 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
     sp_agg_ctx *c = ctx;
     c->rd = r;
     const sp_header *h = sp_reader_header(r);
-    if (h->has_overhead) /* read before the first event: compensate from here on */
+    scopeprof_agg_units(&c->agg, h->unit_ns); /* TICKS and OVERHEAD come before the first event */
+    if (h->has_overhead)
         scopeprof_agg_calibration(&c->agg, h->overhead_inside_ps, h->overhead_outside_ps, !c->raw);
     if (c->tap && c->tap->events) c->tap->events(c->tap->ctx, c->file, r, t, ev, n);
     if (t->slot + 1 > c->nthreads) c->nthreads = t->slot + 1;
@@ -293,7 +299,7 @@ static void agg_steps(sp_agg_ctx *c, const sp_reader *r) {
     uint32_t n = sp_reader_steps(r, &s), row = UINT32_MAX;
     if (c->group == SP_GROUP_FOLDED || c->group == SP_GROUP_SHAPE || sp_chrome_vtbl(r)) return;
     for (uint32_t i = 0; i < n; i++) {
-        sp_event e = {s[i].start, s[i].end, 0, 0, SP_SCOPE, 0, 0, -1, 0};
+        sp_event e = {s[i].start, s[i].end, 0, 0, SP_SCOPE, 0, 0, -1, 0, s[i].start, s[i].end};
         if (!scope_kept(c, &e)) continue;
         if (row == UINT32_MAX) {
             const char *name = "ProfilerStep*";
@@ -331,6 +337,7 @@ static int agg_finish(void *ctx, const sp_reader *r) {
             c->unknown_frees = UINT64_MAX;
     }
     c->mem_files += nm > 0;
+    scopeprof_agg_flush(&c->agg); /* the file's sums, converted once per row */
     /* Thread slots and site ids belong to one file. */
     c->thread_base += c->nthreads;
     c->nthreads = 0;
@@ -389,6 +396,7 @@ int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err) {
     sp_result res;
     uint64_t unordered = c->agg.unordered, undefined = c->undefined;
     int st = sp_read_any(path, &cb, &res);
+    scopeprof_agg_flush(&c->agg); /* also when the file stopped short of agg_finish */
     char msg[512];
     sp_result_message(&res, path, msg, sizeof msg);
     if (c->native_shape)

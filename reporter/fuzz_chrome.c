@@ -47,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         sp_read_chrome_mem(data, size, &cb, &res);
         char msg[512];
         sp_result_message(&res, "fuzz", msg, sizeof msg);
+        scopeprof_agg_flush(&c.agg);
         scopeprof_table_print(null, &c.agg, SCOPEPROF_SORT_SELF_GPU_TIME_TOTAL, 0);
         scopeprof_agg_free(&c.agg);
     }

@@ -295,10 +295,14 @@ static int read_gpu(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t
 static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
                        const sp_callbacks *cb, sp_result *res) {
     if (len < 8) return CORRUPT("EVENTS chunk shorter than 8 bytes");
-    /* Format 1: 24 bytes an event. Format 2: records of 16 or 32 bytes. */
-    int v1 = r->hdr.major == 1;
+    /* Format 1: 24 bytes an event. Format 2: records of 16 or 32 bytes.
+     * Format 4: the same records in ticks, counted in 16-byte units. */
+    int v1 = r->hdr.major == 1, v4 = r->hdr.major >= 4;
     uint32_t n = get32(p + 4), slot;
-    if (n > (len - 8) / (v1 ? 24 : 16)) return CORRUPT("EVENTS chunk: %u events run past the chunk", n);
+    if (n > (len - 8) / (v1 ? 24 : 16))
+        return CORRUPT("EVENTS chunk: %u %s run past the chunk", n, v4 ? "units" : "events");
+    if (v4 && !r->hdr.has_ticks) return CORRUPT("EVENTS chunk before the TICKS chunk: its times cannot be read");
+    size_t end = v4 ? 8 + (size_t)n * 16 : len; /* format 4: where the records end */
     if (thread_slot(r, get32(p), &slot) != 0) return NOMEM();
     if (n > r->ev_cap) {
         sp_event *v = realloc(r->ev, n * sizeof *v);
@@ -311,7 +315,8 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
     }
     gpu_queue *q = &r->gpu[slot];
     size_t at = 8; /* offset of the next record in the payload */
-    for (uint32_t i = 0; i < n; i++) {
+    uint32_t i = 0;
+    for (; v4 ? at < end : i < n; i++) {
         sp_event *e = &r->ev[i];
         scopeprof_event rec;
         if (v1) {
@@ -322,11 +327,20 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
             rec.depth = get32(s + 20);
             at += 24;
         } else {
-            size_t used = scopeprof_rec_decode(p + at, len - at, &rec);
+            size_t used = scopeprof_rec_decode(p + at, end - at, &rec);
             if (used == 0) return CORRUPT("EVENTS chunk: event %u runs past the chunk", i);
             at += used;
         }
         uint32_t d = rec.depth;
+        if (v4) { /* ticks; a MEM record's end is its byte count */
+            e->t_start = rec.start;
+            e->t_end = d & SCOPEPROF_DEPTH_MEM ? rec.start : rec.end < rec.start ? rec.start : rec.end;
+            rec.start = scopeprof_ticks_ns(e->t_start, r->hdr.tick0, r->hdr.ns0, r->hdr.unit_ns);
+            if (!(d & SCOPEPROF_DEPTH_MEM)) rec.end = scopeprof_ticks_ns(e->t_end, r->hdr.tick0, r->hdr.ns0, r->hdr.unit_ns);
+        } else {
+            e->t_start = rec.start;
+            e->t_end = d & SCOPEPROF_DEPTH_MEM || rec.end < rec.start ? rec.start : rec.end;
+        }
         e->start = rec.start;
         e->end = rec.end;
         e->site = rec.site;
@@ -360,7 +374,8 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
         }
         /* The aggregation sums these in int64: values no program produces
          * (over 104 days, or 8 PiB) would only make the sums overflow. */
-        if (e->end - e->start > SP_MAX_VALUE || e->gpu_ns > (int64_t)SP_MAX_VALUE ||
+        if (e->end - e->start > SP_MAX_VALUE || e->t_end - e->t_start > SP_MAX_VALUE ||
+            e->gpu_ns > (int64_t)SP_MAX_VALUE ||
             e->bytes > (int64_t)SP_MAX_VALUE || e->bytes < -(int64_t)SP_MAX_VALUE)
             return CORRUPT("EVENTS chunk: event %u has an absurd duration or size", i);
         if (e->depth > SP_MAX_DEPTH)
@@ -372,9 +387,10 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
             if (e->gpu_ns >= 0) e->gpu_start = sp_clock_map(r->clk, e->gpu_start);
         }
     }
-    res->events += n;
+    res->events += i;
+    if (v4) res->units += n;
     if (cb->events) {
-        int rc = cb->events(cb->ctx, r, &r->threads[slot], r->ev, n);
+        int rc = cb->events(cb->ctx, r, &r->threads[slot], r->ev, i);
         if (rc) return fail(res, SP_STOPPED, off, "stopped by the reader's client");
     }
     return 0;
@@ -446,6 +462,23 @@ static int read_overhead(sp_reader *r, const unsigned char *p, uint32_t len, uin
     return 0;
 }
 
+/* TICKS chunk (format 4): the rate of the events' clock. A rate no clock
+ * has (not a positive finite number, or over a second a tick) would make
+ * every time meaningless: refused. */
+static int read_ticks(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
+                      sp_result *res) {
+    if (len < SCOPEPROF_TICKS_SIZE) return CORRUPT("TICKS chunk shorter than %u bytes", SCOPEPROF_TICKS_SIZE);
+    uint64_t bits = get64(p + 16);
+    double f;
+    memcpy(&f, &bits, sizeof f);
+    if (!(f > 0 && f <= 1e9)) return CORRUPT("TICKS chunk: %g ns per tick is no clock's rate", f);
+    r->hdr.has_ticks = 1;
+    r->hdr.tick0 = get64(p);
+    r->hdr.ns0 = get64(p + 8);
+    r->hdr.unit_ns = f;
+    return 0;
+}
+
 static int read_header(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
     uint64_t off = 0;
     size_t got = want(r, SCOPEPROF_FILE_HEADER_SIZE);
@@ -465,6 +498,7 @@ static int read_header(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
     h->pid = get64(p + 16);
     h->start_ns = get64(p + 24);
     h->realtime_minus_mono = (int64_t)get64(p + 32);
+    h->unit_ns = 1.0; /* ns, until a TICKS chunk says otherwise */
     h->rank = get32(p + 40);
     uint32_t plen = get32(p + 44);
     if (h->major < 1 || h->major > SCOPEPROF_FORMAT_MAJOR)
@@ -624,12 +658,17 @@ static int read_all(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
         case SCOPEPROF_CHUNK_STEPS: rc = read_steps(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_MEMORY: rc = read_memory(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_OVERHEAD: rc = read_overhead(r, p, len, off, res); break;
+        case SCOPEPROF_CHUNK_TICKS: rc = read_ticks(r, p, len, off, res); break;
         case SCOPEPROF_CHUNK_CLOCK: break; /* read before, by clocks.c, when times matter */
         case SCOPEPROF_CHUNK_END:
             res->saw_end = 1;
             /* The writer's count of the events in the file: fewer here
              * means chunks were lost (damaged, or never written). */
-            if (len >= 8 && get64(p) != res->events) {
+            if (len >= 8 && r->hdr.major >= 4 && get64(p) != res->units) { /* format 4: units */
+                snprintf(why, sizeof why, "the END chunk counts %llu record unit(s) of 16 bytes, %llu "
+                         "were read", (unsigned long long)get64(p), (unsigned long long)res->units);
+                note_problem(res, SP_CORRUPT, off, why);
+            } else if (len >= 8 && r->hdr.major < 4 && get64(p) != res->events) {
                 snprintf(why, sizeof why, "the END chunk counts %llu event(s), %llu were read",
                          (unsigned long long)get64(p), (unsigned long long)res->events);
                 note_problem(res, SP_CORRUPT, off, why);

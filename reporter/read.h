@@ -36,6 +36,13 @@ typedef struct sp_header {
      * first (clocks.h): start_ns and every time handed out are then on it. */
     char host[64];
     int aligned; /* its times are on the common clock (clocks.h) */
+    /* Format 4: events hold clock ticks, converted with the TICKS chunk's
+     * rate (has_ticks, from when it is read: its writer puts it before the
+     * first event). unit_ns: ns per unit of sp_event.t_start/t_end (the
+     * ticks' ns_per_tick; 1 for files in ns), what the aggregation sums in. */
+    int has_ticks;
+    uint64_t tick0, ns0;
+    double unit_ns;
 } sp_header;
 
 typedef struct sp_site {
@@ -59,6 +66,12 @@ typedef struct sp_event {
     int64_t bytes;            /* SP_MEM: signed byte count */
     int64_t gpu_ns;           /* GPU scope: its GPU duration; -1 otherwise */
     uint64_t gpu_start;       /* GPU scope: start of its GPU interval */
+    /* start and end as the file holds them, in units of sp_header.unit_ns
+     * (ticks in format 4, else ns; before any alignment to another clock):
+     * what the table sums, so that it sums what the exit summary summed
+     * and converts once (scopeprof_agg_units). Readers whose times are ns
+     * set them equal to start and end. */
+    uint64_t t_start, t_end;
 } sp_event;
 enum { SP_SCOPE = 0, SP_MEM = 1 };
 
@@ -90,6 +103,7 @@ typedef struct sp_result {
     uint64_t offset;   /* where reading stopped */
     uint64_t good_end; /* end of the last whole chunk (or of the header) */
     uint64_t events;   /* records delivered */
+    uint64_t units;    /* format 4: their 16-byte units, as the END chunk counts them */
     int saw_end;       /* an END chunk was read */
     int native;        /* a .sprof file (whose writer ends it with END) */
     char msg[256];     /* why, for SP_TRUNCATED / SP_CORRUPT / SP_IOERR */

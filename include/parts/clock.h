@@ -160,13 +160,9 @@ SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
     g->clock.ns_per_tick = (double)(ns - g->clock.ns0) / (double)(tk - g->clock.tick0);
 }
 
-static inline uint64_t scopeprof__ticks_ns(uint64_t tick, uint64_t tick0, uint64_t ns0,
-                                           double ns_per_tick) {
-    int64_t d = (int64_t)(tick - tick0);
-    return ns0 + (uint64_t)(int64_t)((double)d * ns_per_tick);
-}
+/* A tick in ns, as every reader of the file converts it (format.h). */
 static inline uint64_t scopeprof__to_ns(const scopeprof__state *g, uint64_t tick) {
-    return scopeprof__ticks_ns(tick, g->clock.tick0, g->clock.ns0, g->clock.ns_per_tick);
+    return scopeprof_ticks_ns(tick, g->clock.tick0, g->clock.ns0, g->clock.ns_per_tick);
 }
 
 #ifdef __cplusplus

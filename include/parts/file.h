@@ -364,6 +364,19 @@ SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_OVERHEAD, b, sizeof b);
 }
 
+/* TICKS chunk (format 4), before any event: the rate that turns the events'
+ * ticks into ns (format.h, scopeprof_ticks_ns). */
+SCOPEPROF__INTERNAL void scopeprof__write_ticks(scopeprof__state *g) {
+    unsigned char b[SCOPEPROF_TICKS_SIZE];
+    uint64_t bits;
+    scopeprof__calibrate(g);
+    memcpy(&bits, &g->clock.ns_per_tick, 8);
+    scopeprof__put64(b, g->clock.tick0);
+    scopeprof__put64(b + 8, g->clock.ns0);
+    scopeprof__put64(b + 16, bits);
+    scopeprof__write_chunk(g, SCOPEPROF_CHUNK_TICKS, b, sizeof b);
+}
+
 SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     if (g->out.fd != -1) return;
     g->out.fd = scopeprof__create(g);
@@ -408,6 +421,7 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     scopeprof__put32(h + SCOPEPROF_FILE_HEADER_SIZE + plen,
                      scopeprof_crc32(0, h, SCOPEPROF_FILE_HEADER_SIZE + plen));
     if (scopeprof__write_all(g, h, SCOPEPROF_FILE_HEADER_SIZE + plen + 4) == 0) {
+        scopeprof__write_ticks(g);
         scopeprof__write_overhead(g);
         scopeprof__write_clock(g); /* the host and the job's clock offsets (mpi.h) */
     }

@@ -13,8 +13,12 @@ extern "C" {
 
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
-#define SCOPEPROF_FORMAT_MAJOR 3
-#define SCOPEPROF_FORMAT_MINOR 2 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk; 3.2: CLOCK chunk */
+#define SCOPEPROF_FORMAT_MAJOR 4
+#define SCOPEPROF_FORMAT_MINOR 0
+/* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk;
+ * 3.2: CLOCK chunk; 4.0: events hold clock ticks, converted by the reader
+ * with the TICKS chunk's rate, and an EVENTS chunk counts 16-byte units (the
+ * writer writes its buffers as they are: issue 22). */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -32,6 +36,21 @@ typedef struct scopeprof_event {
  * in the order each thread closed them (the order of the trace file); memory
  * grows with the number of rows and the nesting depth, not the event count. */
 
+/* What a row's CPU times add up to between two scopeprof_agg_flush calls,
+ * in the units of the times fed (a trace's clock ticks, or ns). Converting
+ * sums rather than each event costs nothing per event and gives the same
+ * digits whoever sums the same events (the exit summary per call site, the
+ * reporter per row); overhead compensation is linear in the counts, so it
+ * is applied there too (scopeprof__agg_add_sums). */
+typedef struct scopeprof_sums {
+    uint64_t count;
+    int64_t total; /* durations */
+    int64_t self;  /* durations less their direct children inside them (clamped at 0
+                    * per event when no compensation is applied) */
+    uint64_t nested;   /* scopes nested in the calls, at any depth (children inside only) */
+    uint64_t children; /* direct children inside the calls */
+} scopeprof_sums;
+
 typedef struct scopeprof_row {
     char *key;        /* what rows are grouped by (name, name+site, ...) */
     char *name;       /* shown in the Name column */
@@ -46,6 +65,7 @@ typedef struct scopeprof_row {
      * under 1 ns. total_ns and self_ns show them clamped (scopeprof__comp_shown). */
     int64_t comp_ns[2];
     int32_t comp_carry_ps[2];
+    scopeprof_sums unit; /* fed since the last scopeprof_agg_flush */
 } scopeprof_row;
 
 /* PyTorch's Self GPU time total sums device events only: a CPU op of a
@@ -56,14 +76,11 @@ typedef struct scopeprof_row {
 enum { SCOPEPROF_ROW_ANY, SCOPEPROF_ROW_LAUNCHER, SCOPEPROF_ROW_DEVICE };
 
 typedef struct scopeprof_agg_pending { /* what an open scope has seen */
-    int64_t sum_ns, gpu_ns;  /* its closed children: CPU durations, GPU totals */
+    int64_t sum, gpu_ns;  /* its closed children: CPU durations (units fed), GPU totals (ns) */
     int64_t mem_kids[2];     /* its closed children: net memory, CPU and GPU */
     int64_t mem_direct[2];   /* allocations made directly in it */
     uint64_t min_start, max_end; /* the span of its closed children */
-    /* Compensation (scopeprof__comp_total_ps): its closed children and all
-     * nested in them; the sum of its closed children's compensated totals. */
-    uint64_t nested;
-    int64_t comp_ps;
+    uint64_t nested; /* its closed children and all nested in them (compensation) */
     uint32_t n; /* closed children */
     uint32_t depth; /* of those children (the open scope's depth + 1) */
 } scopeprof_agg_pending;
@@ -96,6 +113,9 @@ typedef struct scopeprof_agg {
      * none (raw times). The caller sets them per trace (each process has its
      * own calibration). */
     uint32_t comp_inside_ps, comp_outside_ps;
+    /* Nanoseconds per unit of the times fed from now on (scopeprof_agg_units):
+     * 0 or 1 when they are ns. */
+    double unit_ns;
     /* What the footer says (scopeprof_table_notes): SCOPEPROF_COMP_*, and
      * the range of inside + outside over the calibrations applied or seen. */
     int comp_state;
@@ -146,6 +166,15 @@ int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row, uin
  * cpu_memory_usage / self_cpu_memory_usage. */
 int scopeprof_agg_mem(scopeprof_agg *a, uint32_t thread, uint32_t depth, uint32_t device,
                       int64_t bytes);
+/* The times fed from now on are in units of unit_ns nanoseconds (a trace's
+ * clock ticks: its TICKS chunk's ns_per_tick; 1: ns, the default). What was
+ * fed before is flushed first, at the old unit. */
+void scopeprof_agg_units(scopeprof_agg *a, double unit_ns);
+/* Add what was fed since the last call to the rows' ns columns: converted
+ * from the unit and compensated, once per row. Rows are read after it; the
+ * reporter calls it once per file, the exit summary once per table, so that
+ * both convert the same sums (the same digits). */
+void scopeprof_agg_flush(scopeprof_agg *a);
 /* Sum of self CPU time over all rows: the denominator of both CPU %. */
 int64_t scopeprof_agg_self_total(const scopeprof_agg *a);
 /* Sum of self GPU time over the rows that are not LAUNCHER rows: the
@@ -170,7 +199,8 @@ void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key
  * PyTorch's layout exactly (shared/spec/key_averages.md). */
 void scopeprof_table_notes(FILE *out, const scopeprof_agg *a);
 /* Record a calibration in the aggregation's footer state and, if `apply`,
- * take it out of the events fed from now on (comp_inside_ps/outside_ps). */
+ * take it out of the events fed from now on (comp_inside_ps/outside_ps; a
+ * change flushes what was fed before). */
 void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
                                int apply);
 /* PyTorch's formatting: microseconds -> "1.081s", "26.179ms", "422.000us";
@@ -193,8 +223,23 @@ enum {
     SCOPEPROF_CHUNK_STEPS = 7,  /* step ranges (PROFILE_STEP) */
     SCOPEPROF_CHUNK_MEMORY = 8, /* peak and final memory per device */
     SCOPEPROF_CHUNK_OVERHEAD = 9, /* what recording a scope costs (since 3.1) */
-    SCOPEPROF_CHUNK_CLOCK = 10    /* host, rank, clock offsets to rank 0 (since 3.2) */
+    SCOPEPROF_CHUNK_CLOCK = 10,   /* host, rank, clock offsets to rank 0 (since 3.2) */
+    SCOPEPROF_CHUNK_TICKS = 11    /* the events' clock: ticks to ns (since 4.0) */
 };
+/* The TICKS chunk's payload: u64 tick0, u64 ns0, u64 ns_per_tick (the bits
+ * of an IEEE-754 double). Every event time in the file (and only those: GPU
+ * records, steps and the header are in ns) converts as scopeprof_ticks_ns
+ * does; it comes before the first EVENTS chunk. */
+#define SCOPEPROF_TICKS_SIZE 24u
+/* A tick count in CLOCK_MONOTONIC nanoseconds: the one conversion, used by
+ * the writer (GPU records' launch times, steps) and every reader, so that
+ * both sides get the same nanosecond for the same tick. */
+static inline uint64_t scopeprof_ticks_ns(uint64_t tick, uint64_t tick0, uint64_t ns0,
+                                          double ns_per_tick) {
+    double x = (double)(int64_t)(tick - tick0) * ns_per_tick;
+    if (!(x > -9.2e18 && x < 9.2e18)) x = x > 0 ? 9.2e18 : -9.2e18; /* a crafted file's: no UB */
+    return ns0 + (uint64_t)(int64_t)x;
+}
 /* The CLOCK chunk's payload (docs/FORMAT.md): a fixed part (rank, ranks,
  * points, host length), then points of 32 bytes (local ns, offset to rank
  * 0's clock, best round trip, when), then the host name. */

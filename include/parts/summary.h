@@ -103,55 +103,68 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
     mine->rare |= (gpu_total | mem_total[0] | mem_total[1]) != 0;
 }
 
-/* One finished scope (start <= end, ns) at `depth` of the thread whose
- * levels are L (g->sum.thr[its slot], which scopeprof__sum_room made);
+/* One finished scope (start <= end, ticks) at `depth` of the thread whose
+ * levels are L, once scopeprof__sum_fits said there is room for it.
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
  * applied (self sums are then not clamped per event: table.h). The caller
- * counts the events (g->sum.events). */
+ * counts the events (g->sum.events). The common case, a scope with no
+ * children and nothing rare, takes a few adds and no branch it mispredicts. */
 static inline __attribute__((always_inline)) void
-scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
-                     uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
-    if (__builtin_expect(depth + 2 > L->cap || site >= g->sum.site_cap || !g->sum.site[site].seen, 0)) {
-        if (scopeprof__sum_room(g, (uint32_t)(L - g->sum.thr), site, depth) != 0) return;
-    }
-    scopeprof__sitesum *s = &g->sum.site[site];
+scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
+                  uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
     int64_t dur = (int64_t)(end - start);
+    s->t.count++;
+    s->t.total += dur;
     if (__builtin_expect(depth + 2 > L->cap, 0)) { /* too deep to keep: no parent, no children */
-        s->count++;
-        s->total_ns += dur;
-        s->self_ns += dur;
+        s->t.self += dur;
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
     if (__builtin_expect(L->top > depth + 1, 0)) scopeprof__sum_drop(L, depth + 1);
     scopeprof__level *kids = &L->lv[depth + 1];
-    int64_t self = dur;
     uint64_t nested = 0;
-    uint32_t children = 0, rare = kids->rare;
-    if (kids->n) {
-        if (kids->min_start >= start && kids->max_end <= end) { /* inside: subtracted */
-            self = dur - kids->sum_ns;
+    if (__builtin_expect((kids->n | kids->rare) == 0 && gpu_ns < 0, 1)) {
+        s->t.self += dur; /* a leaf */
+    } else {
+        int64_t self = dur;
+        uint32_t children = 0, rare = kids->rare;
+        if (kids->n && kids->min_start >= start && kids->max_end <= end) { /* inside: subtracted */
+            self = dur - kids->sum;
             nested = kids->nested;
             children = kids->n;
         }
+        s->t.self += comp || self > 0 ? self : 0;
+        s->t.nested += nested;
+        s->t.children += children;
+        if (rare | (gpu_ns >= 0))
+            scopeprof__sum_rare(g, s, rare ? kids : NULL, children != 0, depth ? &L->lv[depth] : NULL, gpu_ns);
+        memset(kids, 0, sizeof *kids);
     }
-    s->count++;
-    s->total_ns += dur;
-    s->self_ns += comp ? self : self > 0 ? self : 0;
-    s->nested += nested;
-    s->children += children;
-    scopeprof__level *mine = depth ? &L->lv[depth] : NULL;
-    if (mine) {
+    if (depth) { /* what the parent will subtract */
+        scopeprof__level *mine = &L->lv[depth];
         if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
         if (end > mine->max_end) mine->max_end = end;
         mine->n++;
         mine->nested += 1 + nested;
-        mine->sum_ns += dur;
+        mine->sum += dur;
     }
-    if (__builtin_expect(rare | (gpu_ns >= 0), 0))
-        scopeprof__sum_rare(g, s, rare ? kids : NULL, children != 0, mine, gpu_ns);
-    if (kids->n | rare) memset(kids, 0, sizeof *kids);
     L->top = depth;
+}
+
+/* Whether the site's sums and the depth's levels exist (else
+ * scopeprof__sum_room makes them). */
+static inline int scopeprof__sum_fits(const scopeprof__state *g, const scopeprof__levels *L, uint32_t site,
+                                      uint32_t depth) {
+    return depth + 2 <= L->cap && site < g->sum.site_cap && g->sum.site[site].seen;
+}
+
+/* scopeprof__sum_at with the room made first if needed. */
+static inline void scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
+                                        uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
+    if (__builtin_expect(!scopeprof__sum_fits(g, L, site, depth), 0) &&
+        scopeprof__sum_room(g, (uint32_t)(L - g->sum.thr), site, depth) != 0)
+        return;
+    scopeprof__sum_at(g, L, &g->sum.site[site], start, end, depth, gpu_ns, comp);
 }
 
 /* An allocation (bytes > 0) or free on `device` (0: CPU) made while `depth`
@@ -183,20 +196,37 @@ static inline void scopeprof__sum_thread_gone(scopeprof__state *g, uint32_t slot
  * one row per name, in first-seen order. */
 SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
     scopeprof_agg *a = &g->sum.agg;
+    scopeprof__calibrate(g);
+    scopeprof_agg_units(a, g->clock.ns_per_tick); /* the sums below are in ticks */
     a->has_gpu |= g->sum.has_gpu;
     a->has_mem |= g->sum.has_mem;
     a->has_gpu_mem |= g->sum.has_gpu_mem;
     for (uint32_t i = 0; i < g->sum.norder; i++) {
         uint32_t site = g->sum.order[i];
         scopeprof__sitesum *s = &g->sum.site[site];
-        if (s->count == 0 && !s->gpu_total_ns && !s->cpu_mem && !s->gpu_mem) continue;
+        if (s->t.count == 0 && !s->gpu_total_ns && !s->cpu_mem && !s->gpu_mem) continue;
         const scopeprof__siterec *sr = scopeprof__site_find(g, site);
         const char *name = sr ? sr->name : "<unknown>";
         uint32_t row = scopeprof_agg_row(a, name, name, NULL);
-        if (row != UINT32_MAX) scopeprof__agg_add_sums(a, row, s);
+        if (row != UINT32_MAX) {
+            scopeprof_row *r = &a->rows[row];
+            a->events += s->t.count;
+            r->unit.count += s->t.count;
+            scopeprof__add(&r->unit.total, s->t.total);
+            scopeprof__add(&r->unit.self, s->t.self);
+            r->unit.nested += s->t.nested;
+            r->unit.children += s->t.children;
+            scopeprof__add(&r->gpu_total_ns, s->gpu_total_ns);
+            scopeprof__add(&r->gpu_self_ns, s->gpu_self_ns);
+            scopeprof__add(&r->cpu_mem, s->cpu_mem);
+            scopeprof__add(&r->self_cpu_mem, s->self_cpu_mem);
+            scopeprof__add(&r->gpu_mem, s->gpu_mem);
+            scopeprof__add(&r->self_gpu_mem, s->self_gpu_mem);
+        }
         memset(s, 0, sizeof *s);
         s->seen = 1;
     }
+    scopeprof_agg_flush(a); /* converted once per row, as the reporter does once per row of a file */
 }
 
 /* A new file starts a new summary (a schedule's cycle, a forked child). */

@@ -130,20 +130,21 @@ SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_th
  *     total = D(S) - I - nested(S) * (I + O)
  *     self  = total - sum over children of their totals
  *           = D(S) - sum D(c) - I - children(S) * O   (the measured self, less)
- * Self is computed as the second line says, from the children's
- * compensated totals, so that self + children's totals = total holds
- * exactly, as it does for raw times. Everything is in picoseconds until it
- * is added to a row, which keeps what is under a nanosecond (carry): a
- * million 3.6 ns scopes make 3.6 ms, not 4 ms. A single event may come out
- * negative (one that ran faster than the typical cost): it is added as is,
- * so that the sums stay unbiased; what a row shows is scopeprof__comp_shown. */
-static inline int64_t scopeprof__comp_total_ps(int64_t dur, uint64_t nested, uint64_t in,
-                                               uint64_t out) {
-    uint64_t cut;
-    if (dur > INT64_MAX / 1000 || __builtin_mul_overflow(nested, in + out, &cut) ||
-        __builtin_add_overflow(cut, in, &cut) || cut > (uint64_t)INT64_MAX)
-        return dur > INT64_MAX / 1000 ? INT64_MAX : dur * 1000 - INT64_MAX; /* absurd input */
-    return dur * 1000 - (int64_t)cut;
+ * Both are linear in the sums of D, the calls, nested and children, so they
+ * are applied to a row's sums (scopeprof__agg_add_sums), never per event;
+ * self + children's totals = total still holds exactly, as it does for raw
+ * times. What is taken out is in picoseconds, and a row keeps what is under
+ * a nanosecond (carry): a million 3.6 ns scopes make 3.6 ms, not 4 ms. A
+ * sum may come out negative (scopes that ran faster than the typical cost):
+ * it is kept as is, so that later sums stay unbiased; what a row shows is
+ * scopeprof__comp_shown. */
+/* a * x + b * y picoseconds to take out, held at INT64_MAX. */
+static inline int64_t scopeprof__comp_cut(uint64_t a, uint64_t x, uint64_t b, uint64_t y) {
+    uint64_t p, q;
+    if (__builtin_mul_overflow(a, x, &p) || __builtin_mul_overflow(b, y, &q) ||
+        __builtin_add_overflow(p, q, &p) || p > (uint64_t)INT64_MAX)
+        return INT64_MAX;
+    return (int64_t)p;
 }
 
 /* Add v picoseconds to a compensated sum: *sum ns and *carry ps, kept as
@@ -184,23 +185,23 @@ static inline int scopeprof__comp_clamped(const scopeprof_agg *a, const scopepro
  * depth d+1 since the last scope at depth d closed are exactly its direct
  * children: the pending level d+1 holds the sum of their durations. Children
  * that do not lie inside the parent (mismatched BEGIN/END) are not
- * subtracted. Any depth the writer can write (30 bits) is counted.
- * Inline: the writer runs it for every event (scopeprof_agg_event_gpu is the
- * same for everyone else). Speed: a leaf (no pending level, the usual case)
- * reads and adds nothing for its children, and sums that would only add 0
- * (no GPU time, no memory) are skipped: adding 0 changes no sum. */
+ * subtracted. Any depth the writer can write (30 bits) is counted. Times are
+ * in the units fed (a_units); the row's CPU sums wait in r->unit until
+ * scopeprof_agg_flush converts and compensates them. Speed: a leaf (no
+ * pending level, the usual case) reads and adds nothing for its children,
+ * and sums that would only add 0 (no GPU time, no memory) are skipped. */
 static inline __attribute__((always_inline)) int
 scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t start, uint64_t end,
                      uint32_t depth, int64_t gpu_ns) {
     scopeprof_row *r = &a->rows[row];
     int64_t dur = end < start ? 0 : end - start > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(end - start);
     a->events++;
-    r->count++;
-    scopeprof__add(&r->total_ns, dur);
+    r->unit.count++;
+    scopeprof__add(&r->unit.total, dur);
     if (gpu_ns >= 0) a->has_gpu = 1;
     scopeprof_agg_thread *th = thread < a->nthreads ? &a->threads[thread] : scopeprof__agg_thread(a, thread);
     if (!th) {
-        scopeprof__add(&r->self_ns, dur);
+        scopeprof__add(&r->unit.self, dur);
         if (gpu_ns > 0) scopeprof__add(&r->gpu_total_ns, gpu_ns), scopeprof__add(&r->gpu_self_ns, gpu_ns);
         return -1;
     }
@@ -221,7 +222,7 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
     int inside = 0;
     if (kids) {
         inside = kids->n && kids->min_start >= start && kids->max_end <= end;
-        self = inside && kids->sum_ns <= dur ? dur - kids->sum_ns : inside ? 0 : dur;
+        if (inside && __builtin_sub_overflow(dur, kids->sum, &self)) self = INT64_MIN;
         kids_gpu = inside ? kids->gpu_ns : 0;
         has_mem = (kids->mem_direct[0] | kids->mem_direct[1] | kids->mem_kids[0] | kids->mem_kids[1]) != 0;
     }
@@ -230,27 +231,15 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
         gpu_total = gpu_ns;
         gpu_self = kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
     }
-    /* Compensation (see scopeprof__comp_total_ps): children that were not
-     * subtracted (not inside) are not compensated for either. The parent's
-     * level gets both the measured and the compensated duration. */
-    int comp = (a->comp_inside_ps | a->comp_outside_ps) != 0;
+    /* Children that were not subtracted (not inside) are not compensated
+     * for either. Self is clamped per event only when nothing will be
+     * compensated (the raw times PyTorch shows); compensated sums stay
+     * unclamped until shown (scopeprof__comp_shown). */
     uint64_t nested = inside ? kids->nested : 0;
-    int64_t comp_ps = 0;
-    if (comp) {
-        comp_ps = scopeprof__comp_total_ps(dur, nested, a->comp_inside_ps, a->comp_outside_ps);
-        int64_t self_ps = comp_ps;
-        if (inside && __builtin_sub_overflow(comp_ps, kids->comp_ps, &self_ps)) self_ps = 0;
-        /* total_ns and self_ns move by the change of what is shown; they
-         * also hold any raw times (events of a thread the aggregation could
-         * not track). */
-        int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
-        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], comp_ps);
-        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], self_ps);
-        scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total - dur); /* dur: added above */
-        scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
-    } else {
-        scopeprof__add(&r->self_ns, self > 0 ? self : 0);
-    }
+    int comp = (a->comp_inside_ps | a->comp_outside_ps) != 0;
+    scopeprof__add(&r->unit.self, comp || self > 0 ? self : 0);
+    r->unit.nested += nested;
+    r->unit.children += inside ? kids->n : 0;
     if (gpu_total) scopeprof__add(&r->gpu_total_ns, gpu_total);
     if (gpu_self > 0) scopeprof__add(&r->gpu_self_ns, gpu_self);
     int64_t mem_total[2] = {0, 0}; /* CPU, GPU: made in this scope or its children */
@@ -281,8 +270,7 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
     if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
     mine->n++;
     mine->nested += 1 + nested; /* at most one per event: cannot overflow */
-    if (comp) scopeprof__add(&mine->comp_ps, comp_ps);
-    scopeprof__add(&mine->sum_ns, dur);
+    scopeprof__add(&mine->sum, dur);
     if (gpu_total) scopeprof__add(&mine->gpu_ns, gpu_total);
     if (has_mem) {
         scopeprof__add(&mine->mem_kids[0], mem_total[0]);
@@ -292,54 +280,61 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
 }
 
 /* ---- Sums of many events -------------------------------------------------
- * The exit summary does not feed events one by one: the writer keeps, per
- * call site, the sums below (summary.h), and they are added to the site's
- * row when the table is printed. Everything scopeprof__agg_event does per
- * event is linear in these sums, so the row comes out as if each event had
- * been fed: compensation takes out I per call, I + O per scope nested in a
- * call (total) and O per direct child (self), by the formulas above. */
+ * Rows (r->unit) and the exit summary's call sites (summary.h) keep the
+ * sums of scopeprof_sums in the units fed; scopeprof_agg_flush adds them to
+ * the rows' ns columns here. Everything the table shows is linear in these
+ * sums, so the row comes out as if each event had been converted and
+ * compensated: compensation takes out I per call, I + O per scope nested in
+ * a call (total) and O per direct child (self), by the formulas above. */
 typedef struct scopeprof__sitesum {
-    uint64_t count;
-    int64_t total_ns;   /* durations */
-    int64_t self_ns;    /* durations less the direct children inside them (clamped at 0
-                         * per event when no compensation is applied, as the rows' self) */
-    uint64_t nested;    /* scopes nested in its calls, at any depth (children inside only) */
-    uint64_t children;  /* direct children inside its calls */
+    scopeprof_sums t; /* in clock ticks */
     int64_t gpu_total_ns, gpu_self_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem;
     uint32_t seen; /* the writer's: the site is in its first-seen order (summary.h) */
 } scopeprof__sitesum;
 
+/* A sum in the units fed, in ns (truncated, as scopeprof_ticks_ns). */
+static inline int64_t scopeprof__unit_ns(const scopeprof_agg *a, int64_t v) {
+    if (a->unit_ns == 0 || a->unit_ns == 1.0) return v;
+    double x = (double)v * a->unit_ns;
+    return x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
+}
+
 SCOPEPROF__INTERNAL void scopeprof__agg_add_sums(scopeprof_agg *a, uint32_t row,
-                                                 const scopeprof__sitesum *s) {
+                                                 const scopeprof_sums *s) {
     scopeprof_row *r = &a->rows[row];
-    a->events += s->count;
     r->count += s->count;
+    int64_t total = scopeprof__unit_ns(a, s->total), self = scopeprof__unit_ns(a, s->self);
     uint64_t in = a->comp_inside_ps, out = a->comp_outside_ps;
     if (in | out) {
         /* Compensated sums in ns and ps (scopeprof__add_ps); what the row
-         * shows moves by the change of its clamped value, as per event. */
+         * shows moves by the change of its clamped value. */
         int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
-        uint64_t cut_total = s->count * in + s->nested * (in + out);
-        uint64_t cut_self = s->count * in + s->children * out;
-        scopeprof__add(&r->comp_ns[0], s->total_ns);
-        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0],
-                          cut_total > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)cut_total);
-        scopeprof__add(&r->comp_ns[1], s->self_ns);
-        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1],
-                          cut_self > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)cut_self);
+        scopeprof__add(&r->comp_ns[0], total);
+        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], -scopeprof__comp_cut(s->count, in, s->nested, in + out));
+        scopeprof__add(&r->comp_ns[1], self);
+        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], -scopeprof__comp_cut(s->count, in, s->children, out));
         scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total);
         scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
     } else {
-        scopeprof__add(&r->total_ns, s->total_ns);
-        scopeprof__add(&r->self_ns, s->self_ns);
+        scopeprof__add(&r->total_ns, total);
+        scopeprof__add(&r->self_ns, self);
     }
-    scopeprof__add(&r->gpu_total_ns, s->gpu_total_ns);
-    scopeprof__add(&r->gpu_self_ns, s->gpu_self_ns);
-    scopeprof__add(&r->cpu_mem, s->cpu_mem);
-    scopeprof__add(&r->self_cpu_mem, s->self_cpu_mem);
-    scopeprof__add(&r->gpu_mem, s->gpu_mem);
-    scopeprof__add(&r->self_gpu_mem, s->self_gpu_mem);
+}
+
+SCOPEPROF__API void scopeprof_agg_flush(scopeprof_agg *a) {
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        scopeprof_sums *u = &a->rows[i].unit;
+        if (!(u->count | (uint64_t)u->total | (uint64_t)u->self)) continue;
+        scopeprof__agg_add_sums(a, i, u);
+        memset(u, 0, sizeof *u);
+    }
+}
+
+SCOPEPROF__API void scopeprof_agg_units(scopeprof_agg *a, double unit_ns) {
+    if (a->unit_ns == unit_ns) return;
+    scopeprof_agg_flush(a);
+    a->unit_ns = unit_ns;
 }
 
 SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row,
@@ -637,6 +632,8 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
 SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps,
                                               uint32_t outside_ps, int apply) {
     uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
+    if (a->comp_inside_ps != (apply ? inside_ps : 0) || a->comp_outside_ps != (apply ? outside_ps : 0))
+        scopeprof_agg_flush(a); /* what was fed before keeps its own calibration */
     a->comp_inside_ps = apply ? inside_ps : 0;
     a->comp_outside_ps = apply ? outside_ps : 0;
     if (a->comp_state != SCOPEPROF_COMP_ON && a->comp_state != SCOPEPROF_COMP_OFF_RAW) {

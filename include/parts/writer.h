@@ -27,20 +27,96 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
     return k;
 }
 
-/* The end of a short record whose duration does not fit 32 bits of ns once
- * converted: only a clock under 32 MHz stretches 2^27 ticks this far. */
-SCOPEPROF__INTERNAL uint64_t scopeprof__slow_clock(scopeprof__state *g, uint64_t start_ns) {
-    if (!g->out.warned_slow_clock) {
-        g->out.warned_slow_clock = 1;
-        scopeprof__warn("scopeprof: the tick clock runs under 32 MHz; durations over "
-                        "4.29 s that started as short records are cut to 4.29 s");
+/* Sum the records of n slots (ticks) into the exit summary, thread levels L.
+ * The common case, a short record, is summed without a call. */
+static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
+                                           const scopeprof__slot *ev, uint32_t n, int comp) {
+    uint32_t summed = 0;
+    /* In locals: the compiler cannot know that the stores below leave g alone. */
+    scopeprof__sitesum *sites = g->sum.site;
+    uint32_t site_cap = g->sum.site_cap;
+    for (uint32_t i = 0; i < n;) {
+        if (__builtin_expect(ev[i].dur != SCOPEPROF_REC_LONG_MARK, 1)) {
+            uint32_t key = ev[i].key & ~SCOPEPROF_DEPTH_GPU; /* a GPU scope's GPU time: the slow path's */
+            uint32_t site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), depth = key >> SCOPEPROF_REC_SITE_BITS;
+            i++;
+            if (__builtin_expect(site >= site_cap || !sites[site].seen || depth + 2 > L->cap, 0)) {
+                if (scopeprof__sum_room(g, slot, site, depth) != 0) continue;
+                sites = g->sum.site;
+                site_cap = g->sum.site_cap;
+            }
+            scopeprof__sum_at(g, L, &sites[site], ev[i - 1].start, ev[i - 1].start + ev[i - 1].dur, depth, -1, comp);
+            summed++;
+            continue;
+        }
+        scopeprof_event e; /* a long record: out of the common path, room made as needed */
+        i += scopeprof__slot_get(ev + i, &e);
+        if (e.depth & SCOPEPROF_DEPTH_MEM) {
+            scopeprof__sum_mem(g, slot, SCOPEPROF_MEM_DEPTH(e.depth), SCOPEPROF_MEM_DEVICE(e.depth), (int64_t)e.end);
+        } else {
+            scopeprof__sum_event(g, L, e.site, e.start, e.end < e.start ? e.start : e.end,
+                                 e.depth & SCOPEPROF_DEPTH_MASK, -1, comp);
+            summed++;
+        }
+        sites = g->sum.site; /* the room may have moved them */
+        site_cap = g->sum.site_cap;
     }
-    return start_ns + SCOPEPROF_REC_LONG_MARK - 1;
+    return summed;
 }
 
-/* Convert (in place), aggregate and write the records in n slots of thread
- * t. In place works because no record grows: nanoseconds take no more room
- * than ticks (see emit), and a record dropped or turned short only frees some. */
+/* The slow path of a span: a schedule's window (records outside it are
+ * dropped) or GPU scopes (each paired with the thread's next GPU record,
+ * compacted into gr; a GPU flag without one is cleared). Rewrites the span
+ * in place, ticks as they were: a record only ever leaves. Returns the
+ * slots kept; *paired the GPU records kept, *summed the scopes summed. */
+SCOPEPROF__INTERNAL uint32_t scopeprof__span_filter(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
+                                                    scopeprof__slot *ev, uint32_t n, int comp,
+                                                    scopeprof_gpu_record *gr, uint32_t ngr,
+                                                    uint32_t *paired, uint32_t *summed) {
+    const int sched = g->sched.on, window = g->sched.window;
+    const uint64_t win_start = g->sched.win_start;
+    uint32_t out = 0, gi = 0;
+    for (uint32_t i = 0; i < n;) {
+        scopeprof_event e;
+        uint32_t at = i, slots = scopeprof__slot_get(ev + i, &e);
+        i += slots;
+        int gpu_flag = (e.depth & (SCOPEPROF_DEPTH_GPU | SCOPEPROF_DEPTH_MEM)) == SCOPEPROF_DEPTH_GPU;
+        uint32_t ours = gpu_flag && gi < ngr && gr[gi].launch_ns == scopeprof__to_ns(g, e.start);
+        if (sched && (!window || e.start < win_start)) {
+            /* Outside the schedule's recording window (wait, warm-up, or an
+             * earlier cycle): dropped, with its GPU record if it has one. */
+            gi += ours;
+            continue;
+        }
+        memmove(ev + out, ev + at, slots * sizeof *ev);
+        out += slots;
+        if (e.depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
+            if (L)
+                scopeprof__sum_mem(g, slot, SCOPEPROF_MEM_DEPTH(e.depth), SCOPEPROF_MEM_DEVICE(e.depth),
+                                   (int64_t)e.end);
+            continue;
+        }
+        int64_t gpu = -1;
+        if (ours) {
+            if (gr[gi].status == 0) gpu = (int64_t)(gr[gi].end_ns - gr[gi].start_ns);
+            gr[(*paired)++] = gr[gi++]; /* compacted: only kept events' records */
+        } else if (gpu_flag) { /* no GPU record: a CPU scope */
+            if (slots == 1) ev[out - 1].key &= ~SCOPEPROF_DEPTH_GPU;
+            else ev[out - 2].key &= ~SCOPEPROF_DEPTH_GPU;
+        }
+        if (L) {
+            scopeprof__sum_event(g, L, e.site, e.start, e.end < e.start ? e.start : e.end,
+                                 e.depth & SCOPEPROF_DEPTH_MASK, gpu, comp);
+            (*summed)++;
+        }
+    }
+    return out;
+}
+
+/* Sum and write the records in n slots of thread t. The file holds records
+ * as the buffers do (format 4: ticks, which the reader converts with the
+ * TICKS chunk's rate), so they are written from the chunk's own memory, and
+ * the only pass over them per event is the exit summary's. */
 SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__thread *t,
                                                scopeprof__slot *ev, uint32_t n) {
     scopeprof__calibrate(g);
@@ -49,93 +125,17 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
      * them is a pass over the span: only with a GPU backend). */
     uint32_t k = g->gpu.take && !g->life.in_signal ? scopeprof__count_gpu(ev, n) : 0;
     scopeprof_gpu_record *gr = NULL;
-    uint32_t ngr = 0, gi = 0, paired = 0;
+    uint32_t ngr = 0, paired = 0, summed = 0;
     if (k && (gr = (scopeprof_gpu_record *)malloc(k * sizeof *gr))) ngr = g->gpu.take(g, t, gr, k);
-    unsigned char *b = (unsigned char *)ev; /* converted in place */
-    size_t out = 0;                         /* bytes written to b */
-    uint32_t kept = 0;
-    /* What stays the same over the span, in locals: the compiler cannot
-     * know that the calls in the loop leave g alone. The writer runs this
-     * loop for every event recorded, so every instruction here counts. */
-    const uint64_t tick0 = g->clock.tick0, ns0 = g->clock.ns0, win_start = g->sched.win_start;
-    const double ns_per_tick = g->clock.ns_per_tick;
     /* The sums feed only the table: none when it is off (SCOPEPROF_SUMMARY=0). */
-    const int sched = g->sched.on, window = g->sched.window, aggregate = !g->life.in_signal && g->cfg.summary;
+    const int aggregate = !g->life.in_signal && g->cfg.summary;
     const int comp = (g->sum.agg.comp_inside_ps | g->sum.agg.comp_outside_ps) != 0;
-    const int fast = !sched && !k; /* no schedule window to check, no GPU record to pair */
-    const uint32_t thread = t->slot; /* the summary's slot (the file keeps t->index) */
-    /* The thread's levels in the summary (made here once per span). */
-    scopeprof__levels *L = aggregate && scopeprof__sum_room(g, thread, UINT32_MAX, 0) == 0 ? &g->sum.thr[thread] : NULL;
-    uint32_t summed = 0;
-    for (uint32_t i = 0; i < n;) {
-        if (__builtin_expect(fast && ev[i].dur != SCOPEPROF_REC_LONG_MARK, 1)) {
-            /* The common case, a short record of a CPU scope: converted,
-             * summed and rewritten in place (read before written: out never
-             * passes i's slot). */
-            uint64_t start = ev[i].start, end = start + ev[i].dur;
-            uint32_t key = ev[i].key & ~SCOPEPROF_DEPTH_GPU; /* no GPU record: a CPU scope */
-            uint64_t s_ns = scopeprof__ticks_ns(start, tick0, ns0, ns_per_tick);
-            uint64_t e_ns = scopeprof__ticks_ns(end, tick0, ns0, ns_per_tick);
-            if (e_ns < s_ns) e_ns = s_ns;
-            if (__builtin_expect(e_ns - s_ns >= SCOPEPROF_REC_LONG_MARK, 0)) e_ns = scopeprof__slow_clock(g, s_ns);
-            if (L) {
-                scopeprof__sum_event(g, L, key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), s_ns, e_ns,
-                                     key >> SCOPEPROF_REC_SITE_BITS, -1, comp);
-                summed++;
-            }
-            scopeprof__rec_put_short(b + out, s_ns, (uint32_t)(e_ns - s_ns), key);
-            out += 16;
-            i++;
-            kept++;
-            continue;
-        }
-        scopeprof_event e;
-        uint32_t key = ev[i].key; /* of a short record */
-        uint32_t slots = scopeprof__slot_get(ev + i, &e);
-        i += slots;
-        if (sched && (!window || e.start < win_start)) {
-            /* Outside the schedule's recording window (wait, warm-up, or an
-             * earlier cycle): dropped, with its GPU record if it has one. */
-            if ((e.depth & SCOPEPROF_DEPTH_GPU) && gi < ngr &&
-                gr[gi].launch_ns == scopeprof__ticks_ns(e.start, tick0, ns0, ns_per_tick))
-                gi++;
-            continue;
-        }
-        e.start = scopeprof__ticks_ns(e.start, tick0, ns0, ns_per_tick);
-        kept++;
-        if (e.depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
-            if (L)
-                scopeprof__sum_mem(g, thread, SCOPEPROF_MEM_DEPTH(e.depth), SCOPEPROF_MEM_DEVICE(e.depth),
-                                   (int64_t)e.end);
-            out += scopeprof__rec_encode(b + out, &e);
-            continue;
-        }
-        uint64_t en = scopeprof__ticks_ns(e.end, tick0, ns0, ns_per_tick);
-        e.end = en < e.start ? e.start : en;
-        if (slots == 1 && e.end - e.start >= SCOPEPROF_REC_LONG_MARK) e.end = scopeprof__slow_clock(g, e.start);
-        int64_t gpu = -1;
-        if (e.depth & SCOPEPROF_DEPTH_GPU) {
-            /* Pair with the thread's next GPU record, which must be ours. */
-            if (gi < ngr && gr[gi].launch_ns == e.start) {
-                if (gr[gi].status == 0) gpu = (int64_t)(gr[gi].end_ns - gr[gi].start_ns);
-                gr[paired++] = gr[gi++]; /* compacted: only kept events' records */
-            } else {
-                e.depth &= SCOPEPROF_DEPTH_MASK; /* no GPU record: a CPU scope */
-            }
-        }
-        if (L) {
-            scopeprof__sum_event(g, L, e.site, e.start, e.end, e.depth & SCOPEPROF_DEPTH_MASK, gpu, comp);
-            summed++;
-        }
-        if (slots == 1) { /* still fits a short record (site, depth, clamped duration): same key */
-            scopeprof__rec_put_short(b + out, e.start, (uint32_t)(e.end - e.start),
-                                     e.depth & SCOPEPROF_DEPTH_GPU ? key : key & ~SCOPEPROF_DEPTH_GPU);
-            out += 16;
-        } else {
-            out += scopeprof__rec_encode(b + out, &e);
-        }
-    }
-    g->out.events_written += kept;
+    const uint32_t slot = t->slot; /* the summary's slot (the file keeps t->index) */
+    scopeprof__levels *L = aggregate && scopeprof__sum_room(g, slot, UINT32_MAX, 0) == 0 ? &g->sum.thr[slot] : NULL;
+    uint32_t kept = n;
+    if (g->sched.on || k) kept = scopeprof__span_filter(g, L, slot, ev, n, comp, gr, ngr, &paired, &summed);
+    else if (L) summed = scopeprof__sum_span(g, L, slot, ev, n, comp);
+    g->out.events_written += kept; /* 16-byte units, as the END chunk counts them */
     g->sum.events += summed;
     if (g->out.fd == -1 && kept) scopeprof__open_output(g);
     if (g->out.fd < 0 || kept == 0) {
@@ -146,15 +146,16 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     scopeprof__write_thread(g, t);
     if (paired) scopeprof__write_gpu(g, t, gr, paired);
     free(gr);
-    /* Payload = thread index, count, records; the 8-byte prefix is written
+    /* Payload = thread index, units, records; the 8-byte prefix is written
      * separately so the records need no copy. */
+    size_t bytes = (size_t)kept * sizeof *ev;
     unsigned char pre[8];
     scopeprof__put32(pre, t->index);
     scopeprof__put32(pre + 4, kept);
-    uint32_t crc = scopeprof_crc32(scopeprof_crc32(0, pre, 8), b, out);
-    if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_EVENTS, (uint32_t)(8 + out), crc) == 0 &&
+    uint32_t crc = scopeprof_crc32(scopeprof_crc32(0, pre, 8), ev, bytes);
+    if (scopeprof__chunk_start(g, SCOPEPROF_CHUNK_EVENTS, (uint32_t)(8 + bytes), crc) == 0 &&
         scopeprof__write_all(g, pre, 8) == 0)
-        scopeprof__write_all(g, b, out);
+        scopeprof__write_all(g, ev, bytes);
 }
 
 /* Recycle the state of threads that are gone and fully written: their last

@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
     char msg[512];
     sp_result_message(&res, argv[1], msg, sizeof msg);
     if (st != SP_OK) fprintf(stderr, "%s\n", msg);
+    scopeprof_agg_flush(&c->agg);
     scopeprof_table_print(stdout, &c->agg, key, 0);
     scopeprof_table_notes(stdout, &c->agg); /* as cli.c prints them under the table */
     scopeprof_agg_free(&c->agg);

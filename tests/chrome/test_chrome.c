@@ -30,6 +30,7 @@ static int on_events(void *p, const sp_reader *r, const sp_thread *t, const sp_e
 }
 
 static const scopeprof_row *row(ctx *c, const char *name) {
+    scopeprof_agg_flush(&c->agg);
     for (uint32_t i = 0; i < c->agg.nrows; i++)
         if (strcmp(c->agg.rows[i].name, name) == 0) return &c->agg.rows[i];
     return NULL;

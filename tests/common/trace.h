@@ -16,11 +16,14 @@
  *   (names, tids), 3 EVENTS (scopes and MEM events; also type 4096, the type
  *   once written by mistake, read the same and counted in
  *   t.events_chunks_4096 so the regression tests can insist it is 0),
- *   4 END, 5 GPU records, 6 DEVICE names, 7 STEPS, 8 MEMORY, 9 OVERHEAD.
- *   Others skipped.
- * - Format 1 (24-byte events), 2 (16- or 32-byte records) and 3 (as 2, with
- *   the header CRC and chunk CRCs that cover the chunk header); t.major says
- *   which, t.long_records and t.event_bytes how the events were stored.
+ *   4 END, 5 GPU records, 6 DEVICE names, 7 STEPS, 8 MEMORY, 9 OVERHEAD,
+ *   11 TICKS. Others skipped.
+ * - Format 1 (24-byte events), 2 (16- or 32-byte records), 3 (as 2, with
+ *   the header CRC and chunk CRCs that cover the chunk header) and 4 (as 3,
+ *   with times in clock ticks, converted here to ns by the TICKS chunk's
+ *   rate, and EVENTS and END counting 16-byte units); t.major says which,
+ *   t.long_records and t.event_bytes how the events were stored, and
+ *   tr_end_expected what the END chunk must count.
  * - No fixed limits on sites, threads, events or name lengths (except
  *   devices: 16, MEMORY rows: 64).
  * - Everything is prefixed tr_ / TR_. Functions are static inline. */
@@ -37,7 +40,8 @@
 #define TR_DEPTH_MASK 0x3FFFFFFFu /* depth of a scope */
 
 typedef struct tr_event {
-    uint64_t start, end; /* for a MEM event, end is the signed byte count */
+    uint64_t start, end; /* ns; for a MEM event, end is the signed byte count */
+    uint64_t ticks;      /* format 4: the duration in clock ticks, as stored */
     uint32_t site;
     uint32_t depth;      /* depth_and_flags as stored: see the TR_*_FLAG bits */
     uint32_t thread;     /* the EVENTS chunk's thread index */
@@ -77,7 +81,12 @@ typedef struct tr_trace {
     uint64_t pid, start_ns;
     uint32_t rank;       /* 0xFFFFFFFF: none */
     int has_end;
-    uint64_t end_total;  /* events according to the END chunk */
+    uint64_t end_total;  /* events (format 4: 16-byte units) according to the END chunk */
+    uint64_t units;      /* format 4: 16-byte units in EVENTS chunks */
+    /* TICKS (type 11, format 4): how many, and the rate */
+    uint32_t ticks_chunks;
+    uint64_t tick0, ns0;
+    double ns_per_tick;
     tr_event *ev;        /* every event (scopes and MEM), in file order */
     uint64_t nev, ev_cap; /* ev_cap: room in ev (it grows by half, not by a chunk:
                              the sanitizers' realloc always copies) */
@@ -123,6 +132,19 @@ static inline uint32_t tr_crc32_from(uint32_t crc, const unsigned char *p, size_
     return ~c;
 }
 static inline uint32_t tr_crc32(const unsigned char *p, size_t n) { return tr_crc32_from(0, p, n); }
+
+/* Format 4: a tick in ns, by the TICKS chunk's rate (FORMAT.md). */
+static inline uint64_t tr_ns(const tr_trace *t, uint64_t tick) {
+    double x = (double)(int64_t)(tick - t->tick0) * t->ns_per_tick;
+    if (!(x > -9e18 && x < 9e18)) x = 0; /* not from a writer of ours */
+    return t->ns0 + (uint64_t)(int64_t)x;
+}
+
+/* What a whole file's END chunk counts: its events, or in format 4 its
+ * 16-byte units. */
+static inline uint64_t tr_end_expected(const tr_trace *t) {
+    return t->major >= 4 ? t->units : t->nev;
+}
 
 static inline char *tr_strdup(const unsigned char *s, uint32_t n) {
     char *d = (char *)malloc((size_t)n + 1);
@@ -190,17 +212,21 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
         uint32_t idx = tr_u32(p), n = tr_u32(p + 4);
         size_t min = t->major == 1 ? 24 : 16;
         if (8 + (size_t)n * min > len) return 0;
+        if (t->major >= 4) { /* n units of 16 bytes: exactly the payload */
+            if (8 + (size_t)n * 16 != len || !t->ticks_chunks) return 0;
+            t->units += n;
+        }
         t->events_chunks++;
         t->events_chunks_4096 += type == 4096;
         t->threads = (tr_thread *)tr_grow(t->threads, &t->nthreads, idx, sizeof *t->threads);
-        t->threads[idx].events += n;
+        uint64_t first = t->nev;
         if (t->nev + n > t->ev_cap) {
             t->ev_cap = t->nev + n + (t->nev + n) / 2;
             t->ev = (tr_event *)realloc(t->ev, (size_t)t->ev_cap * sizeof *t->ev + 1);
             if (!t->ev) abort();
         }
         size_t q = 8;
-        for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t i = 0; t->major >= 4 ? q < len : i < n; i++) {
             if (q + 16 > len) return 0;
             const unsigned char *e = p + q;
             tr_event *o = &t->ev[t->nev++];
@@ -227,7 +253,14 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
                 t->long_records++;
                 q += 32;
             }
+            if (t->major >= 4) { /* ticks to ns, as FORMAT.md gives the formula */
+                int mem = (o->depth & TR_MEM_FLAG) != 0;
+                o->ticks = mem ? 0 : o->end - o->start;
+                if (!mem) o->end = tr_ns(t, o->end);
+                o->start = tr_ns(t, o->start);
+            }
         }
+        t->threads[idx].events += t->nev - first;
         t->event_bytes += q - 8;
     } else if (type == 4) { /* END: u64 total events, u64 0 */
         if (len < 8) return 0;
@@ -264,6 +297,13 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
             const unsigned char *s = p + 8 + (size_t)i * 24;
             t->steps[t->nsteps++] = (tr_step){tr_u64(s), tr_u64(s + 8), tr_u64(s + 16)};
         }
+    } else if (type == 11) { /* TICKS: u64 tick0, u64 ns0, f64 ns per tick */
+        if (len < 24) return 0;
+        uint64_t bits = tr_u64(p + 16);
+        t->ticks_chunks++;
+        t->tick0 = tr_u64(p);
+        t->ns0 = tr_u64(p + 8);
+        memcpy(&t->ns_per_tick, &bits, 8);
     } else if (type == 9) { /* OVERHEAD: u32 inside_ps, u32 outside_ps, u32 scopes, u32 0 */
         if (len < 16) return 0;
         if (t->overhead_chunks++ == 0) t->events_before_overhead = t->nev;

@@ -31,7 +31,7 @@ static int ref_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row, ui
     while (th->n && th->pend[th->n - 1].depth > (uint64_t)depth + 1) th->n--;
     if (th->n && th->pend[th->n - 1].depth == (uint64_t)depth + 1) kids = th->pend[--th->n];
     int inside = kids.n && kids.min_start >= start && kids.max_end <= end;
-    int64_t self = inside && kids.sum_ns <= dur ? dur - kids.sum_ns : inside ? 0 : dur;
+    int64_t self = inside && kids.sum <= dur ? dur - kids.sum : inside ? 0 : dur;
     int64_t kids_gpu = inside ? kids.gpu_ns : 0;
     int64_t gpu_total = gpu_ns >= 0 ? gpu_ns : kids_gpu;
     int64_t gpu_self = gpu_ns >= 0 && kids_gpu <= gpu_ns ? gpu_ns - kids_gpu : 0;
@@ -59,7 +59,7 @@ static int ref_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row, ui
     if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
     if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
     mine->n++;
-    scopeprof__add(&mine->sum_ns, dur);
+    scopeprof__add(&mine->sum, dur);
     scopeprof__add(&mine->gpu_ns, gpu_total);
     scopeprof__add(&mine->mem_kids[0], mem_total[0]);
     scopeprof__add(&mine->mem_kids[1], mem_total[1]);

@@ -198,7 +198,7 @@ static void test_damaged_length_resyncs(void **state) {
 }
 
 /* An END chunk whose count disagrees (a valid CRC: a writer that lost
- * events) is reported. */
+ * events) is reported. Format 4 counts 16-byte record units. */
 static void test_end_count_checked(void **state) {
     (void)state;
     trace_file t;
@@ -212,7 +212,8 @@ static void test_end_count_checked(void **state) {
     save(path, t.b, t.n);
     char *out, *err, want[128];
     assert_int_equal(report(path, &out, &err), SP_EXIT_INPUT);
-    snprintf(want, sizeof want, "the END chunk counts %u event(s), %u were read", total + 1, total);
+    snprintf(want, sizeof want, "the END chunk counts %u record unit(s) of 16 bytes, %u were read",
+             total + 1, total);
     if (!strstr(err, want)) fail_msg("stderr lacks '%s': %s", want, err);
     free(out);
     free(err);

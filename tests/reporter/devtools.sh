@@ -26,14 +26,14 @@ SCOPEPROF_OUTPUT="$work/train.sprof" "$BUILD/samples/train_cpu" >/dev/null 2>&1
 "$BUILD/scopeprof" trace -o "$work/train.json" "$work/train.sprof"
 # Raw times (--no-compensate): the trace JSON DevTools reads holds them.
 "$BUILD/scopeprof" table --no-compensate --format json "$work/train.sprof" >"$work/train_table.json"
-node "$dir/check.mjs" "$work/train.json" "$work/train_table.json"
+node "$dir/check.mjs" "$work/train.json" "$work/train_table.json" --ticks
 # GPU tracks, flow arrows, counters and steps (tw.h's tw_rich).
 "$BUILD/tests/reporter/mktrace" rich "$work/rich.sprof"
 "$BUILD/scopeprof" trace -o "$work/rich.json" "$work/rich.sprof"
 "$BUILD/scopeprof" table --no-compensate --format json "$work/rich.sprof" >"$work/rich_table.json"
 node "$dir/check.mjs" "$work/rich.json" "$work/rich_table.json" --gpu
 # The check can fail: the sample's trace against the hand-made file's table.
-if node "$dir/check.mjs" "$work/train.json" "$work/rich_table.json" >"$work/neg.log" 2>&1; then
+if node "$dir/check.mjs" "$work/train.json" "$work/rich_table.json" --ticks >"$work/neg.log" 2>&1; then
   echo "error: check.mjs accepted a table that does not match the trace" >&2
   exit 1
 fi

@@ -1,4 +1,4 @@
-// check.mjs TRACE.json TABLE.json [--gpu]
+// check.mjs TRACE.json TABLE.json [--gpu] [--ticks]
 // Loads scopeprof's trace JSON into Chrome DevTools' own trace model
 // (@paulirish/trace_engine, the Performance panel's engine) and checks:
 //   - it parses with no exception and no console error or warning;
@@ -7,13 +7,16 @@
 //   - per name, the self time the engine computes on the CPU threads equals
 //     the table's self_cpu_time_total_ns (TABLE.json: `scopeprof table
 //     --format json` of the same files);
-//   - with --gpu: every flow arrow binds to a slice at both ends.
+//   - with --gpu: every flow arrow binds to a slice at both ends;
+//   - --ticks: the trace was converted from a file in clock ticks (format 4),
+//     whose table converts sums (see the bound below).
 import fs from 'node:fs';
 import * as Trace from '@paulirish/trace_engine';
 
 const [tracePath, tablePath, ...flags] = process.argv.slice(2);
+const ticks = flags.includes('--ticks');
 if (!tracePath || !tablePath) {
-  console.error('usage: node check.mjs TRACE.json TABLE.json [--gpu]');
+  console.error('usage: node check.mjs TRACE.json TABLE.json [--gpu] [--ticks]');
   process.exit(2);
 }
 // The engine runs in browsers; in node it only lacks DOMRect.
@@ -107,10 +110,18 @@ for (const row of table) {
   // so that ulp grows with the machine's uptime (7.6e-6 us under 9.5 hours,
   // 1.5e-5 us under 38: a CI machine's 179.04402630615235 for 179.044 was
   // two padded durs on such a machine, over a bound that did not count them).
-  // The bound stays well below a nanosecond (1e-3 us) for this test's
-  // traces, so a single lost or misplaced nanosecond exceeds it.
+  // And since format 4 the file holds clock ticks: the trace JSON has each
+  // event's start and end converted to whole nanoseconds, each dur within
+  // 1 ns of its ticks' exact time, while the table converts a row's sum of
+  // ticks once (as the exit summary does, so that the two agree to the
+  // digit). They differ by less than 1 ns per dur the self time adds or
+  // subtracts, plus 1 for the sum's own conversion; a file in ns (the
+  // hand-made one, scale 1) has no such term and must match to the bound
+  // above, well below a nanosecond, so a single lost or misplaced
+  // nanosecond exceeds it there.
   const n = row.count + (calls.get(row.name) ?? 0) + (kids.get(row.name) ?? 0);
-  const tol = 1e-6 * n + 2 * ulpUs * (pads.get(row.name) ?? 0) + 1e-9 * Math.abs(ours);
+  const conv = ticks ? 1e-3 * ((calls.get(row.name) ?? 0) + (kids.get(row.name) ?? 0) + 1) : 0;
+  const tol = 1e-6 * n + 2 * ulpUs * (pads.get(row.name) ?? 0) + 1e-9 * Math.abs(ours) + conv;
   if (Math.abs(ours - theirs) > tol)
     fail(`self time of ${JSON.stringify(row.name)}: table ${ours} us, DevTools ${theirs} us`);
   if ((calls.get(row.name) ?? 0) !== row.count)
