@@ -2088,7 +2088,6 @@ typedef struct scopeprof__state {
         int rank; /* -1: unknown */
         uint64_t events_written;
         uint32_t sites_written, gpu_names_written, steps_written;
-        int warned_slow_clock;
     } out;
     /* The exit summary (summary.h), fed as chunks are written, under
      * `lock`: sums per site and per thread slot's depth, folded into the
@@ -2102,6 +2101,7 @@ typedef struct scopeprof__state {
         uint32_t thr_cap;
         uint64_t events;
         int has_gpu, has_mem, has_gpu_mem;
+        uint32_t step_first; /* sched.steps from here on are not in the table yet */
     } sum;
     /* Memory (steps.h), under mem.lock: live allocations (pointer -> bytes)
      * and per-device totals; used: bit mask of devices. */
@@ -3548,6 +3548,12 @@ SCOPEPROF__INTERNAL int scopeprof__phase(const scopeprof__state *g, uint64_t ste
 }
 
 
+/* Whether step i belongs in the trace and the table: every step, or under
+ * a schedule only those in the recording window. */
+SCOPEPROF__INTERNAL int scopeprof__step_kept(const scopeprof__state *g, uint32_t i) {
+    return !g->sched.on || (g->sched.window && g->sched.steps[i].start >= g->sched.win_start);
+}
+
 /* Write the finished cycle, print its summary, start afresh. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
     scopeprof__write_queued(g, 1);
@@ -4006,6 +4012,22 @@ SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
         memset(s, 0, sizeof *s);
         s->seen = 1;
     }
+    /* The steps as PyTorch's ProfilerStep* row, as the reporter makes it
+     * from the file's STEPS chunk: a call per step, CPU total their time
+     * (ns as written there), no self time (which thread's scopes a step
+     * holds is not known). */
+    uint32_t steps = UINT32_MAX;
+    for (uint32_t i = g->sum.step_first; i < g->sched.nsteps; i++) {
+        if (!scopeprof__step_kept(g, i)) continue;
+        if (steps == UINT32_MAX && (steps = scopeprof_agg_row(a, "ProfilerStep*", "ProfilerStep*", NULL)) == UINT32_MAX)
+            break;
+        scopeprof_row *r = &a->rows[steps];
+        r->count++;
+        a->events++;
+        scopeprof__add(&r->total_ns, (int64_t)(scopeprof__to_ns(g, g->sched.steps[i].end) -
+                                               scopeprof__to_ns(g, g->sched.steps[i].start)));
+    }
+    g->sum.step_first = g->sched.nsteps;
     scopeprof_agg_flush(a); /* converted once per row, as the reporter does once per row of a file */
 }
 
@@ -4018,6 +4040,7 @@ SCOPEPROF__INTERNAL void scopeprof__sum_reset(scopeprof__state *g) {
     scopeprof_agg agg = g->sum.agg;
     memset(&g->sum, 0, sizeof g->sum);
     g->sum.agg = agg;
+    g->sum.step_first = g->sched.nsteps; /* the file's own steps, from here on */
 }
 
 #ifdef __cplusplus
@@ -4378,15 +4401,16 @@ SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g) {
 
 /* OVERHEAD chunk (format 3.1), first after the header so that a reader has
  * it before any event: u32 inside_ps, u32 outside_ps, u32 scopes measured,
- * u32 reserved. None with SCOPEPROF_COMPENSATE=0 (nothing was measured). */
+ * u32 reserved. With SCOPEPROF_COMPENSATE=0 (since 4.0): all 0, nothing
+ * measured, so that the reporter's notes say compensation was off, as the
+ * exit summary's do. */
 SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
-    if (!g->cfg.compensate) return;
     unsigned char b[16];
-    uint32_t in, out;
-    scopeprof__overhead_ps(g, &in, &out);
+    uint32_t in = 0, out = 0;
+    if (g->cfg.compensate) scopeprof__overhead_ps(g, &in, &out);
     scopeprof__put32(b, in);
     scopeprof__put32(b + 4, out);
-    scopeprof__put32(b + 8, SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER);
+    scopeprof__put32(b + 8, g->cfg.compensate ? SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER : 0);
     scopeprof__put32(b + 12, 0);
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_OVERHEAD, b, sizeof b);
 }
@@ -4613,13 +4637,8 @@ SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scop
 }
 
 /* STEPS chunk: u32 count, u32 reserved, then per step u64 number, u64
- * start_ns, u64 end_ns. Only steps not written yet (under a schedule, only
- * those in the recording window). Three passes, no allocation: count, CRC,
- * write. */
-SCOPEPROF__INTERNAL int scopeprof__step_kept(const scopeprof__state *g, uint32_t i) {
-    return !g->sched.on || (g->sched.window && g->sched.steps[i].start >= g->sched.win_start);
-}
-
+ * start_ns, u64 end_ns. Only steps not written yet (those scopeprof__step_kept
+ * keeps). Three passes, no allocation: count, CRC, write. */
 SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
     uint32_t n = 0, crc = 0;
     unsigned char b[24];

@@ -264,6 +264,8 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
     scopeprof_agg_units(&c->agg, h->unit_ns); /* TICKS and OVERHEAD come before the first event */
     if (h->has_overhead)
         scopeprof_agg_calibration(&c->agg, h->overhead_inside_ps, h->overhead_outside_ps, !c->raw);
+    else if (h->overhead_off && c->agg.comp_state == SCOPEPROF_COMP_NONE)
+        c->agg.comp_state = SCOPEPROF_COMP_OFF_ENV; /* said under the table, as at exit */
     if (c->tap && c->tap->events) c->tap->events(c->tap->ctx, c->file, r, t, ev, n);
     if (t->slot + 1 > c->nthreads) c->nthreads = t->slot + 1;
     /* Sites of device events, noted here where the GPU info is valid (the

@@ -351,15 +351,16 @@ SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g) {
 
 /* OVERHEAD chunk (format 3.1), first after the header so that a reader has
  * it before any event: u32 inside_ps, u32 outside_ps, u32 scopes measured,
- * u32 reserved. None with SCOPEPROF_COMPENSATE=0 (nothing was measured). */
+ * u32 reserved. With SCOPEPROF_COMPENSATE=0 (since 4.0): all 0, nothing
+ * measured, so that the reporter's notes say compensation was off, as the
+ * exit summary's do. */
 SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
-    if (!g->cfg.compensate) return;
     unsigned char b[16];
-    uint32_t in, out;
-    scopeprof__overhead_ps(g, &in, &out);
+    uint32_t in = 0, out = 0;
+    if (g->cfg.compensate) scopeprof__overhead_ps(g, &in, &out);
     scopeprof__put32(b, in);
     scopeprof__put32(b + 4, out);
-    scopeprof__put32(b + 8, SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER);
+    scopeprof__put32(b + 8, g->cfg.compensate ? SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER : 0);
     scopeprof__put32(b + 12, 0);
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_OVERHEAD, b, sizeof b);
 }
@@ -586,13 +587,8 @@ SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scop
 }
 
 /* STEPS chunk: u32 count, u32 reserved, then per step u64 number, u64
- * start_ns, u64 end_ns. Only steps not written yet (under a schedule, only
- * those in the recording window). Three passes, no allocation: count, CRC,
- * write. */
-SCOPEPROF__INTERNAL int scopeprof__step_kept(const scopeprof__state *g, uint32_t i) {
-    return !g->sched.on || (g->sched.window && g->sched.steps[i].start >= g->sched.win_start);
-}
-
+ * start_ns, u64 end_ns. Only steps not written yet (those scopeprof__step_kept
+ * keeps). Three passes, no allocation: count, CRC, write. */
 SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
     uint32_t n = 0, crc = 0;
     unsigned char b[24];

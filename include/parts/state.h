@@ -200,7 +200,6 @@ typedef struct scopeprof__state {
         int rank; /* -1: unknown */
         uint64_t events_written;
         uint32_t sites_written, gpu_names_written, steps_written;
-        int warned_slow_clock;
     } out;
     /* The exit summary (summary.h), fed as chunks are written, under
      * `lock`: sums per site and per thread slot's depth, folded into the
@@ -214,6 +213,7 @@ typedef struct scopeprof__state {
         uint32_t thr_cap;
         uint64_t events;
         int has_gpu, has_mem, has_gpu_mem;
+        uint32_t step_first; /* sched.steps from here on are not in the table yet */
     } sum;
     /* Memory (steps.h), under mem.lock: live allocations (pointer -> bytes)
      * and per-device totals; used: bit mask of devices. */

@@ -25,6 +25,12 @@ SCOPEPROF__INTERNAL int scopeprof__phase(const scopeprof__state *g, uint64_t ste
 }
 
 
+/* Whether step i belongs in the trace and the table: every step, or under
+ * a schedule only those in the recording window. */
+SCOPEPROF__INTERNAL int scopeprof__step_kept(const scopeprof__state *g, uint32_t i) {
+    return !g->sched.on || (g->sched.window && g->sched.steps[i].start >= g->sched.win_start);
+}
+
 /* Write the finished cycle, print its summary, start afresh. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
     scopeprof__write_queued(g, 1);

@@ -226,6 +226,22 @@ SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
         memset(s, 0, sizeof *s);
         s->seen = 1;
     }
+    /* The steps as PyTorch's ProfilerStep* row, as the reporter makes it
+     * from the file's STEPS chunk: a call per step, CPU total their time
+     * (ns as written there), no self time (which thread's scopes a step
+     * holds is not known). */
+    uint32_t steps = UINT32_MAX;
+    for (uint32_t i = g->sum.step_first; i < g->sched.nsteps; i++) {
+        if (!scopeprof__step_kept(g, i)) continue;
+        if (steps == UINT32_MAX && (steps = scopeprof_agg_row(a, "ProfilerStep*", "ProfilerStep*", NULL)) == UINT32_MAX)
+            break;
+        scopeprof_row *r = &a->rows[steps];
+        r->count++;
+        a->events++;
+        scopeprof__add(&r->total_ns, (int64_t)(scopeprof__to_ns(g, g->sched.steps[i].end) -
+                                               scopeprof__to_ns(g, g->sched.steps[i].start)));
+    }
+    g->sum.step_first = g->sched.nsteps;
     scopeprof_agg_flush(a); /* converted once per row, as the reporter does once per row of a file */
 }
 
@@ -238,6 +254,7 @@ SCOPEPROF__INTERNAL void scopeprof__sum_reset(scopeprof__state *g) {
     scopeprof_agg agg = g->sum.agg;
     memset(&g->sum, 0, sizeof g->sum);
     g->sum.agg = agg;
+    g->sum.step_first = g->sched.nsteps; /* the file's own steps, from here on */
 }
 
 #ifdef __cplusplus

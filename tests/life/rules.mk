@@ -14,6 +14,7 @@
 #                              variant as children and checks what they left
 #   test_safety[...]           the same for prog_safety (and the reporter); its
 #                              security tests need root (nobody, a setuid copy)
+#   same_table.sh              the exit tables against `scopeprof table`, byte for byte
 # `make check-leaks`: a sample under valgrind, definite leaks fail.
 LIFE    := $(BUILD)/tests/life
 LIFE_H  := $(HEADER) tests/common/child.h tests/common/trace.h
@@ -94,3 +95,8 @@ check-leaks: $(BUILD)/samples/train_cpu
 	  rc=$$?; grep -E '==[0-9]+==' leaks.log; \
 	  if [ $$rc -eq 0 ]; then echo "check-leaks: train_cpu clean under valgrind (no definite leaks, no errors)"; \
 	  else echo "check-leaks: FAILED (valgrind exit $$rc), see $(LIFE)/leaks.log"; exit 1; fi
+
+# One table everywhere (issue 24): the exit summary against `scopeprof table`
+# of the same file, byte for byte.
+TEST_BINS += $(LIFE)/prog_life $(BUILD)/samples/train_cpu $(BUILD)/scopeprof
+TEST_CMDS += tests/life/same_table.sh

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One table everywhere (issue 24, item 2): the table a program prints at exit
+# (and at the end of each scheduled cycle) and `scopeprof table` of the trace
+# file it wrote are the same bytes: the same rows, ProfilerStep* included,
+# the same numbers to the printed digit, the same notes and memory footer.
+# Both sum each row in the file's clock ticks and convert the sum once
+# (scopeprof_agg_flush), so they cannot drift apart by rounding.
+# Cases: a schedule with two cycles, steps and memory (prog_life); a program
+# with a loader thread, nesting, steps and memory (samples/train_cpu), with
+# overhead compensation and without it (SCOPEPROF_COMPENSATE=0).
+set -eu
+BUILD=${BUILD:-build}
+work=$(mktemp -d /tmp/sp_same.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+failed=0
+
+# same NAME EXIT_TEXT TRACE: the exit text against `scopeprof table TRACE`.
+same() {
+  local name=$1 want=$2 trace=$3
+  if ! "$BUILD/scopeprof" table "$trace" >"$work/got" 2>&1; then
+    echo "FAIL: $name: scopeprof table $trace failed:"; cat "$work/got"; failed=1; return
+  fi
+  if ! grep -q '^Self CPU time total' "$want"; then
+    echo "FAIL: $name: no table printed at exit:"; cat "$want"; failed=1; return
+  fi
+  if diff -u "$want" "$work/got" >"$work/diff"; then
+    echo "ok: $name: $(grep -c '' "$want") lines the same"
+  else
+    echo "FAIL: $name: the exit table (-) and scopeprof table (+) differ:"; cat "$work/diff"; failed=1
+  fi
+}
+
+# Two cycles of two active steps, each step allocating: per cycle, the lines
+# after "scopeprof: cycle N (PATH)" against that cycle's file.
+SCOPEPROF_OUTPUT="$work/trace.sprof" SCOPEPROF_SCHEDULE=wait=1,warmup=1,active=2,repeat=2 LIFE_STEP_MEM=1 \
+  "$BUILD/tests/life/prog_life" steps 12 >/dev/null 2>"$work/sched.err"
+for k in 1 2; do
+  awk -v k="$k" '/^scopeprof: cycle [0-9]+ \(/ { on = ($3 == k) ; next } on' "$work/sched.err" >"$work/cycle$k"
+  same "schedule, cycle $k" "$work/cycle$k" "$work/trace.cycle000$k.sprof"
+  grep -q '^ *ProfilerStep\* ' "$work/cycle$k" || { echo "FAIL: cycle $k: no ProfilerStep* row"; failed=1; }
+done
+
+# A loader thread, nested scopes, steps and memory; compensated, then raw.
+for comp in 1 0; do
+  SCOPEPROF_OUTPUT="$work/train$comp.sprof" SCOPEPROF_COMPENSATE=$comp \
+    "$BUILD/samples/train_cpu" >/dev/null 2>"$work/train$comp.err"
+  same "train_cpu, SCOPEPROF_COMPENSATE=$comp" "$work/train$comp.err" "$work/train$comp.sprof"
+done
+grep -q '^Overhead compensation' "$work/train1.err" || { echo "FAIL: no compensation note in the compensated run"; failed=1; }
+
+[ "$failed" -eq 0 ] && echo "same_table.sh: all passed"
+exit "$failed"
