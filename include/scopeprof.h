@@ -431,6 +431,9 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
      * them) leave the depth above this one's plus one: counted, out of line. */
     if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
     t->depth = sc->depth;
+    /* A CPU scope: no GPU flag in its depth (a count of open scopes, far
+     * below 2^31), which spares the emit the flag's arithmetic. */
+    if (sc->depth & SCOPEPROF_DEPTH_GPU) __builtin_unreachable();
     scopeprof__emit(t, sc->start, end, sc->site, sc->depth);
 }
 
@@ -4771,37 +4774,42 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
  * The common case, a short record, is summed without a call. */
 static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
                                            const scopeprof__slot *ev, uint32_t n, int comp) {
-    uint32_t summed = 0;
+    uint32_t not_scopes = 0; /* slots that are not one scope each: long records' second halves, MEM */
     /* In locals: the compiler cannot know that the stores below leave g alone. */
     scopeprof__sitesum *sites = g->sum.site;
     uint32_t site_cap = g->sum.site_cap;
-    for (uint32_t i = 0; i < n;) {
-        if (__builtin_expect(ev[i].dur != SCOPEPROF_REC_LONG_MARK, 1)) {
-            uint32_t key = ev[i].key & ~SCOPEPROF_DEPTH_GPU; /* a GPU scope's GPU time: the slow path's */
+    for (const scopeprof__slot *e = ev, *end = ev + n; e < end;) {
+        if (__builtin_expect(e->dur != SCOPEPROF_REC_LONG_MARK, 1)) {
+            uint32_t key = e->key & ~SCOPEPROF_DEPTH_GPU; /* a GPU scope's GPU time: the slow path's */
             uint32_t site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), depth = key >> SCOPEPROF_REC_SITE_BITS;
-            i++;
+            uint64_t start = e->start, stop = e->start + e->dur;
+            e++;
             if (__builtin_expect(site >= site_cap || !sites[site].seen || depth + 2 > L->cap, 0)) {
-                if (scopeprof__sum_room(g, slot, site, depth) != 0) continue;
+                if (scopeprof__sum_room(g, slot, site, depth) != 0) {
+                    not_scopes++;
+                    continue;
+                }
                 sites = g->sum.site;
                 site_cap = g->sum.site_cap;
             }
-            scopeprof__sum_at(g, L, &sites[site], ev[i - 1].start, ev[i - 1].start + ev[i - 1].dur, depth, -1, comp);
-            summed++;
+            scopeprof__sum_at(g, L, &sites[site], start, stop, depth, -1, comp);
             continue;
         }
-        scopeprof_event e; /* a long record: out of the common path, room made as needed */
-        i += scopeprof__slot_get(ev + i, &e);
-        if (e.depth & SCOPEPROF_DEPTH_MEM) {
-            scopeprof__sum_mem(g, slot, SCOPEPROF_MEM_DEPTH(e.depth), SCOPEPROF_MEM_DEVICE(e.depth), (int64_t)e.end);
+        scopeprof_event x; /* a long record: out of the common path, room made as needed */
+        uint32_t slots = scopeprof__slot_get(e, &x);
+        e += slots;
+        not_scopes += slots - 1;
+        if (x.depth & SCOPEPROF_DEPTH_MEM) {
+            scopeprof__sum_mem(g, slot, SCOPEPROF_MEM_DEPTH(x.depth), SCOPEPROF_MEM_DEVICE(x.depth), (int64_t)x.end);
+            not_scopes++;
         } else {
-            scopeprof__sum_event(g, L, e.site, e.start, e.end < e.start ? e.start : e.end,
-                                 e.depth & SCOPEPROF_DEPTH_MASK, -1, comp);
-            summed++;
+            scopeprof__sum_event(g, L, x.site, x.start, x.end < x.start ? x.start : x.end,
+                                 x.depth & SCOPEPROF_DEPTH_MASK, -1, comp);
         }
         sites = g->sum.site; /* the room may have moved them */
         site_cap = g->sum.site_cap;
     }
-    return summed;
+    return n - not_scopes; /* the scopes summed */
 }
 
 /* The slow path of a span: a schedule's window (records outside it are

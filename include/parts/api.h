@@ -430,6 +430,9 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
      * them) leave the depth above this one's plus one: counted, out of line. */
     if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
     t->depth = sc->depth;
+    /* A CPU scope: no GPU flag in its depth (a count of open scopes, far
+     * below 2^31), which spares the emit the flag's arithmetic. */
+    if (sc->depth & SCOPEPROF_DEPTH_GPU) __builtin_unreachable();
     scopeprof__emit(t, sc->start, end, sc->site, sc->depth);
 }
 

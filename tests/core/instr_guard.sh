@@ -1,31 +1,23 @@
 #!/usr/bin/env bash
 # The whole process's instructions per scope must not creep back (issue 22):
-# callgrind counts every thread (the recording one, the background writer),
-# start-up and exit, independently of the machine's load; the floor is the
-# same program with profiling compiled out. Bounds are generous (about 1.5x
-# what bench/whole_cost.sh measured when they were set: 163 per leaf scope,
-# 199 per scope in a tree), and the figures before the change (315 and 434)
-# would fail them.
+# bench/whole_cost.sh counts them with callgrind over every thread (the
+# recording one, the background writer), start-up and exit, independently of
+# the machine's load; the floor is the same program with profiling compiled
+# out. Bounds are generous (about 1.4x what it measured when they were set:
+# 105 per leaf scope, 149 per scope in a tree, format 4), and the leaf figure
+# before format 4 (164) would fail them.
 #   instr_guard.sh PROFILED_BIN FLOOR_BIN
 set -u
-prof=$1 off=$2 n=300000
 command -v valgrind >/dev/null || { echo "FAILED: valgrind is not installed (tests/deps.sh installs it)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-total() {
-  SCOPEPROF_OUTPUT="$tmp/t.sprof" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$1" "$2" "$n" \
-    >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; echo 0; return; }
-  callgrind_annotate "$tmp/cg" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }'
-}
+out=$(BIN=$1 OFF=$2 sh "$(dirname "$0")/../../bench/whole_cost.sh" 300000 2>&1) || { echo "$out"; echo "FAILED: bench/whole_cost.sh"; exit 1; }
 fail=0
-for c in "flat 250" "nested 300"; do
+for c in "flat 150" "nested 210"; do
   set -- $c
-  p=$(total "$prof" "$1") f=$(total "$off" "$1")
-  per=$(( (p - f) / n ))
-  if [ "$p" -gt 0 ] && [ "$f" -gt 0 ] && [ "$per" -le "$2" ]; then
+  per=$(echo "$out" | awk -v c="$1" '$1 == c && $2 > 0 && $3 > 0 { printf "%d", $4 }')
+  if [ -n "$per" ] && [ "$per" -le "$2" ]; then
     echo "ok: $1: $per instructions per scope, whole process (bound $2)"
   else
-    echo "FAILED: $1: $per instructions per scope, whole process (bound $2; profiled $p, floor $f)"; fail=1
+    echo "FAILED: $1: ${per:-no figure} instructions per scope, whole process (bound $2)"; echo "$out"; fail=1
   fi
 done
 exit $fail
