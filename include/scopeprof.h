@@ -91,7 +91,9 @@
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
  *                         working directory of the first scope; "" or "none"
- *                         writes no file. With a rank it becomes
+ *                         writes no file. NAME.json or NAME.json.gz becomes
+ *                         NAME.sprof (said: the recorder writes no JSON; the
+ *                         reporter's `trace` does). With a rank it becomes
  *                         NAME.rank<R>.sprof. A path already in use by another
  *                         live process (an exec'd program inherits it) becomes
  *                         NAME.<pid>.sprof. Never written through a symbolic
@@ -2353,6 +2355,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]);
 SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c);
 SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g);
 static inline void scopeprof__qunlock(scopeprof__state *g, int locked);
@@ -2769,6 +2772,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
             v = NULL;
         } else {
             snprintf(g->out.path, sizeof g->out.path, "%s", v);
+            scopeprof__json_path(g); /* a JSON name: the trace goes to NAME.sprof, said */
             if (g->out.rank >= 0) scopeprof__rank_path(g); /* ranks never share a path */
             scopeprof__claim_output(g);
         }
@@ -4134,6 +4138,24 @@ SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g) {
         scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT='%s' is shared by the ranks: each writes "
                         "'%s' (rank 0: '%s')", g->out.path, rule, buf);
     }
+    memcpy(g->out.path, buf, sizeof buf);
+}
+
+/* "run.json" or "run.json.gz" -> "run.sprof": the recorder writes its own
+ * format, never JSON, and a binary file under a JSON name (or an
+ * uncompressed one under .gz) would be read as a broken JSON file by every
+ * viewer. The trace keeps its data under the right name, and one line says
+ * where it went and how to make the JSON (the reporter's `trace`). */
+SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *g) {
+    size_t l = strlen(g->out.path), cut = 0;
+    if (l > 5 && strcmp(g->out.path + l - 5, ".json") == 0) cut = 5;
+    else if (l > 8 && strcmp(g->out.path + l - 8, ".json.gz") == 0) cut = 8;
+    if (!cut) return;
+    char buf[sizeof g->out.path];
+    snprintf(buf, sizeof buf, "%.*s.sprof", (int)(l - cut), g->out.path);
+    scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT='%s': the recorder writes its own trace format, not "
+                    "JSON; writing '%s' instead (for Chrome or Perfetto JSON: scopeprof trace -o %s %s)",
+                    g->out.path, buf, g->out.path, buf);
     memcpy(g->out.path, buf, sizeof buf);
 }
 

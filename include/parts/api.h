@@ -90,7 +90,9 @@
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
  *                         working directory of the first scope; "" or "none"
- *                         writes no file. With a rank it becomes
+ *                         writes no file. NAME.json or NAME.json.gz becomes
+ *                         NAME.sprof (said: the recorder writes no JSON; the
+ *                         reporter's `trace` does). With a rank it becomes
  *                         NAME.rank<R>.sprof. A path already in use by another
  *                         live process (an exec'd program inherits it) becomes
  *                         NAME.<pid>.sprof. Never written through a symbolic

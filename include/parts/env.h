@@ -202,6 +202,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
             v = NULL;
         } else {
             snprintf(g->out.path, sizeof g->out.path, "%s", v);
+            scopeprof__json_path(g); /* a JSON name: the trace goes to NAME.sprof, said */
             if (g->out.rank >= 0) scopeprof__rank_path(g); /* ranks never share a path */
             scopeprof__claim_output(g);
         }

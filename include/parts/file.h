@@ -84,6 +84,24 @@ SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g) {
     memcpy(g->out.path, buf, sizeof buf);
 }
 
+/* "run.json" or "run.json.gz" -> "run.sprof": the recorder writes its own
+ * format, never JSON, and a binary file under a JSON name (or an
+ * uncompressed one under .gz) would be read as a broken JSON file by every
+ * viewer. The trace keeps its data under the right name, and one line says
+ * where it went and how to make the JSON (the reporter's `trace`). */
+SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *g) {
+    size_t l = strlen(g->out.path), cut = 0;
+    if (l > 5 && strcmp(g->out.path + l - 5, ".json") == 0) cut = 5;
+    else if (l > 8 && strcmp(g->out.path + l - 8, ".json.gz") == 0) cut = 8;
+    if (!cut) return;
+    char buf[sizeof g->out.path];
+    snprintf(buf, sizeof buf, "%.*s.sprof", (int)(l - cut), g->out.path);
+    scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT='%s': the recorder writes its own trace format, not "
+                    "JSON; writing '%s' instead (for Chrome or Perfetto JSON: scopeprof trace -o %s %s)",
+                    g->out.path, buf, g->out.path, buf);
+    memcpy(g->out.path, buf, sizeof buf);
+}
+
 /* The path of cycle c: "run.sprof" -> "run.cycle0003.sprof". */
 SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c) {
     char word[24];

@@ -282,6 +282,35 @@ static void test_output_none(void **state) {
     }
 }
 
+/* A JSON name (issue 24): the recorder writes its own format, so the trace
+ * goes to NAME.sprof, never binary bytes under NAME.json (or an uncompressed
+ * file under NAME.json.gz), and one line says where and how to convert. */
+static void test_output_json_name(void **state) {
+    (void)state;
+    static const char *const values[][2] = {{"SCOPEPROF_OUTPUT=x.json", "x"}, {"SCOPEPROF_OUTPUT=y.json.gz", "y"}};
+    for (int i = 0; i < 2; i++) {
+        const char *env[] = {values[i][0], NULL};
+        child c;
+        child_run(&c, "prog_basic", env);
+        assert_int_equal(c.status, 3);
+        char line[256], names[4][256], want[16];
+        snprintf(want, sizeof want, "%s.sprof", values[i][1]);
+        snprintf(line, sizeof line, "the recorder writes its own trace format, not JSON; writing '%s' instead "
+                 "(for Chrome or Perfetto JSON: scopeprof trace -o %s %s)", want, values[i][0] + 17, want);
+        assert_int_equal(child_lines_with(c.err, line), 1);
+        assert_int_equal(child_lines_with(c.err, "scopeprof:"), 1); /* that line only */
+        assert_int_equal(child_list_files(&c, "", names, 4), 1);  /* no .json, no .json.gz */
+        assert_string_equal(names[0], want);
+        tr_trace t;
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/%s", c.dir, want);
+        if (!tr_read(path, &t)) fail_msg("%s: %s", path, t.err);
+        assert_int_equal(t.nev, 41);
+        tr_free(&t);
+        child_free(&c);
+    }
+}
+
 /* ---- overhead compensation (docs/DESIGN.md) ---------------------------------- */
 
 /* The start-up calibration is in the file (one OVERHEAD chunk, before any
@@ -607,6 +636,7 @@ int main(void) {
         cmocka_unit_test(test_env_unknown_name),
         cmocka_unit_test(test_output_unwritable),
         cmocka_unit_test(test_output_none),
+        cmocka_unit_test(test_output_json_name),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_mismatch),
         cmocka_unit_test(test_streaming_keeps_every_event),
