@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# whole_cpu.sh [RUNS] -- the whole cost per regime (issue 22), three figures:
+# whole_cpu.sh [RUNS] -- the whole cost per regime (issue 22), four figures:
 #   recording  the recording thread's time per scope over the floor's, in the
 #              same process (bench/regimes.c's own ratio);
 #   process    the process's CPU (user + sys, every thread, from wait4 via
@@ -8,7 +8,9 @@
 #              (profiled CPU - 2/3 of the floor process's CPU) is what the
 #              scopes cost, over 1/3 of it, the floor's (the floor being two
 #              timestamp reads and a 16-byte store);
-#   peak RSS   of the profiled process.
+#   no table   the same with SCOPEPROF_SUMMARY=0 (the trace only: no exit
+#              table, so no sums kept);
+#   peak RSS   of the profiled process (default settings).
 # RUNS profiled and floor processes alternate in each regime (medians
 # printed). Instructions per scope: bench/whole_cost.sh. A benchmark: it
 # prints, never fails on a time.
@@ -19,19 +21,25 @@ B=${BUILD:-build}/bench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 med() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-printf '%-8s %10s %10s %12s %10s\n' regime recording process "floor cpu s" "RSS MiB"
+printf '%-8s %10s %10s %10s %12s %10s\n' regime recording process "no table" "floor cpu s" "RSS MiB"
 for m in fresh past threads stream; do
-  : >"$tmp/rec"; : >"$tmp/proc"; : >"$tmp/fl"; : >"$tmp/rss"
+  : >"$tmp/rec"; : >"$tmp/proc"; : >"$tmp/proc0"; : >"$tmp/fl"; : >"$tmp/rss"
   for ((r = 0; r < runs; r++)); do
-    SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$tmp/t.sprof" "$B/rusage_run" "$B/regimes" $m >"$tmp/out" 2>"$tmp/err"
+    # Default settings (the exit table's sums kept, the table printed), then
+    # the same without the table (SCOPEPROF_SUMMARY=0: the trace only).
+    SCOPEPROF_OUTPUT="$tmp/t.sprof" "$B/rusage_run" "$B/regimes" $m >"$tmp/out" 2>"$tmp/err"
+    SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$tmp/t.sprof" "$B/rusage_run" "$B/regimes" $m >/dev/null 2>"$tmp/err0"
     "$B/rusage_run" "$B/regimes_floor" $m >/dev/null 2>"$tmp/ferr"
     rm -f "$tmp/t.sprof"
-    p=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/err") f=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/ferr")
-    awk -v p="$p" -v f="$f" 'BEGIN {print (p - 2 * f / 3) / (f / 3)}' >>"$tmp/proc"
+    f=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/ferr")
+    for k in "" 0; do
+      p=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/err$k")
+      awk -v p="$p" -v f="$f" 'BEGIN {print (p - 2 * f / 3) / (f / 3)}' >>"$tmp/proc$k"
+    done
     echo "$f" >>"$tmp/fl"
     sed -n 's/.*  x *\([0-9.]*\)  worst.*/\1/p' "$tmp/out" >>"$tmp/rec"
     sed -n 's/.*maxrss_kb=\([0-9]*\).*/\1/p' "$tmp/err" | awk '{print $1 / 1024}' >>"$tmp/rss"
   done
-  printf '%-8s %9.2fx %9.2fx %12.3f %10.1f\n' $m "$(med <"$tmp/rec")" "$(med <"$tmp/proc")" \
-    "$(med <"$tmp/fl")" "$(med <"$tmp/rss")"
+  printf '%-8s %9.2fx %9.2fx %9.2fx %12.3f %10.1f\n' $m "$(med <"$tmp/rec")" "$(med <"$tmp/proc")" \
+    "$(med <"$tmp/proc0")" "$(med <"$tmp/fl")" "$(med <"$tmp/rss")"
 done

@@ -265,8 +265,8 @@ typedef struct scopeprof_site {
  * 2^12, a MEM record) takes 32 bytes: its duration field is the mark
  * 0xFFFFFFFF and the fields follow in full:
  *     u64 start, u32 mark, u32 depth_and_flags, u64 end, u32 site, u32 0
- * The buffers hold times in clock ticks, the file nanoseconds. Flags in an
- * event's depth field:
+ * Times are clock ticks, in the buffers and (since format 4) in the file,
+ * whose TICKS chunk gives their rate. Flags in an event's depth field:
  * GPU: the CPU side of a GPU scope; its GPU interval is the next GPU record
  *      of the same thread (if that record's launch_ns equals the event's start).
  * MEM: not a scope but an allocation or free: `end` holds the signed byte

@@ -118,6 +118,22 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__span_filter(scopeprof__state *g, scopepr
     return out;
 }
 
+/* The file is little-endian (docs/FORMAT.md) and a chunk's slots are
+ * written as they are: on a big-endian machine each slot's fields (u64, u32,
+ * u32 in both record forms) are turned around first, in place (the slots
+ * are summed already and never read again). */
+static inline void scopeprof__slots_le(scopeprof__slot *s, uint32_t n) {
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    for (uint32_t i = 0; i < n; i++) {
+        s[i].start = __builtin_bswap64(s[i].start);
+        s[i].dur = __builtin_bswap32(s[i].dur);
+        s[i].key = __builtin_bswap32(s[i].key);
+    }
+#else
+    (void)s, (void)n;
+#endif
+}
+
 /* Sum and write the records in n slots of thread t. The file holds records
  * as the buffers do (format 4: ticks, which the reader converts with the
  * TICKS chunk's rate), so they are written from the chunk's own memory, and
@@ -153,6 +169,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     free(gr);
     /* Payload = thread index, units, records; the 8-byte prefix is written
      * separately so the records need no copy. */
+    scopeprof__slots_le(ev, kept);
     size_t bytes = (size_t)kept * sizeof *ev;
     unsigned char pre[8];
     scopeprof__put32(pre, t->index);
