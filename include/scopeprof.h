@@ -2390,7 +2390,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_clock(scopeprof__state *g);
 SCOPEPROF__INTERNAL const char *scopeprof__rank_title(const scopeprof__state *g, char *buf, size_t n);
 SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
-                                                  int recorded, const char *title);
+                                                  int recorded, const char *title, int at_exit);
 
 #ifdef __cplusplus
 }
@@ -3575,7 +3575,7 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
     char title[sizeof g->out.path + 64];
     snprintf(title, sizeof title, "scopeprof: cycle %d (%s)", g->sched.cycle,
              g->out.no_output ? "no file" : g->out.path);
-    scopeprof__summary_print(g, &mem, had, title);
+    scopeprof__summary_print(g, &mem, had, title, 0);
     if (g->sched.cycle_fn && had) {
         /* The callback may do anything, profiling included: not under our lock. */
         scopeprof_cycle_fn fn = g->sched.cycle_fn;
@@ -4744,11 +4744,24 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.fd = g->out.no_output ? -2 : -1;
 }
 
+/* The summary's last line at exit: where the trace went and its size. A
+ * trace named after the program and its pid, in the working directory, is
+ * easy to miss (issue 24: a new 512 MB file every run, nothing said). Part
+ * of the summary, printed only with it; a cycle's title names its file. */
+SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, FILE *out) {
+    struct stat st;
+    if (g->out.no_output || !g->out.fd_path[0] || stat(g->out.fd_path, &st) != 0) return;
+    char size[64];
+    scopeprof_format_mem(size, sizeof size, (int64_t)st.st_size);
+    fprintf(out, "Trace file: %s (%s)\n", g->out.path, size);
+}
+
 /* The table at exit (and at each schedule's cycle, after `title`): PyTorch's
- * layout, the notes under it, peak memory. On rank 0, or every rank with
- * SCOPEPROF_SUMMARY=all, when something was recorded. Lock held. */
+ * layout, the notes under it, peak memory, and at exit the trace file. On
+ * rank 0, or every rank with SCOPEPROF_SUMMARY=all, when something was
+ * recorded. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
-                                                  int recorded, const char *title) {
+                                                  int recorded, const char *title, int at_exit) {
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
     scopeprof__sum_fold(g);
     fflush(stdout);
@@ -4756,6 +4769,7 @@ SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const sco
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
     scopeprof_table_notes(stderr, &g->sum.agg);
     scopeprof__print_memory(g, mem, stderr);
+    if (at_exit) scopeprof__print_trace_file(g, stderr);
     fflush(stderr);
 }
 
@@ -5527,7 +5541,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
      * SCOPEPROF_SUMMARY=all each rank's own table says its rank (mpi.h). */
     char title[160];
     scopeprof__summary_print(g, &mem, g->sum.events != 0 && !g->job.table_printed,
-                             scopeprof__rank_title(g, title, sizeof title));
+                             scopeprof__rank_title(g, title, sizeof title), 1);
     pthread_mutex_lock(&g->buf.lock);
     uint64_t behind = g->buf.self_writes;
     pthread_mutex_unlock(&g->buf.lock);

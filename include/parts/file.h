@@ -686,11 +686,24 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.fd = g->out.no_output ? -2 : -1;
 }
 
+/* The summary's last line at exit: where the trace went and its size. A
+ * trace named after the program and its pid, in the working directory, is
+ * easy to miss (issue 24: a new 512 MB file every run, nothing said). Part
+ * of the summary, printed only with it; a cycle's title names its file. */
+SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, FILE *out) {
+    struct stat st;
+    if (g->out.no_output || !g->out.fd_path[0] || stat(g->out.fd_path, &st) != 0) return;
+    char size[64];
+    scopeprof_format_mem(size, sizeof size, (int64_t)st.st_size);
+    fprintf(out, "Trace file: %s (%s)\n", g->out.path, size);
+}
+
 /* The table at exit (and at each schedule's cycle, after `title`): PyTorch's
- * layout, the notes under it, peak memory. On rank 0, or every rank with
- * SCOPEPROF_SUMMARY=all, when something was recorded. Lock held. */
+ * layout, the notes under it, peak memory, and at exit the trace file. On
+ * rank 0, or every rank with SCOPEPROF_SUMMARY=all, when something was
+ * recorded. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
-                                                  int recorded, const char *title) {
+                                                  int recorded, const char *title, int at_exit) {
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
     scopeprof__sum_fold(g);
     fflush(stdout);
@@ -698,6 +711,7 @@ SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const sco
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
     scopeprof_table_notes(stderr, &g->sum.agg);
     scopeprof__print_memory(g, mem, stderr);
+    if (at_exit) scopeprof__print_trace_file(g, stderr);
     fflush(stderr);
 }
 

@@ -497,7 +497,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_clock(scopeprof__state *g);
 SCOPEPROF__INTERNAL const char *scopeprof__rank_title(const scopeprof__state *g, char *buf, size_t n);
 SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
-                                                  int recorded, const char *title);
+                                                  int recorded, const char *title, int at_exit);
 
 #ifdef __cplusplus
 }

@@ -44,7 +44,7 @@ SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
     char title[sizeof g->out.path + 64];
     snprintf(title, sizeof title, "scopeprof: cycle %d (%s)", g->sched.cycle,
              g->out.no_output ? "no file" : g->out.path);
-    scopeprof__summary_print(g, &mem, had, title);
+    scopeprof__summary_print(g, &mem, had, title, 0);
     if (g->sched.cycle_fn && had) {
         /* The callback may do anything, profiling included: not under our lock. */
         scopeprof_cycle_fn fn = g->sched.cycle_fn;

@@ -227,7 +227,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
      * SCOPEPROF_SUMMARY=all each rank's own table says its rank (mpi.h). */
     char title[160];
     scopeprof__summary_print(g, &mem, g->sum.events != 0 && !g->job.table_printed,
-                             scopeprof__rank_title(g, title, sizeof title));
+                             scopeprof__rank_title(g, title, sizeof title), 1);
     pthread_mutex_lock(&g->buf.lock);
     uint64_t behind = g->buf.self_writes;
     pthread_mutex_unlock(&g->buf.lock);
