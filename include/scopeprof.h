@@ -71,8 +71,8 @@
  *                              environment, ~0.1 ms of calibration, the writer
  *                              thread started; and each module's first, a read
  *                              of /proc/self/maps); every 4096 events a buffer swap
- *                              (chunk lock, maybe an mmap); when the writer is an
- *                              eighth of the budget behind, a chunk written to
+ *                              (chunk lock, maybe an mmap); when the writer is a
+ *                              quarter of the budget behind, a chunk written to
  *                              the trace file (registry lock, write(2)).
  *   PROFILE_SCOPE_DYN          as PROFILE_SCOPE, plus a hash lookup under the
  *                              registration lock at every use.
@@ -3358,20 +3358,13 @@ static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
            g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
 }
 
-/* How far past the budget chunk memory may grow while a running writer is
- * behind: an eighth (8 MiB of the default 64), so that peak memory stays
- * within the budget plus 8 MiB (issue 22), the writer running at the
- * lowest priority (writer.h) falls behind on a busy machine by design. */
-#define SCOPEPROF__WRITER_SLACK(budget) ((budget) / 8)
-
 /* Whether the thread that needs a chunk must write first: no recycled or
  * ready chunk, and a new one would pass the budget, or, with a running
- * writer that is behind, the budget plus the writer's slack. Chunk lock
- * held. */
+ * writer that is behind, the budget plus a quarter (the writer's slack).
+ * Chunk lock held. */
 static inline int scopeprof__must_write_here(const scopeprof__state *g) {
     if (g->buf.free_list || g->buf.ready || !g->buf.full_head) return 0;
-    size_t room = g->wr.state == SCOPEPROF__WRITER_RUNNING ? g->cfg.budget + SCOPEPROF__WRITER_SLACK(g->cfg.budget)
-                                                           : g->cfg.budget;
+    size_t room = g->wr.state == SCOPEPROF__WRITER_RUNNING ? g->cfg.budget + g->cfg.budget / 4 : g->cfg.budget;
     return g->buf.bytes + sizeof(scopeprof__chunk) > room;
 }
 
@@ -3381,8 +3374,8 @@ static inline int scopeprof__must_write_here(const scopeprof__state *g) {
  * Signals are held meanwhile, as under the registry lock (a handler that
  * records must never find its own thread holding the chunk lock). Only
  * without a writer (SCOPEPROF_WRITER=0, a forked child) does this thread
- * write the whole queue past the budget; behind a running writer that is
- * its slack late, it writes one chunk per chunk it takes: a
+ * write the whole queue past the budget; behind a running writer that is a
+ * quarter of the budget late, it writes one chunk per chunk it takes: a
  * stall of one chunk's write, memory bounded, nothing dropped, and counted
  * (said at exit). */
 SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
@@ -5148,8 +5141,8 @@ SCOPEPROF__API void scopeprof__flush(void) {
  * page faults. Every SCOPEPROF_FLUSH_MS (100) it also writes what live
  * threads have published, so a process killed without a chance to write
  * (SIGKILL, the OOM killer) loses at most that much of its recent past.
- * When it falls behind, chunk memory grows past the budget by up to an
- * eighth (SCOPEPROF__WRITER_SLACK); past that the thread that needs a chunk writes one itself
+ * When it falls behind, chunk memory grows past the budget by up to a
+ * quarter; past that the thread that needs a chunk writes one itself
  * (nothing is dropped; counted and said at exit). It blocks every signal, so
  * handlers run on the program's threads, and a terminating signal that
  * finds it holding the lock is written at its unlock (scopeprof__unlock); a
@@ -5253,7 +5246,7 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
      * is for, the writer's work would otherwise take turns with a recording
      * thread on its CPU and land in whatever scope is open there (issue 22:
      * a parent's self time 13-45% too high); at nice 19 it runs on idle CPU
-     * time, or at exit. Behind by its slack (buffers.h), the recording
+     * time, or at exit. Behind by a quarter of the budget, the recording
      * threads write themselves (buffers.h), so memory stays bounded. */
     (void)setpriority(PRIO_PROCESS, 0, 19);
     uint64_t period = (uint64_t)g->cfg.flush_ms * 1000000u, last = scopeprof__mono_ns();

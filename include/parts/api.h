@@ -70,8 +70,8 @@
  *                              environment, ~0.1 ms of calibration, the writer
  *                              thread started; and each module's first, a read
  *                              of /proc/self/maps); every 4096 events a buffer swap
- *                              (chunk lock, maybe an mmap); when the writer is an
- *                              eighth of the budget behind, a chunk written to
+ *                              (chunk lock, maybe an mmap); when the writer is a
+ *                              quarter of the budget behind, a chunk written to
  *                              the trace file (registry lock, write(2)).
  *   PROFILE_SCOPE_DYN          as PROFILE_SCOPE, plus a hash lookup under the
  *                              registration lock at every use.

@@ -66,20 +66,13 @@ static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
            g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
 }
 
-/* How far past the budget chunk memory may grow while a running writer is
- * behind: an eighth (8 MiB of the default 64), so that peak memory stays
- * within the budget plus 8 MiB (issue 22), the writer running at the
- * lowest priority (writer.h) falls behind on a busy machine by design. */
-#define SCOPEPROF__WRITER_SLACK(budget) ((budget) / 8)
-
 /* Whether the thread that needs a chunk must write first: no recycled or
  * ready chunk, and a new one would pass the budget, or, with a running
- * writer that is behind, the budget plus the writer's slack. Chunk lock
- * held. */
+ * writer that is behind, the budget plus a quarter (the writer's slack).
+ * Chunk lock held. */
 static inline int scopeprof__must_write_here(const scopeprof__state *g) {
     if (g->buf.free_list || g->buf.ready || !g->buf.full_head) return 0;
-    size_t room = g->wr.state == SCOPEPROF__WRITER_RUNNING ? g->cfg.budget + SCOPEPROF__WRITER_SLACK(g->cfg.budget)
-                                                           : g->cfg.budget;
+    size_t room = g->wr.state == SCOPEPROF__WRITER_RUNNING ? g->cfg.budget + g->cfg.budget / 4 : g->cfg.budget;
     return g->buf.bytes + sizeof(scopeprof__chunk) > room;
 }
 
@@ -89,8 +82,8 @@ static inline int scopeprof__must_write_here(const scopeprof__state *g) {
  * Signals are held meanwhile, as under the registry lock (a handler that
  * records must never find its own thread holding the chunk lock). Only
  * without a writer (SCOPEPROF_WRITER=0, a forked child) does this thread
- * write the whole queue past the budget; behind a running writer that is
- * its slack late, it writes one chunk per chunk it takes: a
+ * write the whole queue past the budget; behind a running writer that is a
+ * quarter of the budget late, it writes one chunk per chunk it takes: a
  * stall of one chunk's write, memory bounded, nothing dropped, and counted
  * (said at exit). */
 SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {

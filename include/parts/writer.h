@@ -361,8 +361,8 @@ SCOPEPROF__API void scopeprof__flush(void) {
  * page faults. Every SCOPEPROF_FLUSH_MS (100) it also writes what live
  * threads have published, so a process killed without a chance to write
  * (SIGKILL, the OOM killer) loses at most that much of its recent past.
- * When it falls behind, chunk memory grows past the budget by up to an
- * eighth (SCOPEPROF__WRITER_SLACK); past that the thread that needs a chunk writes one itself
+ * When it falls behind, chunk memory grows past the budget by up to a
+ * quarter; past that the thread that needs a chunk writes one itself
  * (nothing is dropped; counted and said at exit). It blocks every signal, so
  * handlers run on the program's threads, and a terminating signal that
  * finds it holding the lock is written at its unlock (scopeprof__unlock); a
@@ -466,7 +466,7 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
      * is for, the writer's work would otherwise take turns with a recording
      * thread on its CPU and land in whatever scope is open there (issue 22:
      * a parent's self time 13-45% too high); at nice 19 it runs on idle CPU
-     * time, or at exit. Behind by its slack (buffers.h), the recording
+     * time, or at exit. Behind by a quarter of the budget, the recording
      * threads write themselves (buffers.h), so memory stays bounded. */
     (void)setpriority(PRIO_PROCESS, 0, 19);
     uint64_t period = (uint64_t)g->cfg.flush_ms * 1000000u, last = scopeprof__mono_ns();
