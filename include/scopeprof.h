@@ -1903,7 +1903,6 @@ SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -5241,14 +5240,6 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
     scopeprof__state *g = (scopeprof__state *)arg;
     __atomic_store_n(&g->wr.up, 1, __ATOMIC_RELEASE);
     prctl(PR_SET_NAME, "scopeprof-write", 0, 0, 0);
-    /* The lowest priority (nice 19; on Linux it is the calling thread's, not
-     * the process's). When every core is busy, as in the programs this tool
-     * is for, the writer's work would otherwise take turns with a recording
-     * thread on its CPU and land in whatever scope is open there (issue 22:
-     * a parent's self time 13-45% too high); at nice 19 it runs on idle CPU
-     * time, or at exit. Behind by a quarter of the budget, the recording
-     * threads write themselves (buffers.h), so memory stays bounded. */
-    (void)setpriority(PRIO_PROCESS, 0, 19);
     uint64_t period = (uint64_t)g->cfg.flush_ms * 1000000u, last = scopeprof__mono_ns();
     scopeprof__writer_refill(g);
     pthread_mutex_lock(&g->buf.lock);
