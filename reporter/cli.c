@@ -629,17 +629,6 @@ static void step_window(const char *path, const char *steps, uint64_t *lo, uint6
 }
 
 /* ---- table ---------------------------------------------------------------------- */
-/* --per-rank: the table of one file is merged into the table over all files
- * (sp_agg_merge), and each row's figures in this file noted (ranks.h). */
-typedef struct rank_note_ctx {
-    sp_ranks *rs;
-    int file;
-} rank_note_ctx;
-
-static int rank_note(void *ctx, uint32_t k, const scopeprof_row *r) {
-    rank_note_ctx *n = ctx;
-    return sp_ranks_add(n->rs, n->file, k, r);
-}
 
 /* --group-by, as table and diff take it; -1 after saying what is valid. */
 static int group_option(const opts *o, int *group, uint32_t *n, FILE *err) {
@@ -687,12 +676,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             rc = sp_exit_worst(rc, st);
             usage |= dst->native_shape;
             usable += st == SP_OK || st == SP_TRUNCATED || dst->agg.events > 0;
-            if (o->per_rank) {
-                if (dst->rank <= INT32_MAX) rs.x.rank[i] = (int32_t)dst->rank;
-                rank_note_ctx note = {&rs, i};
-                if (sp_agg_merge(&c, dst, rank_note, &note) != 0) c.oom = 1;
-                sp_agg_ctx_free(dst);
-            }
+            if (o->per_rank && sp_ranks_merge(&rs, i, &c, dst) != 0) c.oom = 1; /* frees dst */
             if (usage) break;
         }
         /* A file without the row ran it for 0 ns: min, mean and max all

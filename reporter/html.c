@@ -22,6 +22,7 @@
 #include "flame_js.h"
 #include "input.h"
 #include "picture.h"
+#include "ranks.h"
 #include "report_js.h"
 #include "timeline.h"
 
@@ -199,6 +200,106 @@ static void put_table(sp_out *m, const scopeprof_agg *a, long limit) {
     free(idx);
 }
 
+/* ---- Across ranks: the table of `scopeprof table --per-rank` -------------------- */
+static void head_text(sp_out *m, const char *h) {
+    sp_out_str(m, "<th data-type=\"text\">");
+    sp_out_str(m, h);
+    sp_out_str(m, "</th>");
+}
+static void cell_text(sp_out *m, const char *text) {
+    sp_out_str(m, "<td>");
+    sp_out_xml(m, text);
+    sp_out_str(m, "</td>");
+}
+
+/* Per row of the merged table (sorted by CPU total): calls, self and total
+ * CPU time as min / mean / max over the files, with the rank (or file) of
+ * each min and max, and the imbalance (max / mean of self time), as the
+ * job table at MPI_Finalize shows them. */
+static void put_rank_table(sp_out *m, const scopeprof_agg *a, const sp_ranks *rs, long limit) {
+    static const char *const metric[SCOPEPROF_RANK_METRICS] = {"Calls", "Self CPU", "CPU total"};
+    uint32_t *idx = scopeprof_agg_sorted(a, SCOPEPROF_SORT_CPU_TIME_TOTAL);
+    if (!idx) {
+        m->err = 1;
+        return;
+    }
+    sp_out_str(m, "<div class=\"tablebox\"><table class=\"sortable ranks\">\n<thead><tr>");
+    head_text(m, "Name");
+    char h[64];
+    for (int k = 0; k < SCOPEPROF_RANK_METRICS; k++) {
+        snprintf(h, sizeof h, "%s min", metric[k]), head_cells(m, (const char *const[]){h}, 1);
+        snprintf(h, sizeof h, "%s min at", metric[k]), head_text(m, h);
+        snprintf(h, sizeof h, "%s mean", metric[k]), head_cells(m, (const char *const[]){h}, 1);
+        snprintf(h, sizeof h, "%s max", metric[k]), head_cells(m, (const char *const[]){h}, 1);
+        snprintf(h, sizeof h, "%s max at", metric[k]), head_text(m, h);
+    }
+    sp_out_str(m, "<th>Imbalance</th></tr></thead>\n<tbody>\n");
+    double n = rs->x.ncols ? (double)rs->x.ncols : 1;
+    uint32_t shown = limit > 0 && (uint32_t)limit < a->nrows ? (uint32_t)limit : a->nrows;
+    for (uint32_t i = 0; i < shown; i++) {
+        uint32_t row = idx[i];
+        static const scopeprof_rank_row none;
+        const scopeprof_rank_row *r = row < rs->x.cap ? &rs->x.rows[row] : &none;
+        char t[64];
+        sp_out_str(m, "<tr>");
+        cell_text(m, a->rows[row].name);
+        for (int k = 0; k < SCOPEPROF_RANK_METRICS; k++) {
+            const scopeprof_rank_stat *st = &r->s[k];
+            double mean = (double)st->sum / n;
+            if (k == SCOPEPROF_RANK_CALLS) snprintf(t, sizeof t, "%lld", (long long)st->min), cell_num(m, (double)st->min, t);
+            else cell_time(m, st->min);
+            cell_text(m, scopeprof_ranks_label(&rs->x, st->min_at, t, sizeof t));
+            if (k == SCOPEPROF_RANK_CALLS) snprintf(t, sizeof t, "%.2f", mean), cell_num(m, mean, t);
+            else cell_time(m, (int64_t)mean);
+            if (k == SCOPEPROF_RANK_CALLS) snprintf(t, sizeof t, "%lld", (long long)st->max), cell_num(m, (double)st->max, t);
+            else cell_time(m, st->max);
+            cell_text(m, scopeprof_ranks_label(&rs->x, st->max_at, t, sizeof t));
+        }
+        double imb = scopeprof_ranks_imbalance(&rs->x, r);
+        snprintf(t, sizeof t, "%.2f", imb);
+        cell_num(m, imb, t);
+        sp_out_str(m, "</tr>\n");
+    }
+    sp_out_str(m, "</tbody></table></div>\n");
+    char more[120];
+    if (sp_more_rows(more, sizeof more, a->nrows, limit)) sp_out_str(m, "<p>"), sp_out_str(m, more), sp_out_str(m, "</p>\n");
+    free(idx);
+}
+
+/* With several files (an MPI job's ranks, or runs to compare), the section
+ * across them: each file read into a table of its own and merged, as
+ * `scopeprof table --per-rank` does (its diagnostics were said by the first
+ * pass: dropped here). */
+static void put_ranks(sp_out *m, char **files, int nfiles, long limit) {
+    sp_agg_ctx all;
+    sp_ranks rs;
+    sp_agg_ctx_init(&all, SP_GROUP_NAME, 0);
+    int bad = sp_ranks_init(&rs, files, nfiles) != 0;
+    FILE *quiet = fopen("/dev/null", "w");
+    bad |= !quiet;
+    for (int i = 0; i < nfiles && !bad; i++) {
+        sp_agg_ctx one;
+        sp_agg_ctx_init(&one, SP_GROUP_NAME, 0);
+        sp_agg_file(&one, files[i], quiet);
+        bad = sp_ranks_merge(&rs, i, &all, &one) != 0 || one.oom;
+    }
+    if (quiet) fclose(quiet);
+    if (bad) {
+        m->err = 1;
+    } else {
+        scopeprof_ranks_done(&rs.x, all.agg.nrows);
+        char b[320];
+        snprintf(b, sizeof b, "<section id=\"ranks\">\n<h2>Across files</h2>\n<p>%d files (ranks, or runs), as "
+                 "<code>scopeprof table --per-rank</code> shows them: per row, min, mean and max over the files, "
+                 "where the min and max are, and the imbalance (max / mean of self time).</p>\n", nfiles);
+        sp_out_str(m, b);
+        put_rank_table(m, &all.agg, &rs, limit);
+        sp_out_str(m, "</section>\n");
+    }
+    sp_ranks_free(&rs);
+    sp_agg_ctx_free(&all);
+}
+
 /* ---- Flame graphs: one per thread, and all threads merged ---------------------- */
 enum { MAX_THREAD_GRAPHS = 32 }; /* the busiest; the rest are in the merged graph */
 
@@ -361,6 +462,7 @@ int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, 
     sp_out_str(&m, "</pre>\n</section>\n");
     scopeprof_agg_free(&table);
     free(notes);
+    if (nfiles > 1) put_ranks(&m, files, nfiles, limit);
     if (!fl_bad) put_flames(&m, &tf);
     free_flames(&tf);
     sp_out_str(&m, "<section id=\"timeline\">\n<h2>Timeline</h2>\n<p>");

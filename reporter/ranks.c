@@ -18,6 +18,24 @@ int sp_ranks_add(sp_ranks *rs, int file, uint32_t row, const scopeprof_row *r) {
     return scopeprof_ranks_add(&rs->x, row, (uint32_t)file, r->name, r->count, r->self_ns, r->total_ns);
 }
 
+typedef struct note_ctx {
+    sp_ranks *rs;
+    int file;
+} note_ctx;
+
+static int note_row(void *ctx, uint32_t k, const scopeprof_row *r) {
+    note_ctx *n = ctx;
+    return sp_ranks_add(n->rs, n->file, k, r);
+}
+
+int sp_ranks_merge(sp_ranks *rs, int file, sp_agg_ctx *all, sp_agg_ctx *one) {
+    if (one->rank <= INT32_MAX && (uint32_t)file < rs->x.ncols) rs->x.rank[file] = (int32_t)one->rank;
+    note_ctx n = {rs, file};
+    int rc = sp_agg_merge(all, one, note_row, &n);
+    sp_agg_ctx_free(one);
+    return rc;
+}
+
 /* Each metric's CSV/JSON stem: calls are counts, times nanoseconds. */
 static const char *const stem[SCOPEPROF_RANK_METRICS] = {"count", "self_cpu_time_total", "cpu_time_total"};
 static const char *const unit[SCOPEPROF_RANK_METRICS] = {"", "_ns", "_ns"};

@@ -10,6 +10,7 @@
 #ifndef SCOPEPROF_AGGREGATION
 #define SCOPEPROF_AGGREGATION
 #endif
+#include "aggregate.h"
 #include "buf.h"
 #include "scopeprof.h"
 
@@ -24,6 +25,12 @@ void sp_ranks_free(sp_ranks *rs);
 /* File `file`'s row `row` of the merged table (a scopeprof_row of that
  * file's own table); files in order. */
 int sp_ranks_add(sp_ranks *rs, int file, uint32_t row, const scopeprof_row *r);
+/* File `file`'s table (`one`: that file read alone, in the grouping of
+ * `all`) merged into `all`, each of its rows' figures noted for the file,
+ * and the file's rank taken; `one` is freed. Files in order. Returns 0, or
+ * -1 when out of memory. The table across ranks of `table --per-rank` and
+ * of `html` comes from this. */
+int sp_ranks_merge(sp_ranks *rs, int file, sp_agg_ctx *all, sp_agg_ctx *one);
 /* CSV columns after the table's own: the CPU total's min, mean, max and the
  * file of the max (as before issue 23), then for calls, self and total CPU
  * time min, mean, max and the ranks of the min and max, and the imbalance. */

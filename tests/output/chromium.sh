@@ -25,6 +25,7 @@ SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$work/demo2.sprof" "$BUILD/samples/train_c
 "$SP" table "$work/demo.sprof" --format json >"$work/table.json"
 "$SP" flame "$work/demo.sprof" -o "$work/flame.svg"
 "$SP" html --diff "$work/demo.sprof" "$work/demo2.sprof" -o "$work/diff.html"
+"$SP" html "$work/demo.sprof" "$work/demo2.sprof" -o "$work/two.html"   # with the table across files
 cat >"$work/evil.json" <<'JSON'
 {"traceEvents":[
  {"name":"<script>document.title='pwned'</script>","ph":"X","ts":0,"dur":100,"pid":1,"tid":1},
@@ -56,6 +57,7 @@ run --dump-dom "file://$work/report.html" >"$work/dom.html"
 run --window-size=1280,1100 --dump-dom "file://$work/check.html" >"$work/check_dom.html"
 run --dump-dom "file://$work/check.svg" >"$work/check_svg.html"
 run --dump-dom "file://$work/diff.html" >"$work/diff_dom.html"
+run --dump-dom "file://$work/two.html" >"$work/two_dom.html"
 run --dump-dom "file://$work/evil.html" >"$work/evil_dom.html"
 run --window-size=1280,1100 --screenshot="$work/shot.png" "file://$work/report.html" >/dev/null
 python3 - "$work" <<'PY'
@@ -82,6 +84,12 @@ for f in ("check_dom.html", "check_svg.html"):
 diff = open(f"{w}/diff_dom.html", encoding="utf-8").read()
 m = re.search(r'data-ready="rows=(\d+) frames=(\d+) threads=0 slices=0 steps=0 counters=0"', diff)
 assert m and int(m.group(1)) == len(rows) and int(m.group(2)) > 0, m and m.groups()
+# Two runs of the same program: the operators' table and the table across
+# the files have the same rows, both sortable by the page's script.
+two = open(f"{w}/two_dom.html", encoding="utf-8").read()
+m = re.search(r'data-ready="rows=(\d+) ', two)
+assert m and int(m.group(1)) == 2 * len(rows), (m and m.group(1), len(rows))
+assert two.count('<table class="sortable ranks">') == 1 and '<section id="ranks">' in two
 evil = open(f"{w}/evil_dom.html", encoding="utf-8").read()
 assert "pwned" not in re.search(r"<title>(.*?)</title>", evil).group(1)
 assert evil.count("<script") == 1, evil.count("<script")

@@ -28,10 +28,12 @@ class Page(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.tags, self.stack, self.pre, self.rows, self.titles = [], [], "", [], []
         self.row = self.cell = None
+        self.table, self.classed = "", []   # (the row's table class, row)
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.tags.append((tag, a))
         if tag in ("meta", "input", "br", "img", "link", "hr"): return   # void elements
+        if tag == "table": self.table = a.get("class") or ""
         self.stack.append((tag, a))
         if tag == "tr" and any(t == "tbody" for t, _ in self.stack): self.row = []
         if tag == "td" and self.row is not None: self.cell = ["", a.get("data-v")]
@@ -43,7 +45,7 @@ class Page(HTMLParser):
         if tag == "td" and self.cell is not None:
             self.row.append(tuple(self.cell)); self.cell = None
         if tag == "tr" and self.row is not None:
-            self.rows.append(self.row); self.row = None
+            self.rows.append(self.row); self.classed.append((self.table, self.row)); self.row = None
     def handle_data(self, d):
         names = [t for t, _ in self.stack]
         if "pre" in names: self.pre += d
@@ -64,9 +66,10 @@ PY
 "$SP" flame "$work/evil.json" >"$work/evil.svg"
 "$SP" flame "$work/nasty.sprof" -o "$work/nasty.svg"
 "$SP" html "$work/nasty.sprof" "$work/demo.sprof" -o "$work/two.html"
+"$SP" table --per-rank --format csv "$work/nasty.sprof" "$work/demo.sprof" >"$work/two.csv"
 
 python3 - "$work" "$PAGE_PY" <<'PY'
-import html, json, re, sys, xml.etree.ElementTree as ET
+import csv, html, json, re, sys, xml.etree.ElementTree as ET
 w = sys.argv[1]
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -165,9 +168,28 @@ titles = [f[0] for f in frames(root)]
 # (a newline is a space in a folded stack already, `scopeprof stacks`)
 assert any(t.startswith("ctl\ufffd\ufffd\ufffdtab nl (") for t in titles), titles
 assert any(t.startswith("bad \ufffd\ufffd utf8 \ufffd\ufffd\ufffd (") for t in titles), titles
-# Two files: one page, both files' threads.
+# Two files: one page, both files' threads, and the table across the files
+# with the figures `scopeprof table --per-rank` gives (issue 23).
 two = open(f"{w}/two.html", encoding="utf-8").read()
-page(f"{w}/two.html")
+p = page(f"{w}/two.html")
+across = [r for c, r in p.classed if "ranks" in c.split()]
+# (nasty.sprof's names are not all UTF-8: the CSV has their bytes, the page
+# U+FFFD; both are sorted by CPU total, so rows are compared in order.)
+per_rank = list(csv.DictReader(open(f"{w}/two.csv", encoding="utf-8", errors="replace")))
+assert across and len(across) == len(per_rank), (len(across), len(per_rank))
+files = [f"{w}/nasty.sprof", f"{w}/demo.sprof"]
+for row, r in zip(across, per_rank):
+    if r["name"].isascii() and r["name"].isprintable(): assert row[0][0] == r["name"], (row[0], r["name"])
+    nums = [float(c[1]) for c in row[1:] if c[1] is not None]
+    labels = [c[0] for c in row[1:] if c[1] is None]
+    want = [float(r[k]) for k in ("count_min", "count_mean", "count_max",
+                                  "self_cpu_time_total_min_ns", "self_cpu_time_total_mean_ns", "self_cpu_time_total_max_ns",
+                                  "cpu_time_total_min_ns", "cpu_time_total_mean_ns", "cpu_time_total_max_ns", "imbalance")]
+    assert len(nums) == len(want) and len(labels) == 6, (row, r)
+    for got, exp in zip(nums, want):
+        assert abs(got - exp) <= 0.0006 * max(1.0, abs(exp)) + 1, (row[0][0], nums, want)
+    assert labels[5] == f"file {files.index(r['max_file']) + 1}", (labels, r["max_file"])
+assert all(c.split()[-1] != "ranks" for c, _ in page(f"{w}/demo.html").classed)  # one file: no such table
 tracks = re.findall(r'<text class="track" x="10" y="\d+">([^<]*)</text>', two)
 assert sum("(tid " in t for t in tracks) == 4, tracks
 print("pictures: ok")
