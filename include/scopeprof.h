@@ -1283,39 +1283,6 @@ static inline void scopeprof__add(int64_t *sum, int64_t v) {
     if (__builtin_add_overflow(*sum, v, sum)) *sum = v > 0 ? INT64_MAX : INT64_MIN;
 }
 
-SCOPEPROF__INTERNAL scopeprof_agg_thread *scopeprof__agg_thread(scopeprof_agg *a, uint32_t thread) {
-    if (thread >= a->nthreads) {
-        uint32_t n = thread + 1 > a->nthreads * 2 ? thread + 1 : a->nthreads * 2;
-        scopeprof_agg_thread *t = (scopeprof_agg_thread *)realloc(a->threads, (size_t)n * sizeof *t);
-        if (!t) return NULL;
-        memset(t + a->nthreads, 0, (size_t)(n - a->nthreads) * sizeof *t);
-        a->threads = t;
-        a->nthreads = n;
-    }
-    return &a->threads[thread];
-}
-
-/* The pending level of children at `depth`, pushed empty if it is not on
- * top. Deeper levels on the stack can only hold scopes that never closed
- * properly: they are dropped, so that they cannot leak into an unrelated
- * parent. NULL if out of memory. */
-SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_thread *th,
-                                                                 uint32_t depth) {
-    while (th->n && th->pend[th->n - 1].depth > depth) th->n--;
-    if (th->n && th->pend[th->n - 1].depth == depth) return &th->pend[th->n - 1];
-    if (th->n == th->cap) {
-        uint32_t n = th->cap ? th->cap * 2 : 8;
-        scopeprof_agg_pending *p = (scopeprof_agg_pending *)realloc(th->pend, (size_t)n * sizeof *p);
-        if (!p) return NULL;
-        th->pend = p;
-        th->cap = n;
-    }
-    scopeprof_agg_pending *p = &th->pend[th->n++];
-    memset(p, 0, sizeof *p);
-    p->depth = depth;
-    return p;
-}
-
 /* Overhead compensation: how much of a scope's measured times its own
  * recording and that of the scopes nested in it added (docs/DESIGN.md,
  * "Overhead compensation"). Let a scope S do work W(S) of its own, and let
@@ -1378,6 +1345,101 @@ static inline int64_t scopeprof__comp_shown(const scopeprof_row *r, int self) {
 static inline int scopeprof__comp_clamped(const scopeprof_agg *a, const scopeprof_row *r) {
     if (a->comp_state != SCOPEPROF_COMP_ON || !r->count) return 0;
     return r->comp_ns[0] < 0 || r->comp_ns[1] < 0 || r->comp_ns[1] > r->comp_ns[0];
+}
+
+/* ---- Sums of many events -------------------------------------------------
+ * Rows (r->unit) and the exit summary's call sites (summary.h) keep the
+ * sums of scopeprof_sums in the units fed; scopeprof_agg_flush adds them to
+ * the rows' ns columns here. Everything the table shows is linear in these
+ * sums, so the row comes out as if each event had been converted and
+ * compensated: compensation takes out I per call, I + O per scope nested in
+ * a call (total) and O per direct child (self), by the formulas above. */
+typedef struct scopeprof__sitesum {
+    scopeprof_sums t; /* in clock ticks */
+    int64_t gpu_total_ns, gpu_self_ns;
+    int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem;
+    uint32_t seen; /* the writer's: the site is in its first-seen order (summary.h) */
+} scopeprof__sitesum;
+
+/* A sum in the units fed, in ns (truncated, as scopeprof_ticks_ns). */
+static inline int64_t scopeprof__unit_ns(const scopeprof_agg *a, int64_t v) {
+    if (a->unit_ns == 0 || a->unit_ns == 1.0) return v;
+    double x = (double)v * a->unit_ns;
+    return x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
+}
+
+SCOPEPROF__INTERNAL void scopeprof__agg_add_sums(scopeprof_agg *a, uint32_t row,
+                                                 const scopeprof_sums *s) {
+    scopeprof_row *r = &a->rows[row];
+    r->count += s->count;
+    int64_t total = scopeprof__unit_ns(a, s->total), self = scopeprof__unit_ns(a, s->self);
+    uint64_t in = a->comp_inside_ps, out = a->comp_outside_ps;
+    if (in | out) {
+        /* Compensated sums in ns and ps (scopeprof__add_ps); what the row
+         * shows moves by the change of its clamped value. */
+        int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
+        scopeprof__add(&r->comp_ns[0], total);
+        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], -scopeprof__comp_cut(s->count, in, s->nested, in + out));
+        scopeprof__add(&r->comp_ns[1], self);
+        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], -scopeprof__comp_cut(s->count, in, s->children, out));
+        scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total);
+        scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
+    } else {
+        scopeprof__add(&r->total_ns, total);
+        scopeprof__add(&r->self_ns, self);
+    }
+}
+
+SCOPEPROF__API void scopeprof_agg_flush(scopeprof_agg *a) {
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        scopeprof_sums *u = &a->rows[i].unit;
+        if (!(u->count | (uint64_t)u->total | (uint64_t)u->self)) continue;
+        scopeprof__agg_add_sums(a, i, u);
+        memset(u, 0, sizeof *u);
+    }
+}
+
+SCOPEPROF__API void scopeprof_agg_units(scopeprof_agg *a, double unit_ns) {
+    if (a->unit_ns == unit_ns) return;
+    scopeprof_agg_flush(a);
+    a->unit_ns = unit_ns;
+}
+
+/* ---- Event by event: the reporter's (SCOPEPROF_AGGREGATION) --------------------
+ * The exit summary sums per call site (summary.h) and never feeds events one
+ * by one: a recording program compiles none of this. */
+#ifdef SCOPEPROF_AGGREGATION
+SCOPEPROF__INTERNAL scopeprof_agg_thread *scopeprof__agg_thread(scopeprof_agg *a, uint32_t thread) {
+    if (thread >= a->nthreads) {
+        uint32_t n = thread + 1 > a->nthreads * 2 ? thread + 1 : a->nthreads * 2;
+        scopeprof_agg_thread *t = (scopeprof_agg_thread *)realloc(a->threads, (size_t)n * sizeof *t);
+        if (!t) return NULL;
+        memset(t + a->nthreads, 0, (size_t)(n - a->nthreads) * sizeof *t);
+        a->threads = t;
+        a->nthreads = n;
+    }
+    return &a->threads[thread];
+}
+
+/* The pending level of children at `depth`, pushed empty if it is not on
+ * top. Deeper levels on the stack can only hold scopes that never closed
+ * properly: they are dropped, so that they cannot leak into an unrelated
+ * parent. NULL if out of memory. */
+SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_thread *th,
+                                                                 uint32_t depth) {
+    while (th->n && th->pend[th->n - 1].depth > depth) th->n--;
+    if (th->n && th->pend[th->n - 1].depth == depth) return &th->pend[th->n - 1];
+    if (th->n == th->cap) {
+        uint32_t n = th->cap ? th->cap * 2 : 8;
+        scopeprof_agg_pending *p = (scopeprof_agg_pending *)realloc(th->pend, (size_t)n * sizeof *p);
+        if (!p) return NULL;
+        th->pend = p;
+        th->cap = n;
+    }
+    scopeprof_agg_pending *p = &th->pend[th->n++];
+    memset(p, 0, sizeof *p);
+    p->depth = depth;
+    return p;
 }
 
 /* Self time in one pass over events in close order. Children close before
@@ -1479,64 +1541,6 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
     return 0;
 }
 
-/* ---- Sums of many events -------------------------------------------------
- * Rows (r->unit) and the exit summary's call sites (summary.h) keep the
- * sums of scopeprof_sums in the units fed; scopeprof_agg_flush adds them to
- * the rows' ns columns here. Everything the table shows is linear in these
- * sums, so the row comes out as if each event had been converted and
- * compensated: compensation takes out I per call, I + O per scope nested in
- * a call (total) and O per direct child (self), by the formulas above. */
-typedef struct scopeprof__sitesum {
-    scopeprof_sums t; /* in clock ticks */
-    int64_t gpu_total_ns, gpu_self_ns;
-    int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem;
-    uint32_t seen; /* the writer's: the site is in its first-seen order (summary.h) */
-} scopeprof__sitesum;
-
-/* A sum in the units fed, in ns (truncated, as scopeprof_ticks_ns). */
-static inline int64_t scopeprof__unit_ns(const scopeprof_agg *a, int64_t v) {
-    if (a->unit_ns == 0 || a->unit_ns == 1.0) return v;
-    double x = (double)v * a->unit_ns;
-    return x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
-}
-
-SCOPEPROF__INTERNAL void scopeprof__agg_add_sums(scopeprof_agg *a, uint32_t row,
-                                                 const scopeprof_sums *s) {
-    scopeprof_row *r = &a->rows[row];
-    r->count += s->count;
-    int64_t total = scopeprof__unit_ns(a, s->total), self = scopeprof__unit_ns(a, s->self);
-    uint64_t in = a->comp_inside_ps, out = a->comp_outside_ps;
-    if (in | out) {
-        /* Compensated sums in ns and ps (scopeprof__add_ps); what the row
-         * shows moves by the change of its clamped value. */
-        int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
-        scopeprof__add(&r->comp_ns[0], total);
-        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], -scopeprof__comp_cut(s->count, in, s->nested, in + out));
-        scopeprof__add(&r->comp_ns[1], self);
-        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], -scopeprof__comp_cut(s->count, in, s->children, out));
-        scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total);
-        scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
-    } else {
-        scopeprof__add(&r->total_ns, total);
-        scopeprof__add(&r->self_ns, self);
-    }
-}
-
-SCOPEPROF__API void scopeprof_agg_flush(scopeprof_agg *a) {
-    for (uint32_t i = 0; i < a->nrows; i++) {
-        scopeprof_sums *u = &a->rows[i].unit;
-        if (!(u->count | (uint64_t)u->total | (uint64_t)u->self)) continue;
-        scopeprof__agg_add_sums(a, i, u);
-        memset(u, 0, sizeof *u);
-    }
-}
-
-SCOPEPROF__API void scopeprof_agg_units(scopeprof_agg *a, double unit_ns) {
-    if (a->unit_ns == unit_ns) return;
-    scopeprof_agg_flush(a);
-    a->unit_ns = unit_ns;
-}
-
 SCOPEPROF__API int scopeprof_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row,
                                            uint64_t start, uint64_t end, uint32_t depth,
                                            int64_t gpu_ns) {
@@ -1559,6 +1563,8 @@ SCOPEPROF__API int scopeprof_agg_event(scopeprof_agg *a, uint32_t thread, uint32
                                        uint64_t start, uint64_t end, uint32_t depth) {
     return scopeprof_agg_event_gpu(a, thread, row, start, end, depth, -1);
 }
+
+#endif /* SCOPEPROF_AGGREGATION */
 
 SCOPEPROF__API int64_t scopeprof_agg_gpu_self_total(const scopeprof_agg *a) {
     int64_t s = 0;
@@ -3800,8 +3806,8 @@ SCOPEPROF__API void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int de
  * parent's self time subtracts). The table's rows are made from the site sums
  * when it is printed (scopeprof__sum_fold), grouped by name as key_averages()
  * does, in the order each site's first event was written (the order ties
- * keep). Compensation is applied there, once per site (table.h). All under
- * `lock` (g->sum). */
+ * keep); the sums are in clock ticks, converted and compensated once per
+ * row there (scopeprof_agg_flush, table.h). All under `lock` (g->sum). */
 #if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
 #ifdef __cplusplus
 extern "C" {
@@ -3951,8 +3957,10 @@ static inline int scopeprof__sum_fits(const scopeprof__state *g, const scopeprof
     return depth + 2 <= L->cap && site < g->sum.site_cap && g->sum.site[site].seen;
 }
 
-/* scopeprof__sum_at with the room made first if needed. */
-static inline void scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
+/* scopeprof__sum_at with the room made first if needed: for the records
+ * off the common path (long ones, a schedule's or GPU scopes' spans), out of
+ * line, so that the common path alone has sum_at inlined. */
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
                                         uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
     if (__builtin_expect(!scopeprof__sum_fits(g, L, site, depth), 0) &&
         scopeprof__sum_room(g, (uint32_t)(L - g->sum.thr), site, depth) != 0)
@@ -4739,6 +4747,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.sites_written = 0;
     g->out.gpu_names_written = 0;
     g->out.events_written = 0;
+    g->out.steps_written = g->sched.nsteps; /* a forked child's file has its own steps, as its table */
     if (g->out.fd >= 0) scopeprof__close_output(g);
     g->out.fd = g->out.no_output ? -2 : -1;
 }

@@ -456,8 +456,9 @@ static int read_memory(sp_reader *r, const unsigned char *p, uint32_t len, uint6
 static int read_overhead(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t off,
                          sp_result *res) {
     if (len < 8) return CORRUPT("OVERHEAD chunk shorter than 8 bytes");
-    /* No scope measured (since 4.0): the recording had compensation off. */
-    if (len >= 12 && get32(p + 8) == 0) {
+    /* No scope measured (a 4.0 writer's chunk of zeros): the recording had
+     * compensation off. (In 3.x the count was informational.) */
+    if (r->hdr.major >= 4 && len >= 12 && get32(p + 8) == 0) {
         r->hdr.overhead_off = 1;
         return 0;
     }

@@ -7,8 +7,8 @@
  * parent's self time subtracts). The table's rows are made from the site sums
  * when it is printed (scopeprof__sum_fold), grouped by name as key_averages()
  * does, in the order each site's first event was written (the order ties
- * keep). Compensation is applied there, once per site (table.h). All under
- * `lock` (g->sum). */
+ * keep); the sums are in clock ticks, converted and compensated once per
+ * row there (scopeprof_agg_flush, table.h). All under `lock` (g->sum). */
 #if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
 #ifdef __cplusplus
 extern "C" {
@@ -158,8 +158,10 @@ static inline int scopeprof__sum_fits(const scopeprof__state *g, const scopeprof
     return depth + 2 <= L->cap && site < g->sum.site_cap && g->sum.site[site].seen;
 }
 
-/* scopeprof__sum_at with the room made first if needed. */
-static inline void scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
+/* scopeprof__sum_at with the room made first if needed: for the records
+ * off the common path (long ones, a schedule's or GPU scopes' spans), out of
+ * line, so that the common path alone has sum_at inlined. */
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
                                         uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
     if (__builtin_expect(!scopeprof__sum_fits(g, L, site, depth), 0) &&
         scopeprof__sum_room(g, (uint32_t)(L - g->sum.thr), site, depth) != 0)

@@ -136,7 +136,7 @@ static inline uint32_t tr_crc32(const unsigned char *p, size_t n) { return tr_cr
 /* Format 4: a tick in ns, by the TICKS chunk's rate (FORMAT.md). */
 static inline uint64_t tr_ns(const tr_trace *t, uint64_t tick) {
     double x = (double)(int64_t)(tick - t->tick0) * t->ns_per_tick;
-    if (!(x > -9e18 && x < 9e18)) x = 0; /* not from a writer of ours */
+    if (!(x > -9.2e18 && x < 9.2e18)) x = x > 0 ? 9.2e18 : -9.2e18; /* held, as FORMAT.md says */
     return t->ns0 + (uint64_t)(int64_t)x;
 }
 
