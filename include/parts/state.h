@@ -213,7 +213,7 @@ typedef struct scopeprof__state {
         uint32_t thr_cap;
         uint64_t events;
         int has_gpu, has_mem, has_gpu_mem;
-        uint32_t step_first; /* sched.steps from here on are not in the table yet */
+        uint32_t step_first; /* sched.steps from here on are the file's (its ProfilerStep* row) */
     } sum;
     /* Memory (steps.h), under mem.lock: live allocations (pointer -> bytes)
      * and per-device totals; used: bit mask of devices. */

@@ -194,10 +194,18 @@ static inline void scopeprof__sum_thread_gone(scopeprof__state *g, uint32_t slot
     memset(&g->sum.thr[slot], 0, sizeof g->sum.thr[slot]);
 }
 
-/* The table's rows from the site sums, added to g->sum.agg (then cleared):
- * one row per name, in first-seen order. */
+/* The table's rows (g->sum.agg) from the site sums: one row per name, in
+ * first-seen order. */
 SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
+    /* Made afresh from the site sums, which hold the whole file so far: a
+     * second fold (MPI_Finalize's job table, then the exit's) still converts
+     * each row's sums once, as the reporter does. The calibration stays. */
     scopeprof_agg *a = &g->sum.agg;
+    scopeprof_agg kept = *a;
+    scopeprof_agg_free(a);
+    scopeprof_agg_init(a);
+    a->comp_inside_ps = kept.comp_inside_ps, a->comp_outside_ps = kept.comp_outside_ps;
+    a->comp_state = kept.comp_state, a->comp_lo_ps = kept.comp_lo_ps, a->comp_hi_ps = kept.comp_hi_ps;
     scopeprof__calibrate(g);
     scopeprof_agg_units(a, g->clock.ns_per_tick); /* the sums below are in ticks */
     a->has_gpu |= g->sum.has_gpu;
@@ -225,8 +233,6 @@ SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
             scopeprof__add(&r->gpu_mem, s->gpu_mem);
             scopeprof__add(&r->self_gpu_mem, s->self_gpu_mem);
         }
-        memset(s, 0, sizeof *s);
-        s->seen = 1;
     }
     /* The steps as PyTorch's ProfilerStep* row, as the reporter makes it
      * from the file's STEPS chunk: a call per step, CPU total their time
@@ -243,7 +249,6 @@ SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
         scopeprof__add(&r->total_ns, (int64_t)(scopeprof__to_ns(g, g->sched.steps[i].end) -
                                                scopeprof__to_ns(g, g->sched.steps[i].start)));
     }
-    g->sum.step_first = g->sched.nsteps;
     scopeprof_agg_flush(a); /* converted once per row, as the reporter does once per row of a file */
 }
 
