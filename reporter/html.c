@@ -201,15 +201,27 @@ static void put_table(sp_out *m, const scopeprof_agg *a, long limit) {
 }
 
 /* ---- Across ranks: the table of `scopeprof table --per-rank` -------------------- */
-static void head_text(sp_out *m, const char *h) {
-    sp_out_str(m, "<th data-type=\"text\">");
-    sp_out_str(m, h);
+/* A column head: "METRIC WHAT", text (sorted by name) or a number. */
+static void head_metric(sp_out *m, const char *metric, const char *what, int text) {
+    sp_out_str(m, text ? "<th data-type=\"text\">" : "<th>");
+    sp_out_str(m, metric);
+    sp_out_str(m, what);
     sp_out_str(m, "</th>");
 }
 static void cell_text(sp_out *m, const char *text) {
     sp_out_str(m, "<td>");
     sp_out_xml(m, text);
     sp_out_str(m, "</td>");
+}
+/* A figure of metric k: a count (the mean with two decimals), or a time. */
+static void cell_metric(sp_out *m, int k, double v, int mean) {
+    char t[48];
+    if (k != SCOPEPROF_RANK_CALLS) {
+        cell_time(m, (int64_t)v);
+        return;
+    }
+    snprintf(t, sizeof t, mean ? "%.2f" : "%.0f", v);
+    cell_num(m, v, t);
 }
 
 /* Per row of the merged table (sorted by CPU total): calls, self and total
@@ -224,14 +236,13 @@ static void put_rank_table(sp_out *m, const scopeprof_agg *a, const sp_ranks *rs
         return;
     }
     sp_out_str(m, "<div class=\"tablebox\"><table class=\"sortable ranks\">\n<thead><tr>");
-    head_text(m, "Name");
-    char h[64];
+    head_metric(m, "Name", "", 1);
     for (int k = 0; k < SCOPEPROF_RANK_METRICS; k++) {
-        snprintf(h, sizeof h, "%s min", metric[k]), head_cells(m, (const char *const[]){h}, 1);
-        snprintf(h, sizeof h, "%s min at", metric[k]), head_text(m, h);
-        snprintf(h, sizeof h, "%s mean", metric[k]), head_cells(m, (const char *const[]){h}, 1);
-        snprintf(h, sizeof h, "%s max", metric[k]), head_cells(m, (const char *const[]){h}, 1);
-        snprintf(h, sizeof h, "%s max at", metric[k]), head_text(m, h);
+        head_metric(m, metric[k], " min", 0);
+        head_metric(m, metric[k], " min at", 1);
+        head_metric(m, metric[k], " mean", 0);
+        head_metric(m, metric[k], " max", 0);
+        head_metric(m, metric[k], " max at", 1);
     }
     sp_out_str(m, "<th>Imbalance</th></tr></thead>\n<tbody>\n");
     double n = rs->x.ncols ? (double)rs->x.ncols : 1;
@@ -245,14 +256,10 @@ static void put_rank_table(sp_out *m, const scopeprof_agg *a, const sp_ranks *rs
         cell_text(m, a->rows[row].name);
         for (int k = 0; k < SCOPEPROF_RANK_METRICS; k++) {
             const scopeprof_rank_stat *st = &r->s[k];
-            double mean = (double)st->sum / n;
-            if (k == SCOPEPROF_RANK_CALLS) snprintf(t, sizeof t, "%lld", (long long)st->min), cell_num(m, (double)st->min, t);
-            else cell_time(m, st->min);
+            cell_metric(m, k, (double)st->min, 0);
             cell_text(m, scopeprof_ranks_label(&rs->x, st->min_at, t, sizeof t));
-            if (k == SCOPEPROF_RANK_CALLS) snprintf(t, sizeof t, "%.2f", mean), cell_num(m, mean, t);
-            else cell_time(m, (int64_t)mean);
-            if (k == SCOPEPROF_RANK_CALLS) snprintf(t, sizeof t, "%lld", (long long)st->max), cell_num(m, (double)st->max, t);
-            else cell_time(m, st->max);
+            cell_metric(m, k, (double)st->sum / n, 1);
+            cell_metric(m, k, (double)st->max, 0);
             cell_text(m, scopeprof_ranks_label(&rs->x, st->max_at, t, sizeof t));
         }
         double imb = scopeprof_ranks_imbalance(&rs->x, r);

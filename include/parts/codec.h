@@ -206,18 +206,13 @@ static inline int scopeprof__rec_short(const scopeprof_event *e) {
            (e->depth & SCOPEPROF_DEPTH_MASK) >> SCOPEPROF_REC_DEPTH_BITS == 0;
 }
 
-static inline void scopeprof__rec_put_short(unsigned char *p, uint64_t start, uint32_t dur,
-                                            uint32_t key) {
-    scopeprof__put64(p, start);
-    scopeprof__put32(p + 8, dur);
-    scopeprof__put32(p + 12, key);
-}
-
-/* Inline, for the writer's per-event loop; scopeprof_rec_encode for others. */
-static inline size_t scopeprof__rec_encode(unsigned char *p, const scopeprof_event *e) {
+/* (The writer writes its buffers as they are: this is for readers and
+ * tests that build records.) */
+SCOPEPROF__API size_t scopeprof_rec_encode(unsigned char *p, const scopeprof_event *e) {
     if (scopeprof__rec_short(e)) {
-        scopeprof__rec_put_short(p, e->start, (uint32_t)(e->end - e->start),
-                                 scopeprof__key_pack(e->site, e->depth));
+        scopeprof__put64(p, e->start);
+        scopeprof__put32(p + 8, (uint32_t)(e->end - e->start));
+        scopeprof__put32(p + 12, scopeprof__key_pack(e->site, e->depth));
         return 16;
     }
     scopeprof__put64(p, e->start);
@@ -227,10 +222,6 @@ static inline size_t scopeprof__rec_encode(unsigned char *p, const scopeprof_eve
     scopeprof__put32(p + 24, e->site);
     scopeprof__put32(p + 28, 0);
     return 32;
-}
-
-SCOPEPROF__API size_t scopeprof_rec_encode(unsigned char *p, const scopeprof_event *e) {
-    return scopeprof__rec_encode(p, e);
 }
 
 SCOPEPROF__API size_t scopeprof_rec_decode(const unsigned char *p, size_t avail, scopeprof_event *e) {

@@ -104,7 +104,7 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
 }
 
 /* One finished scope (start <= end, ticks) at `depth` of the thread whose
- * levels are L, once scopeprof__sum_fits said there is room for it.
+ * levels are L, once scopeprof__sum_lacks said nothing is missing.
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
  * applied (self sums are then not clamped per event: table.h). The caller
  * counts the events (g->sum.events). The common case, a scope with no
@@ -151,11 +151,13 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
     L->top = depth;
 }
 
-/* Whether the site's sums and the depth's levels exist (else
- * scopeprof__sum_room makes them). */
-static inline int scopeprof__sum_fits(const scopeprof__state *g, const scopeprof__levels *L, uint32_t site,
-                                      uint32_t depth) {
-    return depth + 2 <= L->cap && site < g->sum.site_cap && g->sum.site[site].seen;
+/* Whether the site's sums (sites[site], of site_cap: g->sum's, or the
+ * writer's copies in locals) or the depth's levels are missing, for
+ * scopeprof__sum_room to make. (The writer's common path writes the same
+ * test out: writer.h, scopeprof__sum_span.) */
+static inline int scopeprof__sum_lacks(const scopeprof__sitesum *sites, uint32_t site_cap, const scopeprof__levels *L,
+                                       uint32_t site, uint32_t depth) {
+    return site >= site_cap || !sites[site].seen || depth + 2 > L->cap;
 }
 
 /* scopeprof__sum_at with the room made first if needed: for the records
@@ -163,7 +165,7 @@ static inline int scopeprof__sum_fits(const scopeprof__state *g, const scopeprof
  * line, so that the common path alone has sum_at inlined. */
 SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
                                         uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
-    if (__builtin_expect(!scopeprof__sum_fits(g, L, site, depth), 0) &&
+    if (__builtin_expect(scopeprof__sum_lacks(g->sum.site, g->sum.site_cap, L, site, depth), 0) &&
         scopeprof__sum_room(g, (uint32_t)(L - g->sum.thr), site, depth) != 0)
         return;
     scopeprof__sum_at(g, L, &g->sum.site[site], start, end, depth, gpu_ns, comp);
