@@ -4,8 +4,10 @@
 # and exit, counted by callgrind (which counts all threads and does not
 # depend on load), with default settings and the trace file written. The
 # floor is the same program with profiling compiled out; per scope =
-# (profiled - floor) / N. Cases of bench/write_cost.c: flat (leaf scopes)
-# and nested (a tree of depth 4).
+# (profiled - floor) / N. Cases of bench/write_cost.c: flat (leaf scopes),
+# nested (a tree of depth 4), shaped (leaf scopes with input shapes, issue
+# 26) and by_shape (the same, the exit table grouped by shape:
+# SCOPEPROF_GROUP_BY=shape). CASES picks some (default all four).
 #   BIN=build/bench/write_cost OFF=build/bench/write_cost_off sh bench/whole_cost.sh [N]
 set -e
 n=${1:-2000000}
@@ -13,13 +15,15 @@ bin=${BIN:-build/bench/write_cost}
 off=${OFF:-build/bench/write_cost_off}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-total() { # total instructions of: total BIN MODE
-    SCOPEPROF_OUTPUT="$tmp/t.sprof" \
+total() { # total instructions of: total BIN MODE [GROUP_BY]
+    SCOPEPROF_OUTPUT="$tmp/t.sprof" SCOPEPROF_GROUP_BY=${3:-name} \
         valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$1" "$2" "$n" > /dev/null 2>&1
     callgrind_annotate "$tmp/cg" 2> /dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }'
 }
-printf '%-7s %16s %16s %14s\n' case "profiled instr" "floor instr" "per scope"
-for m in flat nested; do
-    p=$(total "$bin" $m) f=$(total "$off" $m)
-    awk -v m=$m -v p="$p" -v f="$f" -v n="$n" 'BEGIN { printf "%-7s %16d %16d %14.1f\n", m, p, f, (p - f) / n }'
+printf '%-8s %16s %16s %14s\n' case "profiled instr" "floor instr" "per scope"
+for c in ${CASES:-flat nested shaped by_shape}; do
+    m=$c g=name
+    [ "$c" = by_shape ] && m=shaped g=shape
+    p=$(total "$bin" $m $g) f=$(total "$off" $m)
+    awk -v c=$c -v p="$p" -v f="$f" -v n="$n" 'BEGIN { printf "%-8s %16d %16d %14.1f\n", c, p, f, (p - f) / n }'
 done

@@ -63,7 +63,7 @@ static void scope(uint64_t *now, uint32_t depth, uint32_t nsites) {
 #if SCOPEPROF__ABI >= 12
 #define G_CLOCK(g) (g)->clock
 #define G_OUT(g) (g)->out
-#define SUMMARY(g) (scopeprof__sum_fold(g), &(g)->sum.agg)
+#define SUMMARY(g) (scopeprof__sum_fold(g, 0), &(g)->sum.agg)
 #elif SCOPEPROF__ABI >= 11
 #define G_CLOCK(g) (g)->clock
 #define G_OUT(g) (g)->out

@@ -7,6 +7,8 @@
  *   nested  N scopes in a tree of depth 4 over 5 sites
  *   mem     nested, plus a PROFILE_ALLOC/FREE pair every 8 scopes and a
  *           PROFILE_STEP every 1000
+ *   shaped  N leaf scopes with input shapes, PROFILE_SCOPE_SHAPE("gemm", m,
+ *           32, 16) over 4 values of m: 80-byte records (issue 26)
  * Run with SCOPEPROF_BUFFER_MB=1 SCOPEPROF_SUMMARY=0 and under
  * `valgrind --tool=callgrind`; the write side's cost per event is the
  * inclusive count of scopeprof__write_span divided by N (see
@@ -55,13 +57,18 @@ int main(int argc, char **argv) {
             PROFILE_SCOPE("x");
             BENCH_BODY(i);
         }
+    } else if (strcmp(mode, "shaped") == 0) {
+        for (uint64_t i = 0; i < n; i++) {
+            PROFILE_SCOPE_SHAPE("gemm", 64 << (i & 3), 32, 16);
+            BENCH_BODY(i);
+        }
     } else if (strcmp(mode, "nested") == 0 || mem) {
         for (uint64_t i = 0; i < n; i += 15) {
             tree(i, mem);
             if (mem && i % 15000 == 0) PROFILE_STEP();
         }
     } else {
-        fprintf(stderr, "usage: write_cost flat|nested|mem [N]\n");
+        fprintf(stderr, "usage: write_cost flat|nested|mem|shaped [N]\n");
         return 2;
     }
     uint64_t t1 = bench_now_ns();

@@ -40,6 +40,15 @@
  *   PROFILE_SCOPE_DYN(str)     same, for a run-time string: it is copied and
  *                              interned (slower: a hash lookup under a lock).
  *   PROFILE_FUNCTION()         PROFILE_SCOPE(__func__).
+ *   PROFILE_SCOPE_SHAPE(name, d0, d1, ...)   PROFILE_SCOPE with the sizes it
+ *                              ran on, one input (PyTorch's input shapes:
+ *                              [[d0, d1, ...]]); integers, read at the open;
+ *                              rows split by them with SCOPEPROF_GROUP_BY=shape.
+ *   PROFILE_SCOPE_SHAPES(name, PROFILE_DIMS(a, b), PROFILE_DIMS(c), PROFILE_NO_DIMS)
+ *                              several inputs: [[a, b], [c], []]. Up to 16
+ *                              dimensions an input, 127 numbers in all
+ *                              (the inputs that do not fit are left out).
+ *                              C99 or C++11 and later.
  *   PROFILE_BEGIN(name)        open a manual range ...
  *   PROFILE_END()              ... and close the innermost one of this thread.
  *   PROFILE_THREAD_NAME(name)  name this thread in the output.
@@ -76,6 +85,9 @@
  *                              the trace file (registry lock, write(2)).
  *   PROFILE_SCOPE_DYN          as PROFILE_SCOPE, plus a hash lookup under the
  *                              registration lock at every use.
+ *   PROFILE_SCOPE_SHAPE(S)     as PROFILE_SCOPE, plus an out-of-line call at
+ *                              the close that stores the sizes (a record of
+ *                              32 bytes and 16 per two numbers, with its count).
  *   PROFILE_BEGIN / _END       an out-of-line call; BEGIN may realloc its stack.
  *   PROFILE_GPU_SCOPE          two event records on the stream, a query; a
  *                              per-thread lock; the first one loads the runtime.
@@ -102,6 +114,9 @@
  *   SCOPEPROF_SUMMARY     0 silences the exit table (default 1); all prints it
  *                         on every rank, not only rank 0.
  *   SCOPEPROF_SORT        sort key of the exit table (default cpu_time_total).
+ *   SCOPEPROF_GROUP_BY    rows of the exit table: name (default), or shape
+ *                         (input_shape): one per name and input shapes, as
+ *                         key_averages(group_by_input_shape=True).
  *   SCOPEPROF_ROW_LIMIT   rows of the exit table; 0 or -1 = all (default 20).
  *   SCOPEPROF_BUFFER_MB   memory budget for event buffers, in MiB (default 64);
  *                         past it, full buffers are streamed to the trace file.
@@ -209,6 +224,40 @@
 #define SCOPEPROF__NOOP_NAME(id) SCOPEPROF__NOOP_NAME2(id)
 #define SCOPEPROF__NOOP_DECL(use) enum { SCOPEPROF__NOOP_NAME(__COUNTER__) = sizeof(use) != 0 }
 
+/* The shape macros' argument lists (variadic macros: C99, C++11). An input
+ * PROFILE_DIMS(a, b, c) is its count and its numbers, each cast to long long
+ * (a size_t or an int alike, with no conversion warning): 3, (long long)(a),
+ * (long long)(b), (long long)(c). At most 16 numbers: NARGS counts to 16. */
+#if (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L) || \
+    (defined(__cplusplus) && __cplusplus >= 201103L)
+#define SCOPEPROF__SHAPES 1
+#define SCOPEPROF__NARGS(...) \
+    SCOPEPROF__NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define SCOPEPROF__NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n, ...) n
+#define SCOPEPROF__D(x) (long long)(x)
+#define SCOPEPROF__D1(a) SCOPEPROF__D(a)
+#define SCOPEPROF__D2(a, ...) SCOPEPROF__D(a), SCOPEPROF__D1(__VA_ARGS__)
+#define SCOPEPROF__D3(a, ...) SCOPEPROF__D(a), SCOPEPROF__D2(__VA_ARGS__)
+#define SCOPEPROF__D4(a, ...) SCOPEPROF__D(a), SCOPEPROF__D3(__VA_ARGS__)
+#define SCOPEPROF__D5(a, ...) SCOPEPROF__D(a), SCOPEPROF__D4(__VA_ARGS__)
+#define SCOPEPROF__D6(a, ...) SCOPEPROF__D(a), SCOPEPROF__D5(__VA_ARGS__)
+#define SCOPEPROF__D7(a, ...) SCOPEPROF__D(a), SCOPEPROF__D6(__VA_ARGS__)
+#define SCOPEPROF__D8(a, ...) SCOPEPROF__D(a), SCOPEPROF__D7(__VA_ARGS__)
+#define SCOPEPROF__D9(a, ...) SCOPEPROF__D(a), SCOPEPROF__D8(__VA_ARGS__)
+#define SCOPEPROF__D10(a, ...) SCOPEPROF__D(a), SCOPEPROF__D9(__VA_ARGS__)
+#define SCOPEPROF__D11(a, ...) SCOPEPROF__D(a), SCOPEPROF__D10(__VA_ARGS__)
+#define SCOPEPROF__D12(a, ...) SCOPEPROF__D(a), SCOPEPROF__D11(__VA_ARGS__)
+#define SCOPEPROF__D13(a, ...) SCOPEPROF__D(a), SCOPEPROF__D12(__VA_ARGS__)
+#define SCOPEPROF__D14(a, ...) SCOPEPROF__D(a), SCOPEPROF__D13(__VA_ARGS__)
+#define SCOPEPROF__D15(a, ...) SCOPEPROF__D(a), SCOPEPROF__D14(__VA_ARGS__)
+#define SCOPEPROF__D16(a, ...) SCOPEPROF__D(a), SCOPEPROF__D15(__VA_ARGS__)
+#define SCOPEPROF__DN2(n, ...) SCOPEPROF__D##n(__VA_ARGS__)
+#define SCOPEPROF__DN(n, ...) SCOPEPROF__DN2(n, __VA_ARGS__)
+#define PROFILE_DIMS(...) SCOPEPROF__NARGS(__VA_ARGS__), SCOPEPROF__DN(SCOPEPROF__NARGS(__VA_ARGS__), __VA_ARGS__)
+#define PROFILE_NO_DIMS 0
+#define PROFILE_SCOPE_SHAPE(nm, ...) PROFILE_SCOPE_SHAPES(nm, PROFILE_DIMS(__VA_ARGS__))
+#endif
+
 #if !SCOPEPROF__ON
 /* ---- Disabled: every macro vanishes. ------------------------------------ */
 /* Each reads its arguments (in sizeof: never evaluated), so a variable only a
@@ -233,6 +282,12 @@
      (void)sizeof(repeat))
 #define PROFILE_ON_CYCLE(fn, user) ((void)sizeof(fn), (void)sizeof(user))
 #define PROFILE_SET_RANK(rank) ((void)sizeof(rank))
+#ifdef SCOPEPROF__SHAPES
+/* The numbers as arguments of a function that is declared, never defined
+ * and never called: inside sizeof, they are read and not evaluated. */
+int scopeprof__shape_use(int, ...);
+#define PROFILE_SCOPE_SHAPES(nm, ...) SCOPEPROF__NOOP_DECL(scopeprof__shape_use((nm)[0], __VA_ARGS__))
+#endif
 #endif
 
 #if SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)
@@ -263,9 +318,11 @@ typedef struct scopeprof_site {
  *     u64 start, u32 duration (< 0xFFFFFFFF), u32 key
  *     key = site (bits 0-18) | depth (bits 19-30) | GPU flag (bit 31)
  * An event that does not fit (a long duration, site id >= 2^19, depth >=
- * 2^12, a MEM record) takes 32 bytes: its duration field is the mark
- * 0xFFFFFFFF and the fields follow in full:
- *     u64 start, u32 mark, u32 depth_and_flags, u64 end, u32 site, u32 0
+ * 2^12, a MEM record, input shapes) takes 32 bytes: its duration field is
+ * the mark 0xFFFFFFFF and the fields follow in full:
+ *     u64 start, u32 mark, u32 depth_and_flags, u64 end, u32 site, u32 units
+ * and `units` more 16-byte slots hold its input shapes (format.h, "Input
+ * shapes"; 0: none).
  * Times are clock ticks, in the buffers and (since format 4) in the file,
  * whose TICKS chunk gives their rate. Flags in an event's depth field:
  * GPU: the CPU side of a GPU scope; its GPU interval is the next GPU record
@@ -458,6 +515,69 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
                 scopeprof__site_dyn(&SCOPEPROF__V(scopeprof__site_, id), (str)))
 
 #define PROFILE_FUNCTION() PROFILE_SCOPE(__func__)
+
+#ifdef SCOPEPROF__SHAPES
+/* A scope with its input shapes: the numbers (PROFILE_DIMS) in an array of
+ * the enclosing block, declared before the scope so that it outlives it;
+ * the close stores them after the scope's record, out of line. */
+typedef struct scopeprof_shape_scope {
+    scopeprof_scope sc;
+    const long long *w;
+    scopeprof__u32 m;
+} scopeprof_shape_scope;
+SCOPEPROF__HIDDEN void scopeprof__emit_shaped(scopeprof__thread *t, scopeprof__u64 start, scopeprof__u64 end,
+                                              scopeprof__u32 site, scopeprof__u32 depth, const long long *w,
+                                              scopeprof__u32 m);
+static inline scopeprof_shape_scope scopeprof__shape_begin(scopeprof_site *s, const long long *w,
+                                                           scopeprof__u32 m) {
+    scopeprof_shape_scope ss;
+    ss.w = w;
+    ss.m = m;
+    ss.sc = scopeprof__scope_begin(s);
+    return ss;
+}
+/* The record (format.h, "Input shapes"): inline for up to 15 numbers where
+ * the chunk has room (m is a constant here: the copy is unrolled), else out
+ * of line, which also cuts what does not fit. A slot's memory is two
+ * little-endian words on a little-endian CPU: the numbers are stored as
+ * words (may_alias: read back as slots). */
+typedef scopeprof__u64 __attribute__((may_alias)) scopeprof__word;
+static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
+    scopeprof__u64 end = scopeprof__ticks();
+    scopeprof__thread *t = ss->sc.t;
+    if (__builtin_expect(t->depth != ss->sc.depth + 1, 0)) scopeprof__scopes_left(t, ss->sc.depth, ss->sc.site);
+    t->depth = ss->sc.depth;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const scopeprof__u32 m = ss->m, units = (m + 2) / 2;
+    scopeprof__slot *e = t->cur;
+    if (m <= 15 && (scopeprof__size)(t->lim - e) >= 2 + units) {
+        e[0].start = ss->sc.start;
+        e[0].dur = SCOPEPROF_REC_LONG_MARK;
+        e[0].key = ss->sc.depth;
+        e[1].start = end;
+        e[1].dur = ss->sc.site;
+        e[1].key = units;
+        scopeprof__word *d = (scopeprof__word *)(void *)(e + 2);
+        d[0] = m;
+        for (scopeprof__u32 j = 0; j < m; j++) d[j + 1] = (scopeprof__u64)ss->w[j];
+        if (!(m & 1)) d[m + 1] = 0; /* the last unit's second half */
+        __atomic_store_n(&t->cur, e + 2 + units, __ATOMIC_RELEASE);
+        return;
+    }
+#endif
+    scopeprof__emit_shaped(t, ss->sc.start, end, ss->sc.site, ss->sc.depth, ss->w, ss->m);
+}
+#define PROFILE_SCOPE_SHAPES(nm, ...) SCOPEPROF__SCOPE_SHAPES(nm, __COUNTER__, __VA_ARGS__)
+#define SCOPEPROF__SCOPE_SHAPES(nm, id, ...)                                        \
+    SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), nm);                        \
+    const long long SCOPEPROF__V(scopeprof__dims_, id)[] = {__VA_ARGS__};           \
+    scopeprof_shape_scope SCOPEPROF__V(scopeprof__scope_, id)                       \
+        __attribute__((cleanup(scopeprof__shape_end), unused)) =                    \
+            scopeprof__shape_begin(&SCOPEPROF__V(scopeprof__site_, id),             \
+                                   SCOPEPROF__V(scopeprof__dims_, id),              \
+                                   (scopeprof__u32)(sizeof SCOPEPROF__V(scopeprof__dims_, id) / \
+                                                    sizeof(long long)))
+#endif
 
 #define PROFILE_BEGIN(nm)                                                           \
     do {                                                                            \
@@ -671,12 +791,13 @@ extern "C" {
 
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
-#define SCOPEPROF_FORMAT_MAJOR 4
+#define SCOPEPROF_FORMAT_MAJOR 5
 #define SCOPEPROF_FORMAT_MINOR 0
 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk;
  * 3.2: CLOCK chunk; 4.0: events hold clock ticks, converted by the reader
  * with the TICKS chunk's rate, and an EVENTS chunk counts 16-byte units (the
- * writer writes its buffers as they are: issue 22). */
+ * writer writes its buffers as they are: issue 22); 5.0: a long record's
+ * last field counts the units of input shapes that follow it (issue 26). */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -916,8 +1037,35 @@ static inline void scopeprof__key_unpack(uint32_t key, scopeprof_event *e) {
 /* Encode e at p (16 or 32 bytes, returned). */
 size_t scopeprof_rec_encode(unsigned char *p, const scopeprof_event *e);
 /* Decode the record at p into e; returns its size, 0 when `avail` bytes do
- * not hold all of it. */
+ * not hold all of it. Formats 2 to 4: a long record is 32 bytes. */
 size_t scopeprof_rec_decode(const unsigned char *p, size_t avail, scopeprof_event *e);
+
+/* ---- Input shapes (format 5, PROFILE_SCOPE_SHAPE) -------------------------
+ * A long record's last field counts the 16-byte units that follow it and
+ * hold the scope's input shapes (0: none). Those units are little-endian
+ * 64-bit words: the first, m, is how many words follow that mean something
+ * (the rest of the units is zeros); those m words are the inputs in order,
+ * each its number of dimensions and then the dimensions (signed):
+ *     PROFILE_SCOPE_SHAPE("gemm", 64, 32, 16)   m = 4: 3, 64, 32, 16
+ *     [[64, 32, 16]] as PyTorch prints input shapes
+ * The words are what the recording thread stores (no encoding); readers
+ * check them (scopeprof_shape_check) before they trust a count. */
+#define SCOPEPROF_SHAPE_MAX_WORDS 127u /* m at most: 64 units a record, with the count */
+/* Decode a format 5 record: as scopeprof_rec_decode, and *shape, *units the
+ * shape's units (NULL, 0: none), which the returned size includes. This
+ * and scopeprof_shape_words: with SCOPEPROF_AGGREGATION (the reporter's). */
+size_t scopeprof_rec_decode_shaped(const unsigned char *p, size_t avail, scopeprof_event *e,
+                                   const unsigned char **shape, uint32_t *units);
+/* The words of a shape's units (as the file holds them) into w (at least
+ * SCOPEPROF_SHAPE_MAX_WORDS); returns m, or -1 when they do not parse: m past
+ * the units or past the limit, or inputs that do not end at word m. */
+int scopeprof_shape_words(const unsigned char *shape, uint32_t units, uint64_t *w);
+/* The number of inputs the m words hold, or -1 when they do not parse. */
+int scopeprof_shape_check(const uint64_t *w, uint32_t m);
+/* The m words (checked) as PyTorch prints input shapes: "[[64, 32, 16], []]"
+ * into buf of n bytes (cut to fit, NUL-terminated); returns the length the
+ * whole text needs, as snprintf. */
+size_t scopeprof_shape_format(char *buf, size_t n, const uint64_t *w, uint32_t m);
 
 /* The GPU interval of one GPU scope, as in GPU chunks (48 bytes). */
 typedef struct scopeprof_gpu_record {
@@ -1182,6 +1330,72 @@ SCOPEPROF__API size_t scopeprof_rec_decode(const unsigned char *p, size_t avail,
     e->end = scopeprof__get64(p + 16);
     e->site = scopeprof__get32(p + 24);
     return 32;
+}
+
+/* ---- Input shapes (see "Input shapes" in format.h) ------------------------
+ * Reading a file's is the reporter's (SCOPEPROF_AGGREGATION); the writer
+ * checks and prints the words it summed. */
+#ifdef SCOPEPROF_AGGREGATION
+SCOPEPROF__API size_t scopeprof_rec_decode_shaped(const unsigned char *p, size_t avail, scopeprof_event *e,
+                                                  const unsigned char **shape, uint32_t *units) {
+    *shape = NULL;
+    *units = 0;
+    size_t used = scopeprof_rec_decode(p, avail, e);
+    if (used != 32) return used;
+    uint32_t k = scopeprof__get32(p + 28);
+    if (k == 0) return 32;
+    if (k > (avail - 32) / 16) return 0;
+    *shape = p + 32;
+    *units = k;
+    return 32 + (size_t)k * 16;
+}
+
+#endif
+
+SCOPEPROF__API int scopeprof_shape_check(const uint64_t *w, uint32_t m) {
+    if (m > SCOPEPROF_SHAPE_MAX_WORDS) return -1;
+    int inputs = 0;
+    for (uint32_t i = 0; i < m; inputs++) {
+        uint64_t dims = w[i++];
+        if (dims > m - i) return -1;
+        i += (uint32_t)dims;
+    }
+    return inputs;
+}
+
+#ifdef SCOPEPROF_AGGREGATION
+SCOPEPROF__API int scopeprof_shape_words(const unsigned char *shape, uint32_t units, uint64_t *w) {
+    if (units == 0 || units > (SCOPEPROF_SHAPE_MAX_WORDS + 1) / 2) return -1;
+    uint64_t m = scopeprof__get64(shape);
+    if (m > 2 * (uint64_t)units - 1) return -1;
+    for (uint32_t i = 0; i < (uint32_t)m; i++) w[i] = scopeprof__get64(shape + 8 + 8 * (size_t)i);
+    return scopeprof_shape_check(w, (uint32_t)m) < 0 ? -1 : (int)m;
+}
+#endif
+
+/* Append s to buf (n bytes) at *len, as far as it fits; *len counts all. */
+SCOPEPROF__INTERNAL void scopeprof__put_str(char *buf, size_t n, size_t *len, const char *s) {
+    size_t l = strlen(s);
+    if (*len < n) memcpy(buf + *len, s, *len + l < n ? l : n - *len);
+    *len += l;
+}
+
+SCOPEPROF__API size_t scopeprof_shape_format(char *buf, size_t n, const uint64_t *w, uint32_t m) {
+    size_t len = 0;
+    char piece[32];
+    scopeprof__put_str(buf, n, &len, "[");
+    for (uint32_t i = 0; i < m;) {
+        uint32_t dims = (uint32_t)w[i++];
+        scopeprof__put_str(buf, n, &len, i > 1 ? ", [" : "[");
+        for (uint32_t d = 0; d < dims && i < m; d++, i++) {
+            snprintf(piece, sizeof piece, "%s%" PRId64, d ? ", " : "", (int64_t)w[i]);
+            scopeprof__put_str(buf, n, &len, piece);
+        }
+        scopeprof__put_str(buf, n, &len, "]");
+    }
+    scopeprof__put_str(buf, n, &len, "]");
+    if (n) buf[len < n ? len : n - 1] = 0;
+    return len;
 }
 
 #ifdef __cplusplus
@@ -2008,6 +2222,7 @@ typedef struct scopeprof__state {
         int summary, summary_all; /* SCOPEPROF_SUMMARY: 0, 1, all */
         int row_limit;
         scopeprof_sort sort;
+        int group_shape; /* SCOPEPROF_GROUP_BY=shape: rows per name and input shapes */
         int signals;    /* SCOPEPROF_SIGNALS: flush on SIGINT/SIGTERM/crashes */
         int compensate; /* SCOPEPROF_COMPENSATE */
         int flush_ms;   /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
@@ -2058,7 +2273,7 @@ typedef struct scopeprof__state {
         size_t queued;         /* bytes in the full queue */
         size_t peak_bytes;     /* most chunk memory held at once */
         uint64_t self_writes;  /* chunks recording threads wrote because the writer was behind */
-        scopeprof__slot off_slots[64];
+        scopeprof__slot off_slots[2 + (SCOPEPROF_SHAPE_MAX_WORDS + 1) / 2]; /* the longest record */
         scopeprof__thread off_thread;
     } buf;
     /* The background writer (writer.h): state and wake under buf.lock. */
@@ -2099,6 +2314,9 @@ typedef struct scopeprof__state {
         scopeprof__sitesum *site; /* by site id */
         uint32_t site_cap;
         uint32_t *order, norder, order_cap; /* site ids in first-seen order */
+        struct scopeprof__shapesum *shaped; /* per site and input shapes (summary.h) */
+        uint32_t nshaped, shaped_cap;
+        uint32_t *shaped_hash, shaped_hcap;
         scopeprof__levels *thr;             /* by thread slot */
         uint32_t thr_cap;
         uint64_t events;
@@ -2635,6 +2853,7 @@ SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const ch
     X(OUTPUT, -1, 1, 0, "trace file path (default <program>.<pid>.sprof); none: no file")    \
     X(SUMMARY, -1, 1, 0, "0 silences the exit table, all prints it on every rank (default 1)") \
     X(SORT, -1, 1, 0, "sort key of the exit table (default cpu_time_total)")                 \
+    X(GROUP_BY, -1, 1, 0, "rows of the exit table: name (default) or shape (input_shape)")    \
     X(ROW_LIMIT, 20, -1, 1000000, "rows of the exit table; 0 or -1: all")                     \
     X(BUFFER_MB, 64, 1, 1 << 20, "memory budget for event buffers, MiB")                      \
     X(SCHEDULE, -1, 1, 0, "skip_first=N,wait=N,warmup=N,active=N,repeat=N (default none)")    \
@@ -2743,6 +2962,11 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     if ((v = env.text[SCOPEPROF__ENV_SORT]) != NULL && scopeprof_sort_parse(v, &g->cfg.sort) != 0)
         scopeprof__warn("scopeprof: ignoring SCOPEPROF_SORT='%s': valid keys are %s", v,
                         scopeprof_sort_keys());
+    if ((v = env.text[SCOPEPROF__ENV_GROUP_BY]) != NULL) {
+        if (strcmp(v, "shape") == 0 || strcmp(v, "input_shape") == 0) g->cfg.group_shape = 1;
+        else if (strcmp(v, "name") != 0)
+            scopeprof__warn("scopeprof: ignoring SCOPEPROF_GROUP_BY='%s': expected name or shape", v);
+    }
     g->cfg.row_limit = env.num[SCOPEPROF__ENV_ROW_LIMIT];
     g->cfg.budget = (size_t)env.num[SCOPEPROF__ENV_BUFFER_MB] << 20;
     g->cfg.signals = env.num[SCOPEPROF__ENV_SIGNALS];
@@ -3464,6 +3688,56 @@ SCOPEPROF__API void scopeprof__emit_long(scopeprof__thread *t, uint64_t start, u
     __atomic_store_n(&t->cur, e + 2, __ATOMIC_RELEASE);
 }
 
+/* A scope with input shapes (PROFILE_SCOPE_SHAPE): its 32-byte record, whose
+ * last field counts the units that follow, then the count m and the m words
+ * as the macro built them, zeros to the end of the last unit (format.h,
+ * "Input shapes"). Never split between chunks: inputs that would make the
+ * record longer than a chunk (or than SCOPEPROF_SHAPE_MAX_WORDS) are left
+ * out, whole. A word is a slot's `start`, or its `dur` and `key` as the low
+ * and high halves: the file's little-endian word either way, once the
+ * writer has turned each field around on a big-endian machine. */
+SCOPEPROF__API void scopeprof__emit_shaped(scopeprof__thread *t, uint64_t start, uint64_t end, uint32_t site,
+                                           uint32_t depth, const long long *w, uint32_t m) {
+    enum { MOST = (SCOPEPROF_SHAPE_MAX_WORDS + 1) / 2 }; /* units */
+    const uint32_t cap = SCOPEPROF_EVENTS_PER_CHUNK - 2 < MOST ? SCOPEPROF_EVENTS_PER_CHUNK - 2 : MOST;
+    uint32_t room = cap ? 2 * cap - 1 : 0; /* words after the count */
+    if (m > room) {
+        uint32_t keep = 0;
+        while (keep < m && keep + 1 + (uint64_t)w[keep] <= room) keep += 1 + (uint32_t)w[keep];
+        m = keep;
+    }
+    uint32_t units = m ? (m + 2) / 2 : 0;
+    scopeprof__slot *e = t->cur;
+    if ((uint32_t)(t->lim - e) < 2 + units) e = scopeprof__chunk_next(t);
+    e[0].start = start;
+    e[0].dur = SCOPEPROF_REC_LONG_MARK;
+    e[0].key = depth;
+    e[1].start = end;
+    e[1].dur = site;
+    e[1].key = units;
+    if (units) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        /* A slot's memory is two little-endian words here: copied as words. */
+        scopeprof__word *d = (scopeprof__word *)(void *)(e + 2);
+        d[0] = m;
+        for (uint32_t j = 0; j < m; j++) d[j + 1] = (uint64_t)w[j];
+        if (!(m & 1)) d[m + 1] = 0; /* the last unit's second half */
+#else
+        scopeprof__slot *u = e + 2;
+        for (uint32_t j = 0; j < 2 * units; j++) {
+            uint64_t v = j == 0 ? m : j <= m ? (uint64_t)w[j - 1] : 0;
+            if (j & 1) {
+                u[j / 2].dur = (uint32_t)v;
+                u[j / 2].key = (uint32_t)(v >> 32);
+            } else {
+                u[j / 2].start = v;
+            }
+        }
+#endif
+    }
+    __atomic_store_n(&t->cur, e + 2 + units, __ATOMIC_RELEASE);
+}
+
 SCOPEPROF__API void scopeprof__range_begin(scopeprof_site *s) {
     uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
     if (id == 0) id = scopeprof__site_register(s);
@@ -3808,6 +4082,31 @@ extern "C" {
  * parent (its time is all self). Short records hold depths under 4096. */
 #define SCOPEPROF__SUM_MAX_DEPTH 65536u
 
+/* The array arr of *cap elements of `size` bytes with room for `need`: the
+ * same, or grown by doubling (from `first`) with the new elements zeroed and
+ * *cap updated; NULL when out of memory (arr is then unchanged). One rule
+ * for the summary's arrays. */
+SCOPEPROF__INTERNAL void *scopeprof__sum_grow(void *arr, uint32_t *cap, uint32_t need, size_t size, uint32_t first) {
+    if (need <= *cap) return arr;
+    uint32_t c = *cap ? *cap : first;
+    while (c < need) c *= 2;
+    char *v = (char *)realloc(arr, (size_t)c * size);
+    if (!v) return NULL;
+    memset(v + (size_t)*cap * size, 0, (size_t)(c - *cap) * size);
+    *cap = c;
+    return v;
+}
+
+/* Append v to the first-seen order (a site id, or a shaped sum's index with
+ * SCOPEPROF__SHAPED_ORDER). 0, or -1 when out of memory. */
+SCOPEPROF__INTERNAL int scopeprof__sum_order(scopeprof__state *g, uint32_t v) {
+    uint32_t *o = (uint32_t *)scopeprof__sum_grow(g->sum.order, &g->sum.order_cap, g->sum.norder + 1, sizeof *o, 64);
+    if (!o) return -1;
+    g->sum.order = o;
+    g->sum.order[g->sum.norder++] = v;
+    return 0;
+}
+
 /* Room for site `site`, thread slot `slot` and a scope at `depth` (its level
  * and its children's), and the site's place in the first-seen order. Out of
  * line: the first event of a site or a thread, a new depth. 0, or -1 when out
@@ -3815,43 +4114,23 @@ extern "C" {
  * aggregation left out what it could not place). site UINT32_MAX: none. */
 SCOPEPROF__INTERNAL int scopeprof__sum_room(scopeprof__state *g, uint32_t slot, uint32_t site,
                                            uint32_t depth) {
-    if (site != UINT32_MAX && site >= g->sum.site_cap) {
-        uint32_t cap = g->sum.site_cap ? g->sum.site_cap : 256;
-        while (cap <= site) cap *= 2;
-        scopeprof__sitesum *v = (scopeprof__sitesum *)realloc(g->sum.site, cap * sizeof *v);
+    if (site != UINT32_MAX) {
+        scopeprof__sitesum *v = (scopeprof__sitesum *)scopeprof__sum_grow(g->sum.site, &g->sum.site_cap, site + 1,
+                                                                           sizeof *v, 256);
         if (!v) return -1;
-        memset(v + g->sum.site_cap, 0, (cap - g->sum.site_cap) * sizeof *v);
         g->sum.site = v;
-        g->sum.site_cap = cap;
     }
-    if (slot >= g->sum.thr_cap) {
-        uint32_t cap = g->sum.thr_cap ? g->sum.thr_cap * 2 : 16;
-        while (cap <= slot) cap *= 2;
-        scopeprof__levels *v = (scopeprof__levels *)realloc(g->sum.thr, cap * sizeof *v);
-        if (!v) return -1;
-        memset(v + g->sum.thr_cap, 0, (cap - g->sum.thr_cap) * sizeof *v);
-        g->sum.thr = v;
-        g->sum.thr_cap = cap;
-    }
+    scopeprof__levels *t = (scopeprof__levels *)scopeprof__sum_grow(g->sum.thr, &g->sum.thr_cap, slot + 1, sizeof *t, 16);
+    if (!t) return -1;
+    g->sum.thr = t;
     scopeprof__levels *L = &g->sum.thr[slot];
-    if (depth < SCOPEPROF__SUM_MAX_DEPTH && depth + 2 > L->cap) {
-        uint32_t cap = L->cap ? L->cap * 2 : 16;
-        while (cap < depth + 2) cap *= 2;
-        scopeprof__level *v = (scopeprof__level *)realloc(L->lv, cap * sizeof *v);
+    if (depth < SCOPEPROF__SUM_MAX_DEPTH) {
+        scopeprof__level *v = (scopeprof__level *)scopeprof__sum_grow(L->lv, &L->cap, depth + 2, sizeof *v, 16);
         if (!v) return -1;
-        memset(v + L->cap, 0, (cap - L->cap) * sizeof *v);
         L->lv = v;
-        L->cap = cap;
     }
     if (site != UINT32_MAX && !g->sum.site[site].seen) {
-        if (g->sum.norder == g->sum.order_cap) {
-            uint32_t cap = g->sum.order_cap ? g->sum.order_cap * 2 : 64;
-            uint32_t *v = (uint32_t *)realloc(g->sum.order, cap * sizeof *v);
-            if (!v) return -1;
-            g->sum.order = v;
-            g->sum.order_cap = cap;
-        }
-        g->sum.order[g->sum.norder++] = site;
+        if (scopeprof__sum_order(g, site) != 0) return -1;
         g->sum.site[site].seen = 1;
     }
     return 0;
@@ -3950,15 +4229,96 @@ static inline int scopeprof__sum_lacks(const scopeprof__sitesum *sites, uint32_t
     return site >= site_cap || !sites[site].seen || depth + 2 > L->cap;
 }
 
+/* ---- Input shapes (SCOPEPROF_GROUP_BY=shape) -----------------------------
+ * A scope recorded with its input shapes (PROFILE_SCOPE_SHAPE) is summed per
+ * call site and shape: one sitesum per distinct pair, made at its first
+ * event, in g->sum.shaped, found through an open-addressing hash of the
+ * pair. Its place in the first-seen order is its index with the top bit
+ * set (site ids stay far below it). Only records with a shape come here;
+ * without the setting, they sum to their site as any scope. */
+#define SCOPEPROF__SHAPED_ORDER 0x80000000u
+typedef struct scopeprof__shapesum {
+    scopeprof__sitesum s;
+    uint32_t site, m;
+    uint64_t hash;
+    uint64_t *w; /* the m words (format.h, "Input shapes") */
+} scopeprof__shapesum;
+
+/* The index of the sums of (site, the shape in `units` slots at u), made on
+ * first use; UINT32_MAX when the words do not parse (the scope then sums to
+ * its site) or out of memory. */
+SCOPEPROF__INTERNAL uint32_t scopeprof__sum_shaped(scopeprof__state *g, uint32_t site, const scopeprof__slot *u,
+                                                   uint32_t units) {
+    uint64_t m = u[0].start, h = site * 0x9E3779B97F4A7C15ull;
+    if (m > 2 * (uint64_t)units - 1 || m > SCOPEPROF_SHAPE_MAX_WORDS) return UINT32_MAX;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const scopeprof__word *w = (const scopeprof__word *)(const void *)u + 1; /* as emit_shaped stored them */
+#else
+    uint64_t w[SCOPEPROF_SHAPE_MAX_WORDS];
+    for (uint32_t j = 1; j <= m; j++)
+        w[j - 1] = j & 1 ? (uint64_t)u[j / 2].dur | (uint64_t)u[j / 2].key << 32 : u[j / 2].start;
+#endif
+    for (uint32_t j = 0; j < m; j++) h = (h ^ w[j]) * 0x100000001B3ull;
+    h ^= h >> 29;
+    uint32_t i = g->sum.shaped_hcap ? (uint32_t)h & (g->sum.shaped_hcap - 1) : 0;
+    for (uint32_t k; g->sum.shaped_hcap && (k = g->sum.shaped_hash[i]) != 0; i = (i + 1) & (g->sum.shaped_hcap - 1)) {
+        const scopeprof__shapesum *x = &g->sum.shaped[k - 1];
+        if (x->hash != h || x->site != site || x->m != m) continue;
+        uint32_t j = 0;
+        while (j < m && x->w[j] == w[j]) j++;
+        if (j == m) return k - 1; /* found: its words were checked when it was made */
+    }
+    /* A new one: checked, then made. */
+    if (scopeprof_shape_check((const uint64_t *)w, (uint32_t)m) < 0) return UINT32_MAX;
+    if (2 * (g->sum.nshaped + 1) > g->sum.shaped_hcap) { /* grow (and make) the hash */
+        uint32_t cap = g->sum.shaped_hcap ? 2 * g->sum.shaped_hcap : 64;
+        uint32_t *v = (uint32_t *)calloc(cap, sizeof *v);
+        if (!v) return UINT32_MAX;
+        for (uint32_t k = 0; k < g->sum.nshaped; k++) {
+            uint32_t i = (uint32_t)g->sum.shaped[k].hash & (cap - 1);
+            while (v[i]) i = (i + 1) & (cap - 1);
+            v[i] = k + 1;
+        }
+        free(g->sum.shaped_hash);
+        g->sum.shaped_hash = v;
+        g->sum.shaped_hcap = cap;
+    }
+    i = (uint32_t)h & (g->sum.shaped_hcap - 1);
+    while (g->sum.shaped_hash[i]) i = (i + 1) & (g->sum.shaped_hcap - 1);
+    scopeprof__shapesum *v = (scopeprof__shapesum *)scopeprof__sum_grow(g->sum.shaped, &g->sum.shaped_cap,
+                                                                         g->sum.nshaped + 1, sizeof *v, 16);
+    if (!v) return UINT32_MAX;
+    g->sum.shaped = v;
+    scopeprof__shapesum *x = &g->sum.shaped[g->sum.nshaped];
+    if (!(x->w = (uint64_t *)malloc(m ? m * sizeof *x->w : 1))) return UINT32_MAX;
+    if (scopeprof__sum_order(g, SCOPEPROF__SHAPED_ORDER | g->sum.nshaped) != 0) {
+        free(x->w);
+        return UINT32_MAX;
+    }
+    for (uint32_t j = 0; j < m; j++) x->w[j] = w[j];
+    x->site = site, x->m = (uint32_t)m, x->hash = h;
+    x->s.seen = 1;
+    g->sum.shaped_hash[i] = g->sum.nshaped + 1;
+    return g->sum.nshaped++;
+}
+
 /* scopeprof__sum_at with the room made first if needed: for the records
  * off the common path (long ones, a schedule's or GPU scopes' spans), out of
- * line, so that the common path alone has sum_at inlined. */
+ * line, so that the common path alone has sum_at inlined. `units` slots at
+ * `shape` hold its input shapes (0: none). */
 SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
-                                        uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
-    if (__builtin_expect(scopeprof__sum_lacks(g->sum.site, g->sum.site_cap, L, site, depth), 0) &&
-        scopeprof__sum_room(g, (uint32_t)(L - g->sum.thr), site, depth) != 0)
+                                        uint64_t end, uint32_t depth, int64_t gpu_ns, int comp,
+                                        const scopeprof__slot *shape, uint32_t units) {
+    uint32_t slot = (uint32_t)(L - g->sum.thr), k = UINT32_MAX;
+    if (units && g->cfg.group_shape) k = scopeprof__sum_shaped(g, site, shape, units);
+    if (k != UINT32_MAX) { /* the sums of its site and shapes: room for its levels only */
+        if (depth + 2 > L->cap && scopeprof__sum_room(g, slot, UINT32_MAX, depth) != 0) return;
+    } else if (__builtin_expect(scopeprof__sum_lacks(g->sum.site, g->sum.site_cap, L, site, depth), 0) &&
+               scopeprof__sum_room(g, slot, site, depth) != 0) {
         return;
-    scopeprof__sum_at(g, L, &g->sum.site[site], start, end, depth, gpu_ns, comp);
+    }
+    scopeprof__sum_at(g, L, k != UINT32_MAX ? &g->sum.shaped[k].s : &g->sum.site[site], start, end, depth, gpu_ns,
+                      comp);
 }
 
 /* An allocation (bytes > 0) or free on `device` (0: CPU) made while `depth`
@@ -3987,8 +4347,9 @@ static inline void scopeprof__sum_thread_gone(scopeprof__state *g, uint32_t slot
 }
 
 /* The table's rows (g->sum.agg) from the site sums: one row per name, in
- * first-seen order. */
-SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
+ * first-seen order; by_shape: one per name and input shapes, with the
+ * Input Shapes column (the reporter's --group-by shape: key and text alike). */
+SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g, int by_shape) {
     /* Made afresh from the site sums, which hold the whole file so far: a
      * second fold (MPI_Finalize's job table, then the exit's) still converts
      * each row's sums once, as the reporter does. The calibration stays. */
@@ -4003,13 +4364,26 @@ SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
     a->has_gpu |= g->sum.has_gpu;
     a->has_mem |= g->sum.has_mem;
     a->has_gpu_mem |= g->sum.has_gpu_mem;
+    if (by_shape) a->extra_header = "Input Shapes";
+    char text[4096], key[8192];
     for (uint32_t i = 0; i < g->sum.norder; i++) {
         uint32_t site = g->sum.order[i];
-        scopeprof__sitesum *s = &g->sum.site[site];
+        scopeprof__sitesum *s;
+        const char *shape = "[]"; /* a scope without shapes, as PyTorch shows one */
+        if (site & SCOPEPROF__SHAPED_ORDER) {
+            scopeprof__shapesum *x = &g->sum.shaped[site & ~SCOPEPROF__SHAPED_ORDER];
+            s = &x->s;
+            site = x->site;
+            scopeprof_shape_format(text, sizeof text, x->w, x->m);
+            shape = text;
+        } else {
+            s = &g->sum.site[site];
+        }
         if (s->t.count == 0 && !s->gpu_total_ns && !s->cpu_mem && !s->gpu_mem) continue;
         const scopeprof__siterec *sr = scopeprof__site_find(g, site);
         const char *name = sr ? sr->name : "<unknown>";
-        uint32_t row = scopeprof_agg_row(a, name, name, NULL);
+        if (by_shape) snprintf(key, sizeof key, "%s\x1f%s", name, shape);
+        uint32_t row = scopeprof_agg_row(a, by_shape ? key : name, name, by_shape ? shape : NULL);
         if (row != UINT32_MAX) {
             scopeprof_row *r = &a->rows[row];
             a->events += s->t.count;
@@ -4033,7 +4407,8 @@ SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
     uint32_t steps = UINT32_MAX;
     for (uint32_t i = g->sum.step_first; i < g->sched.nsteps; i++) {
         if (!scopeprof__step_kept(g, i)) continue;
-        if (steps == UINT32_MAX && (steps = scopeprof_agg_row(a, "ProfilerStep*", "ProfilerStep*", NULL)) == UINT32_MAX)
+        if (steps == UINT32_MAX && (steps = scopeprof_agg_row(a, by_shape ? "ProfilerStep*\x1f[]" : "ProfilerStep*",
+                                                             "ProfilerStep*", by_shape ? "[]" : NULL)) == UINT32_MAX)
             break;
         scopeprof_row *r = &a->rows[steps];
         r->count++;
@@ -4048,6 +4423,9 @@ SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
 SCOPEPROF__INTERNAL void scopeprof__sum_reset(scopeprof__state *g) {
     free(g->sum.site);
     free(g->sum.order);
+    for (uint32_t i = 0; i < g->sum.nshaped; i++) free(g->sum.shaped[i].w);
+    free(g->sum.shaped);
+    free(g->sum.shaped_hash);
     for (uint32_t i = 0; i < g->sum.thr_cap; i++) free(g->sum.thr[i].lv);
     free(g->sum.thr);
     scopeprof_agg agg = g->sum.agg;
@@ -4769,7 +5147,7 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
 SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
                                                   int recorded, const char *title, int at_exit) {
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
-    scopeprof__sum_fold(g);
+    scopeprof__sum_fold(g, g->cfg.group_shape);
     fflush(stdout);
     if (title) fprintf(stderr, "%s\n", title);
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
@@ -4791,7 +5169,12 @@ SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const sco
 extern "C" {
 #endif
 
-/* Decode the record at slot s (ticks) into e; returns its slots (1 or 2). */
+/* The slots of the record at s: 1, 2, or 2 and its input shapes' units. */
+static inline uint32_t scopeprof__slot_units(const scopeprof__slot *s) {
+    return s->dur != SCOPEPROF_REC_LONG_MARK ? 1 : 2 + s[1].key;
+}
+
+/* Decode the record at slot s (ticks) into e; returns its slots. */
 static inline uint32_t scopeprof__slot_get(const scopeprof__slot *s, scopeprof_event *e) {
     e->start = s->start;
     if (s->dur != SCOPEPROF_REC_LONG_MARK) {
@@ -4802,28 +5185,30 @@ static inline uint32_t scopeprof__slot_get(const scopeprof__slot *s, scopeprof_e
     e->depth = s->key;
     e->end = s[1].start;
     e->site = s[1].dur;
-    return 2;
+    return 2 + s[1].key;
 }
 
 /* GPU scopes among the records of n slots. */
 static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n) {
     uint32_t k = 0;
-    for (uint32_t i = 0; i < n; i += s[i].dur == SCOPEPROF_REC_LONG_MARK ? 2 : 1)
+    for (uint32_t i = 0; i < n; i += scopeprof__slot_units(s + i))
         k += s[i].key >> 31; /* the GPU flag is bit 31 in both forms */
     return k;
 }
 
-/* A record off the common path (decoded: long, or in a span that is
- * filtered) into the exit summary: an allocation or free (MEM), else a scope
- * of GPU time gpu_ns (-1: a CPU scope). Returns the scopes summed (0 or 1). */
+/* A record off the common path (decoded from the `slots` at s: long, or in
+ * a span that is filtered) into the exit summary: an allocation or free
+ * (MEM), else a scope of GPU time gpu_ns (-1: a CPU scope), with its input
+ * shapes if it has them. Returns the scopes summed (0 or 1). */
 SCOPEPROF__INTERNAL uint32_t scopeprof__sum_record(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
-                                             const scopeprof_event *e, int64_t gpu_ns, int comp) {
+                                             const scopeprof_event *e, const scopeprof__slot *s, uint32_t slots,
+                                             int64_t gpu_ns, int comp) {
     if (e->depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
         scopeprof__sum_mem(g, slot, SCOPEPROF_MEM_DEPTH(e->depth), SCOPEPROF_MEM_DEVICE(e->depth), (int64_t)e->end);
         return 0;
     }
     scopeprof__sum_event(g, L, e->site, e->start, e->end < e->start ? e->start : e->end,
-                         e->depth & SCOPEPROF_DEPTH_MASK, gpu_ns, comp);
+                         e->depth & SCOPEPROF_DEPTH_MASK, gpu_ns, comp, s + 2, slots > 2 ? slots - 2 : 0);
     return 1;
 }
 
@@ -4835,15 +5220,13 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
     /* In locals: the compiler cannot know that the stores below leave g alone. */
     scopeprof__sitesum *sites = g->sum.site;
     uint32_t site_cap = g->sum.site_cap;
+    const int by_shape = g->cfg.group_shape;
     for (const scopeprof__slot *e = ev, *end = ev + n; e < end;) {
         if (__builtin_expect(e->dur != SCOPEPROF_REC_LONG_MARK, 1)) {
             uint32_t key = e->key & ~SCOPEPROF_DEPTH_GPU; /* a GPU scope's GPU time: the slow path's */
             uint32_t site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), depth = key >> SCOPEPROF_REC_SITE_BITS;
             uint64_t start = e->start, stop = e->start + e->dur;
             e++;
-            /* scopeprof__sum_lacks, written out: through the function gcc 12
-             * compiles this loop about 2.5 instructions an event longer
-             * (bench/whole_cost.sh: 105.7 against 103.8 per leaf scope). */
             if (__builtin_expect(site >= site_cap || !sites[site].seen || depth + 2 > L->cap, 0)) {
                 if (scopeprof__sum_room(g, slot, site, depth) != 0) {
                     not_scopes++;
@@ -4855,10 +5238,23 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
             scopeprof__sum_at(g, L, &sites[site], start, stop, depth, -1, comp);
             continue;
         }
-        scopeprof_event x; /* a long record: out of the common path, room made as needed */
-        uint32_t slots = scopeprof__slot_get(e, &x);
+        uint32_t slots;
+        if (e[1].key && !by_shape && !(e->key & (SCOPEPROF_DEPTH_GPU | SCOPEPROF_DEPTH_MEM))) {
+            /* A CPU scope with input shapes, summed by its site as any
+             * scope (the shapes matter to SCOPEPROF_GROUP_BY=shape only),
+             * without decoding the record: out of this loop, which stays as
+             * short as before (inlined here, it made every plain scope 2
+             * instructions dearer). */
+            slots = 2 + e[1].key;
+            scopeprof__sum_event(g, L, e[1].dur, e->start, e[1].start < e->start ? e->start : e[1].start, e->key,
+                                 -1, comp, NULL, 0);
+            not_scopes += slots - 1;
+        } else {
+            scopeprof_event x; /* any other long record: decoded */
+            slots = scopeprof__slot_get(e, &x);
+            not_scopes += slots - scopeprof__sum_record(g, L, slot, &x, e, slots, -1, comp);
+        }
         e += slots;
-        not_scopes += slots - scopeprof__sum_record(g, L, slot, &x, -1, comp);
         sites = g->sum.site; /* the room may have moved them */
         site_cap = g->sum.site_cap;
     }
@@ -4896,10 +5292,9 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__span_filter(scopeprof__state *g, scopepr
             if (gr[gi].status == 0) gpu = (int64_t)(gr[gi].end_ns - gr[gi].start_ns);
             gr[(*paired)++] = gr[gi++]; /* compacted: only kept events' records */
         } else if (gpu_flag) { /* no GPU record: a CPU scope */
-            if (slots == 1) ev[out - 1].key &= ~SCOPEPROF_DEPTH_GPU;
-            else ev[out - 2].key &= ~SCOPEPROF_DEPTH_GPU;
+            ev[out - slots].key &= ~SCOPEPROF_DEPTH_GPU;
         }
-        if (L) *summed += scopeprof__sum_record(g, L, slot, &e, gpu, comp);
+        if (L) *summed += scopeprof__sum_record(g, L, slot, &e, ev + out - slots, slots, gpu, comp);
     }
     return out;
 }
@@ -6317,7 +6712,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_finish(void) {
     scopeprof__flush();
     scopeprof__mpi_buf b = {NULL, 0, 0, 0};
     scopeprof__lock(g);
-    scopeprof__sum_fold(g); /* the rows, from the exit summary's site sums */
+    scopeprof__sum_fold(g, 0); /* the rows, from the exit summary's site sums: by name, as the job table */
     scopeprof__mpi_pack(g, &b);
     scopeprof__unlock(g);
     int n = b.oom || b.n > (size_t)0x7FFFFFFF ? 0 : (int)b.n;

@@ -111,9 +111,10 @@ static uint32_t site_row(sp_agg_ctx *c, uint32_t id) {
         sp_out_str(&c->key, label);
         row = make_row(c, str_of(&c->key), name, label);
     } else if (c->group == SP_GROUP_SHAPE) {
-        /* The reader is a Chrome one (agg_header checked): a site is one
-         * (name, input shapes) pair. */
-        const char *shape = sp_chrome_shape(c->rd, id);
+        /* A Chrome site is one (name, input shapes) pair; a .sprof scope
+         * here has no shapes (shaped ones take shape_row), shown as [], as
+         * PyTorch shows an op without inputs. */
+        const char *shape = sp_chrome_vtbl(c->rd) ? sp_chrome_shape(c->rd, id) : NULL;
         c->key.n = 0;
         sp_out_str(&c->key, name);
         sp_out_write(&c->key, "\x1f", 1);
@@ -133,6 +134,27 @@ static uint32_t site_row(sp_agg_ctx *c, uint32_t id) {
         }
         c->site_row[id] = row + 1;
     }
+    return row;
+}
+
+/* Row of a .sprof scope with input shapes for shape grouping: one per name
+ * and shape text, as the exit summary makes them (SCOPEPROF_GROUP_BY=shape).
+ * Shapes are interned by the reader (one pointer per text), so the row is
+ * cached per (site, pointer) in a small direct-mapped table: a loop's few
+ * shapes take no key building. */
+static uint32_t shape_row(sp_agg_ctx *c, uint32_t id, const char *shape) {
+    struct sp_shape_hit *h =
+        &c->shape_hit[((uint32_t)((uintptr_t)shape >> 4) ^ id * 2654435761u) % SP_SHAPE_HITS];
+    if (h->shape == shape && h->site == id) return h->row;
+    const sp_site *s = sp_reader_site(c->rd, id);
+    c->undefined += !s; /* not cached: counts every such event */
+    const char *name = s ? table_name(s->name) : "<unknown>";
+    c->key.n = 0;
+    sp_out_str(&c->key, name);
+    sp_out_write(&c->key, "\x1f", 1);
+    sp_out_str(&c->key, shape);
+    uint32_t row = make_row(c, str_of(&c->key), name, shape);
+    if (s && row != UINT32_MAX) *h = (struct sp_shape_hit){shape, id, row};
     return row;
 }
 
@@ -251,8 +273,7 @@ static int agg_header(void *ctx, const sp_reader *r, const sp_header *h) {
     scopeprof_agg_flush(&c->agg);
     scopeprof_agg_units(&c->agg, 1.0);
     c->agg.comp_inside_ps = c->agg.comp_outside_ps = 0;
-    /* Input shapes exist only in PyTorch's JSON ("Input Dims"). */
-    if (c->group == SP_GROUP_SHAPE && !sp_chrome_vtbl(r)) return c->native_shape = 1;
+    memset(c->shape_hit, 0, sizeof c->shape_hit); /* the last file's shapes are gone */
     return 0;
 }
 
@@ -284,8 +305,10 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
         if (ev[k].kind == SP_MEM) {
             if (scopeprof_agg_mem(&c->agg, slot, ev[k].depth, ev[k].device, ev[k].bytes)) c->oom = 1;
         } else {
-            account(c, slot, c->group == SP_GROUP_THREAD ? thread_row(c, t, ev[k].site) : site_row(c, ev[k].site),
-                    &ev[k]);
+            uint32_t row = c->group == SP_GROUP_THREAD                 ? thread_row(c, t, ev[k].site)
+                           : c->group == SP_GROUP_SHAPE && ev[k].shape ? shape_row(c, ev[k].site, ev[k].shape)
+                                                                       : site_row(c, ev[k].site);
+            account(c, slot, row, &ev[k]);
         }
     }
     return 0;
@@ -295,20 +318,27 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
  * call per step, CPU total the steps' time. Self CPU time stays 0: the file
  * does not say which thread called PROFILE_STEP, so which scopes are the
  * step's children is unknown, and 0 leaves the other rows' percentages as
- * they are. (A Chrome trace's steps are events of their own.) */
+ * they are. Other groupings give it an empty text column, by shape "[]" (as
+ * PyTorch's and the exit summary's). (A Chrome trace's steps are events of
+ * their own.) */
 static void agg_steps(sp_agg_ctx *c, const sp_reader *r) {
     const sp_step *s;
     uint32_t n = sp_reader_steps(r, &s), row = UINT32_MAX;
-    if (c->group == SP_GROUP_FOLDED || c->group == SP_GROUP_SHAPE || sp_chrome_vtbl(r)) return;
+    if (c->group == SP_GROUP_FOLDED || sp_chrome_vtbl(r)) return;
     for (uint32_t i = 0; i < n; i++) {
-        sp_event e = {s[i].start, s[i].end, 0, 0, SP_SCOPE, 0, 0, -1, 0, s[i].start, s[i].end};
+        sp_event e = {s[i].start, s[i].end, 0, 0, SP_SCOPE, 0, 0, -1, 0, s[i].start, s[i].end, NULL};
         if (!scope_kept(c, &e)) continue;
         if (row == UINT32_MAX) {
             const char *name = "ProfilerStep*";
             c->key.n = 0;
             sp_out_str(&c->key, name);
-            if (c->group != SP_GROUP_NAME) sp_out_write(&c->key, "\x1f", 1);
-            row = make_row(c, str_of(&c->key), name, c->group == SP_GROUP_NAME ? NULL : "");
+            /* By shape: [] as PyTorch's step rows (and the exit table) have. */
+            const char *ex = c->group == SP_GROUP_NAME ? NULL : c->group == SP_GROUP_SHAPE ? "[]" : "";
+            if (ex) {
+                sp_out_write(&c->key, "\x1f", 1);
+                sp_out_str(&c->key, ex);
+            }
+            row = make_row(c, str_of(&c->key), name, ex);
             if (row == UINT32_MAX) {
                 c->oom = 1;
                 return;
@@ -401,11 +431,8 @@ int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err) {
     scopeprof_agg_flush(&c->agg); /* also when the file stopped short of agg_finish */
     char msg[512];
     sp_result_message(&res, path, msg, sizeof msg);
-    if (c->native_shape)
-        fprintf(err, "%s: --group-by shape needs Chrome trace JSON with input shapes (PyTorch's "
-                "\"Input Dims\"); this is a scopeprof trace\n", path);
-    else if (st != SP_OK) fprintf(err, "%s\n", msg);
-    if (!c->native_shape) sp_warn_no_end(path, &res, err);
+    if (st != SP_OK) fprintf(err, "%s\n", msg);
+    sp_warn_no_end(path, &res, err);
     if (c->oom) fprintf(err, "%s: out of memory: some events were not counted\n", path);
     /* Inconsistent files (not ours): say what is off. Only events out of
      * close order make the numbers wrong, so only they fail the command. */

@@ -67,7 +67,10 @@ typedef struct sp_agg_ctx {
      * (scopeprof_row.gpu_role); every row of a .sprof file is a DEVICE row. */
     unsigned char *dev_site;
     uint32_t ndev_site;
-    int native_shape; /* --group-by shape met a .sprof file */
+    /* Shape grouping of a .sprof file: rows of (site, interned shape),
+     * cached (aggregate.c, shape_row); cleared at each file's header. */
+#define SP_SHAPE_HITS 64u
+    struct sp_shape_hit { const char *shape; uint32_t site, row; } shape_hit[SP_SHAPE_HITS];
     uint64_t undefined; /* events whose site id no SITES chunk had defined yet */
     int chrome;         /* the last file read is Chrome JSON */
     const sp_tap *tap;  /* sp_aggregate's caller sees the events too, or NULL */

@@ -697,7 +697,7 @@ static int pop(cj *r, uint32_t slot) {
         }
     }
     sp_event ev = {e->start, e->end < e->start ? e->start : e->end, e->site, s->n - 1, SP_SCOPE,
-                   0, 0, gpu > 0 ? gpu : -1, e->start, 0, 0};
+                   0, 0, gpu > 0 ? gpu : -1, e->start, 0, 0, NULL};
     s->n--;
     if (s->n) s->v[s->n - 1].gpu_kids += gpu;
     r->st.ranges++;
@@ -726,10 +726,10 @@ static int push(cj *r, uint32_t slot, const range *e) {
     if (e->kind == SP_MEM) {
         /* Inside the innermost open range; outside all of them PyTorch shows a
          * "[memory]" row of its own. */
-        sp_event m = {e->start, e->start, 0, s->n ? s->n : 1, SP_MEM, e->device, e->bytes, -1, 0, 0, 0};
+        sp_event m = {e->start, e->start, 0, s->n ? s->n : 1, SP_MEM, e->device, e->bytes, -1, 0, 0, 0, NULL};
         if (emit(r, slot, &m, NULL, 0)) return -1;
         if (s->n) return 0;
-        sp_event row = {e->start, e->start, e->site, 0, SP_SCOPE, 0, 0, -1, e->start, 0, 0};
+        sp_event row = {e->start, e->start, e->site, 0, SP_SCOPE, 0, 0, -1, e->start, 0, 0, NULL};
         return emit(r, slot, &row, NULL, 0);
     }
     if (s->n >= SP_MAX_DEPTH) return CORRUPT("ranges nested deeper than %u", SP_MAX_DEPTH);
@@ -930,7 +930,7 @@ static int handle_event(cj *r) {
         if (site_of(r, name, "[]", &site)) return -1;
         r->st.kernels++;
         if (r->ext && im_slot(&r->kernel_ns, r->ext, 0)) r->st.kernels_linked++;
-        sp_event k = {r->ts, r->ts, site, 0, SP_SCOPE, 0, 0, (int64_t)r->dur, r->ts, 0, 0};
+        sp_event k = {r->ts, r->ts, site, 0, SP_SCOPE, 0, 0, (int64_t)r->dur, r->ts, 0, 0, NULL};
         /* Marked as a device event: the table's Self GPU total sums these
          * only (PyTorch's), the trace puts them on GPU tracks. Kineto's pid
          * is the device, its tid the stream. */

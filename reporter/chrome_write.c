@@ -661,15 +661,19 @@ static int trace_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uin
          * interval and the flow arrow between them: a flow binds to the
          * slice of its own category at its ts, so a parent scope starting
          * at the same nanosecond cannot take the arrow. */
+        int more = e->gpu_ns >= 0 || e->shape;
         slice(t, st, e->gpu_ns >= 0 ? CAT_CPU_ANNOTATION : CAT_SCOPE, e->start, e->end - e->start, pt,
-              t->pad[t->ord[i].k], e->gpu_ns < 0);
+              t->pad[t->ord[i].k], !more);
         if (e->gpu_ns >= 0) {
             sp_out_str(&t->o, ",\"gpu_ts\":");
             sp_out_us(&t->o, e->gpu_start);
             sp_out_str(&t->o, ",\"gpu_dur\":");
             sp_out_us(&t->o, (uint64_t)e->gpu_ns);
-            sp_out_str(&t->o, "}}");
         }
+        /* Input shapes as Kineto writes them, whose text is JSON already:
+         * `table --group-by shape` of the trace reads them back. */
+        if (e->shape) sp_out_str(&t->o, ",\"Input Dims\":"), sp_out_str(&t->o, e->shape);
+        if (more) sp_out_str(&t->o, "}}");
         if (st == &tmp) {
             free(tmp.pre);
             free(tmp.post);

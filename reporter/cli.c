@@ -80,8 +80,9 @@ static const char usage_table[] =
     "                     stack: stack:5 (PyTorch's group_by_stack_n=5)\n"
     "                     shape (or input_shape): one row per name and input\n"
     "                     shapes (Input Shapes column, PyTorch's\n"
-    "                     group_by_input_shape); Chrome JSON input only (a .sprof\n"
-    "                     file is a usage error, exit 2)\n"
+    "                     group_by_input_shape): a .sprof file's from\n"
+    "                     PROFILE_SCOPE_SHAPE, Chrome JSON's \"Input Dims\"; [] for\n"
+    "                     a scope without them\n"
     "  --format F         text (default), csv, json or markdown; csv and json carry\n"
     "                     raw numbers: nanoseconds, bytes, counts\n"
     "  --per-process      one table per FILE instead of one over all of them\n"
@@ -134,7 +135,8 @@ static const char usage_trace[] =
     "Chrome Trace Event Format JSON (object form) of all FILEs on one timeline,\n"
     "one process per FILE: complete events (ph X) with ts/dur in microseconds\n"
     "(three decimals, i.e. nanoseconds kept), thread and process names, args\n"
-    "with file, line and func. Opens in Perfetto UI and chrome://tracing.\n"
+    "with file, line and func (and Input Dims, Kineto's, for a scope recorded\n"
+    "with its input shapes). Opens in Perfetto UI and chrome://tracing.\n"
     "Past 512 MB of JSON, more than those viewers open, a warning says so.\n"
     "\n"
     "  -o, --output OUT   write to OUT ('-': standard output; without -o the JSON\n"
@@ -658,7 +660,6 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         sp_out_str(&js, ",\"tables\":[");
     sp_ranks rs;
     memset(&rs, 0, sizeof rs);
-    int usage = 0;
     for (int t = 0; t < tables; t++) {
         sp_agg_ctx c;
         sp_agg_ctx_init(&c, group, n);
@@ -674,10 +675,8 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             if (o->steps) step_window(files[i], o->steps, &dst->win_lo, &dst->win_hi, err);
             int st = sp_agg_file(dst, files[i], err);
             rc = sp_exit_worst(rc, st);
-            usage |= dst->native_shape;
             usable += st == SP_OK || st == SP_TRUNCATED || dst->agg.events > 0;
             if (o->per_rank && sp_ranks_merge(&rs, i, &c, dst) != 0) c.oom = 1; /* frees dst */
-            if (usage) break;
         }
         /* A file without the row ran it for 0 ns: min, mean and max all
          * count it (the mean divides by every file already). */
@@ -689,7 +688,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         }
         const sp_ranks *r = o->per_rank ? &rs : NULL;
         /* Nothing to show when no file could even be opened as a trace. */
-        if (usable && !usage) {
+        if (usable) {
             if (text) {
                 if (o->per_process) fprintf(out, "%s== %s\n", t ? "\n" : "", files[0]);
                 if (r) scopeprof_ranks_print(out, &c.agg, &r->x, key, (int)limit);
@@ -710,13 +709,8 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             }
         }
         sp_agg_ctx_free(&c);
-        if (usage) break;
     }
     sp_ranks_free(&rs);
-    if (usage) { /* --group-by shape on a .sprof file: no partial output */
-        sp_out_free(&js);
-        return SP_EXIT_USAGE;
-    }
     if (json) sp_out_str(&js, "]}\n");
     if (sp_out_flush(&js) != 0 || fflush(out) != 0 || ferror(out)) {
         fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);

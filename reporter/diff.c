@@ -64,21 +64,18 @@ static void side_free(side *s) {
     free(s->rank_run);
 }
 
-/* Read a side's files into its runs. Returns the exit status; *usage is set
- * when a file cannot be compared this way (--group-by shape on a .sprof). */
-static int side_read(side *s, char **files, int n, int group, uint32_t stack_n, int raw, int *usage,
-                     FILE *err) {
+/* Read a side's files into its runs. Returns the exit status. */
+static int side_read(side *s, char **files, int n, int group, uint32_t stack_n, int raw, FILE *err) {
     int rc = SP_EXIT_OK;
-    for (int i = 0; i < n && !*usage; i++) {
+    for (int i = 0; i < n; i++) {
         sp_agg_ctx one;
         sp_agg_ctx_init(&one, group, stack_n);
         one.raw = raw;
         one.rank = 0xFFFFFFFFu; /* until a header says otherwise */
         int st = sp_agg_file(&one, files[i], err);
         rc = sp_exit_worst(rc, st);
-        *usage |= one.native_shape;
         int usable = st == SP_OK || st == SP_TRUNCATED || one.agg.events > 0;
-        int r = usable && !*usage ? side_run_of(s, one.rank, group, stack_n) : -2;
+        int r = usable ? side_run_of(s, one.rank, group, stack_n) : -2;
         if (r == -1 || (r >= 0 && sp_agg_merge(&s->run[r], &one, NULL, NULL) != 0)) {
             fprintf(err, "scopeprof: out of memory\n");
             rc = SP_EXIT_OUTPUT;
@@ -225,16 +222,12 @@ int sp_diff_read(sp_diff *d, char **files, const int n[2], int group, uint32_t s
     d->key = group == SP_GROUP_FOLDED ? SCOPEPROF_SORT_SELF_CPU_TIME_TOTAL : o->key;
     side s[2];
     memset(s, 0, sizeof s);
-    int rc = SP_EXIT_OK, usage = 0;
-    for (int w = 0; w < 2 && !usage; w++) {
-        int st = side_read(&s[w], files + (w ? n[0] : 0), n[w], group, stack_n, o->raw, &usage, err);
+    int rc = SP_EXIT_OK;
+    for (int w = 0; w < 2; w++) {
+        int st = side_read(&s[w], files + (w ? n[0] : 0), n[w], group, stack_n, o->raw, err);
         if (st > rc) rc = st; /* SP_EXIT_OUTPUT (out of memory) over SP_EXIT_INPUT */
     }
     int oom = rc == SP_EXIT_OUTPUT;
-    if (usage) {
-        rc = SP_EXIT_USAGE;
-        goto out;
-    }
     for (int w = 0; w < 2; w++) {
         d->runs[w] = s[w].nruns;
         if (!s[w].nruns) {

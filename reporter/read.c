@@ -67,6 +67,69 @@ static void map_free(u32map *m) {
     memset(m, 0, sizeof *m);
 }
 
+/* ---- Input shapes (format 5), interned ------------------------------------ */
+/* One distinct shape: its words (the key) and its text, in one block. The
+ * file holds at least 48 bytes for each, so the table is bounded by its
+ * size. */
+typedef struct shape_ent {
+    uint64_t hash;
+    uint32_t m;
+    const char *text;
+    uint64_t w[];
+} shape_ent;
+
+typedef struct shape_set {
+    shape_ent **v; /* open addressing; NULL: empty */
+    uint32_t cap, n;
+} shape_set;
+
+static uint64_t shape_hash(const uint64_t *w, uint32_t m) {
+    uint64_t h = 1469598103934665603ull ^ m; /* FNV-1a over the words */
+    for (uint32_t i = 0; i < m; i++) h = (h ^ w[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The text of the m (checked) words, made at their first sight; NULL when
+ * out of memory. */
+static const char *shape_intern(shape_set *s, const uint64_t *w, uint32_t m) {
+    uint64_t h = shape_hash(w, m);
+    if ((s->n + 1) * 2 > s->cap) {
+        uint32_t c = s->cap ? s->cap * 2 : 64;
+        shape_ent **v = calloc(c, sizeof *v);
+        if (!v) return NULL;
+        for (uint32_t i = 0; i < s->cap; i++)
+            if (s->v[i]) {
+                uint32_t j = (uint32_t)s->v[i]->hash & (c - 1);
+                while (v[j]) j = (j + 1) & (c - 1);
+                v[j] = s->v[i];
+            }
+        free(s->v);
+        s->v = v;
+        s->cap = c;
+    }
+    uint32_t j = (uint32_t)h & (s->cap - 1);
+    for (shape_ent *e; (e = s->v[j]) != NULL; j = (j + 1) & (s->cap - 1))
+        if (e->hash == h && e->m == m && memcmp(e->w, w, m * sizeof *w) == 0) return e->text;
+    size_t len = scopeprof_shape_format(NULL, 0, w, m);
+    shape_ent *e = malloc(sizeof *e + m * sizeof *w + len + 1);
+    if (!e) return NULL;
+    e->hash = h;
+    e->m = m;
+    memcpy(e->w, w, m * sizeof *w);
+    char *text = (char *)(e->w + m);
+    scopeprof_shape_format(text, len + 1, w, m);
+    e->text = text;
+    s->v[j] = e;
+    s->n++;
+    return text;
+}
+
+static void shape_set_free(shape_set *s) {
+    for (uint32_t i = 0; i < s->cap; i++) free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
 /* ---- Reader state --------------------------------------------------------- */
 typedef struct gpu_queue { /* the GPU records of a thread's latest GPU chunk */
     scopeprof_gpu_record *rec;
@@ -100,6 +163,7 @@ struct sp_reader {
     sp_memory memrec[SP_MAX_DEVICES];
     uint32_t nmem;
     const sp_clock *clk; /* the map to one clock for files of several hosts, or NULL */
+    shape_set shapes;    /* the input shapes of the file (sp_event.shape) */
 };
 
 static uint32_t get32(const unsigned char *p) {
@@ -296,8 +360,10 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
                        const sp_callbacks *cb, sp_result *res) {
     if (len < 8) return CORRUPT("EVENTS chunk shorter than 8 bytes");
     /* Format 1: 24 bytes an event. Format 2: records of 16 or 32 bytes.
-     * Format 4: the same records in ticks, counted in 16-byte units. */
-    int v1 = r->hdr.major == 1, v4 = r->hdr.major >= 4;
+     * Format 4: the same records in ticks, counted in 16-byte units. Format
+     * 5: a long record may be followed by units of input shapes (before 5
+     * that field is reserved: not read). */
+    int v1 = r->hdr.major == 1, v4 = r->hdr.major >= 4, v5 = r->hdr.major >= 5;
     uint32_t n = get32(p + 4), slot;
     if (n > (len - 8) / (v1 ? 24 : 16))
         return CORRUPT("EVENTS chunk: %u %s run past the chunk", n, v4 ? "units" : "events");
@@ -319,6 +385,7 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
     for (; v4 ? at < end : i < n; i++) {
         sp_event *e = &r->ev[i];
         scopeprof_event rec;
+        e->shape = NULL;
         if (v1) {
             const unsigned char *s = p + at;
             rec.start = get64(s);
@@ -326,6 +393,21 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
             rec.site = get32(s + 16);
             rec.depth = get32(s + 20);
             at += 24;
+        } else if (v5) {
+            const unsigned char *sh;
+            uint32_t units;
+            size_t used = scopeprof_rec_decode_shaped(p + at, end - at, &rec, &sh, &units);
+            if (used == 0 && scopeprof_rec_decode(p + at, end - at, &rec) != 0)
+                return CORRUPT("EVENTS chunk: event %u: its input shapes (%u units) run past the chunk", i,
+                               get32(p + at + 28));
+            if (used == 0) return CORRUPT("EVENTS chunk: event %u runs past the chunk", i);
+            at += used;
+            if (units) { /* checked before any count in them is trusted */
+                uint64_t w[SCOPEPROF_SHAPE_MAX_WORDS];
+                int m = scopeprof_shape_words(sh, units, w);
+                if (m < 0) return CORRUPT("EVENTS chunk: event %u has malformed input shapes", i);
+                if (!(e->shape = shape_intern(&r->shapes, w, (uint32_t)m))) return NOMEM();
+            }
         } else {
             size_t used = scopeprof_rec_decode(p + at, end - at, &rec);
             if (used == 0) return CORRUPT("EVENTS chunk: event %u runs past the chunk", i);
@@ -712,6 +794,7 @@ static void reader_free(sp_reader *r) {
     for (uint32_t i = 0; i < SP_MAX_DEVICES; i++) free(r->devices[i]);
     map_free(&r->site_ids);
     map_free(&r->thread_ids);
+    shape_set_free(&r->shapes);
     if (!r->mem) free(r->buf);
 }
 

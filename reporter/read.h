@@ -73,6 +73,11 @@ typedef struct sp_event {
      * and converts once (scopeprof_agg_units). Readers whose times are ns
      * set them equal to start and end. */
     uint64_t t_start, t_end;
+    /* Its input shapes as PyTorch prints them, "[[64, 32, 16], []]" (format
+     * 5, PROFILE_SCOPE_SHAPE), interned: one pointer per distinct shape,
+     * valid while the reader lives. NULL: none (and in every other reader:
+     * a Chrome trace's are its site's, sp_chrome_shape). */
+    const char *shape;
 } sp_event;
 enum { SP_SCOPE = 0, SP_MEM = 1 };
 

@@ -1,13 +1,13 @@
 # Samples: each is built with profiling on. `make demo` runs one and shows the
 # table it prints at exit, then the reporter's view of its trace file.
-SAMPLES := $(BUILD)/samples/train_cpu $(BUILD)/samples/gpu_masking
+SAMPLES := $(BUILD)/samples/train_cpu $(BUILD)/samples/gemm_shapes $(BUILD)/samples/gpu_masking
 # The GPU sample needs the HIP headers and library (Debian: libamdhip64-dev).
 # Without them `make` builds the rest and says in one line what it skipped.
 HAVE_HIP ?= $(shell printf '\043include <hip/hip_runtime.h>\n' | $(CC) -D__HIP_PLATFORM_AMD__ -E -x c - >/dev/null 2>&1 && echo 1)
 ifeq ($(HAVE_HIP),1)
 all: $(SAMPLES)
 else
-all: $(BUILD)/samples/train_cpu skipped-gpu-sample
+all: $(BUILD)/samples/train_cpu $(BUILD)/samples/gemm_shapes skipped-gpu-sample
 .PHONY: skipped-gpu-sample
 skipped-gpu-sample:
 	@echo "skipped: $(BUILD)/samples/gpu_masking (the GPU sample): no HIP headers; install libamdhip64-dev (Debian) to build it"

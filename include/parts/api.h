@@ -39,6 +39,15 @@
  *   PROFILE_SCOPE_DYN(str)     same, for a run-time string: it is copied and
  *                              interned (slower: a hash lookup under a lock).
  *   PROFILE_FUNCTION()         PROFILE_SCOPE(__func__).
+ *   PROFILE_SCOPE_SHAPE(name, d0, d1, ...)   PROFILE_SCOPE with the sizes it
+ *                              ran on, one input (PyTorch's input shapes:
+ *                              [[d0, d1, ...]]); integers, read at the open;
+ *                              rows split by them with SCOPEPROF_GROUP_BY=shape.
+ *   PROFILE_SCOPE_SHAPES(name, PROFILE_DIMS(a, b), PROFILE_DIMS(c), PROFILE_NO_DIMS)
+ *                              several inputs: [[a, b], [c], []]. Up to 16
+ *                              dimensions an input, 127 numbers in all
+ *                              (the inputs that do not fit are left out).
+ *                              C99 or C++11 and later.
  *   PROFILE_BEGIN(name)        open a manual range ...
  *   PROFILE_END()              ... and close the innermost one of this thread.
  *   PROFILE_THREAD_NAME(name)  name this thread in the output.
@@ -75,6 +84,9 @@
  *                              the trace file (registry lock, write(2)).
  *   PROFILE_SCOPE_DYN          as PROFILE_SCOPE, plus a hash lookup under the
  *                              registration lock at every use.
+ *   PROFILE_SCOPE_SHAPE(S)     as PROFILE_SCOPE, plus an out-of-line call at
+ *                              the close that stores the sizes (a record of
+ *                              32 bytes and 16 per two numbers, with its count).
  *   PROFILE_BEGIN / _END       an out-of-line call; BEGIN may realloc its stack.
  *   PROFILE_GPU_SCOPE          two event records on the stream, a query; a
  *                              per-thread lock; the first one loads the runtime.
@@ -101,6 +113,9 @@
  *   SCOPEPROF_SUMMARY     0 silences the exit table (default 1); all prints it
  *                         on every rank, not only rank 0.
  *   SCOPEPROF_SORT        sort key of the exit table (default cpu_time_total).
+ *   SCOPEPROF_GROUP_BY    rows of the exit table: name (default), or shape
+ *                         (input_shape): one per name and input shapes, as
+ *                         key_averages(group_by_input_shape=True).
  *   SCOPEPROF_ROW_LIMIT   rows of the exit table; 0 or -1 = all (default 20).
  *   SCOPEPROF_BUFFER_MB   memory budget for event buffers, in MiB (default 64);
  *                         past it, full buffers are streamed to the trace file.
@@ -208,6 +223,40 @@
 #define SCOPEPROF__NOOP_NAME(id) SCOPEPROF__NOOP_NAME2(id)
 #define SCOPEPROF__NOOP_DECL(use) enum { SCOPEPROF__NOOP_NAME(__COUNTER__) = sizeof(use) != 0 }
 
+/* The shape macros' argument lists (variadic macros: C99, C++11). An input
+ * PROFILE_DIMS(a, b, c) is its count and its numbers, each cast to long long
+ * (a size_t or an int alike, with no conversion warning): 3, (long long)(a),
+ * (long long)(b), (long long)(c). At most 16 numbers: NARGS counts to 16. */
+#if (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L) || \
+    (defined(__cplusplus) && __cplusplus >= 201103L)
+#define SCOPEPROF__SHAPES 1
+#define SCOPEPROF__NARGS(...) \
+    SCOPEPROF__NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define SCOPEPROF__NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n, ...) n
+#define SCOPEPROF__D(x) (long long)(x)
+#define SCOPEPROF__D1(a) SCOPEPROF__D(a)
+#define SCOPEPROF__D2(a, ...) SCOPEPROF__D(a), SCOPEPROF__D1(__VA_ARGS__)
+#define SCOPEPROF__D3(a, ...) SCOPEPROF__D(a), SCOPEPROF__D2(__VA_ARGS__)
+#define SCOPEPROF__D4(a, ...) SCOPEPROF__D(a), SCOPEPROF__D3(__VA_ARGS__)
+#define SCOPEPROF__D5(a, ...) SCOPEPROF__D(a), SCOPEPROF__D4(__VA_ARGS__)
+#define SCOPEPROF__D6(a, ...) SCOPEPROF__D(a), SCOPEPROF__D5(__VA_ARGS__)
+#define SCOPEPROF__D7(a, ...) SCOPEPROF__D(a), SCOPEPROF__D6(__VA_ARGS__)
+#define SCOPEPROF__D8(a, ...) SCOPEPROF__D(a), SCOPEPROF__D7(__VA_ARGS__)
+#define SCOPEPROF__D9(a, ...) SCOPEPROF__D(a), SCOPEPROF__D8(__VA_ARGS__)
+#define SCOPEPROF__D10(a, ...) SCOPEPROF__D(a), SCOPEPROF__D9(__VA_ARGS__)
+#define SCOPEPROF__D11(a, ...) SCOPEPROF__D(a), SCOPEPROF__D10(__VA_ARGS__)
+#define SCOPEPROF__D12(a, ...) SCOPEPROF__D(a), SCOPEPROF__D11(__VA_ARGS__)
+#define SCOPEPROF__D13(a, ...) SCOPEPROF__D(a), SCOPEPROF__D12(__VA_ARGS__)
+#define SCOPEPROF__D14(a, ...) SCOPEPROF__D(a), SCOPEPROF__D13(__VA_ARGS__)
+#define SCOPEPROF__D15(a, ...) SCOPEPROF__D(a), SCOPEPROF__D14(__VA_ARGS__)
+#define SCOPEPROF__D16(a, ...) SCOPEPROF__D(a), SCOPEPROF__D15(__VA_ARGS__)
+#define SCOPEPROF__DN2(n, ...) SCOPEPROF__D##n(__VA_ARGS__)
+#define SCOPEPROF__DN(n, ...) SCOPEPROF__DN2(n, __VA_ARGS__)
+#define PROFILE_DIMS(...) SCOPEPROF__NARGS(__VA_ARGS__), SCOPEPROF__DN(SCOPEPROF__NARGS(__VA_ARGS__), __VA_ARGS__)
+#define PROFILE_NO_DIMS 0
+#define PROFILE_SCOPE_SHAPE(nm, ...) PROFILE_SCOPE_SHAPES(nm, PROFILE_DIMS(__VA_ARGS__))
+#endif
+
 #if !SCOPEPROF__ON
 /* ---- Disabled: every macro vanishes. ------------------------------------ */
 /* Each reads its arguments (in sizeof: never evaluated), so a variable only a
@@ -232,6 +281,12 @@
      (void)sizeof(repeat))
 #define PROFILE_ON_CYCLE(fn, user) ((void)sizeof(fn), (void)sizeof(user))
 #define PROFILE_SET_RANK(rank) ((void)sizeof(rank))
+#ifdef SCOPEPROF__SHAPES
+/* The numbers as arguments of a function that is declared, never defined
+ * and never called: inside sizeof, they are read and not evaluated. */
+int scopeprof__shape_use(int, ...);
+#define PROFILE_SCOPE_SHAPES(nm, ...) SCOPEPROF__NOOP_DECL(scopeprof__shape_use((nm)[0], __VA_ARGS__))
+#endif
 #endif
 
 #if SCOPEPROF__ON || defined(SCOPEPROF_AGGREGATION)
@@ -262,9 +317,11 @@ typedef struct scopeprof_site {
  *     u64 start, u32 duration (< 0xFFFFFFFF), u32 key
  *     key = site (bits 0-18) | depth (bits 19-30) | GPU flag (bit 31)
  * An event that does not fit (a long duration, site id >= 2^19, depth >=
- * 2^12, a MEM record) takes 32 bytes: its duration field is the mark
- * 0xFFFFFFFF and the fields follow in full:
- *     u64 start, u32 mark, u32 depth_and_flags, u64 end, u32 site, u32 0
+ * 2^12, a MEM record, input shapes) takes 32 bytes: its duration field is
+ * the mark 0xFFFFFFFF and the fields follow in full:
+ *     u64 start, u32 mark, u32 depth_and_flags, u64 end, u32 site, u32 units
+ * and `units` more 16-byte slots hold its input shapes (format.h, "Input
+ * shapes"; 0: none).
  * Times are clock ticks, in the buffers and (since format 4) in the file,
  * whose TICKS chunk gives their rate. Flags in an event's depth field:
  * GPU: the CPU side of a GPU scope; its GPU interval is the next GPU record
@@ -457,6 +514,69 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
                 scopeprof__site_dyn(&SCOPEPROF__V(scopeprof__site_, id), (str)))
 
 #define PROFILE_FUNCTION() PROFILE_SCOPE(__func__)
+
+#ifdef SCOPEPROF__SHAPES
+/* A scope with its input shapes: the numbers (PROFILE_DIMS) in an array of
+ * the enclosing block, declared before the scope so that it outlives it;
+ * the close stores them after the scope's record, out of line. */
+typedef struct scopeprof_shape_scope {
+    scopeprof_scope sc;
+    const long long *w;
+    scopeprof__u32 m;
+} scopeprof_shape_scope;
+SCOPEPROF__HIDDEN void scopeprof__emit_shaped(scopeprof__thread *t, scopeprof__u64 start, scopeprof__u64 end,
+                                              scopeprof__u32 site, scopeprof__u32 depth, const long long *w,
+                                              scopeprof__u32 m);
+static inline scopeprof_shape_scope scopeprof__shape_begin(scopeprof_site *s, const long long *w,
+                                                           scopeprof__u32 m) {
+    scopeprof_shape_scope ss;
+    ss.w = w;
+    ss.m = m;
+    ss.sc = scopeprof__scope_begin(s);
+    return ss;
+}
+/* The record (format.h, "Input shapes"): inline for up to 15 numbers where
+ * the chunk has room (m is a constant here: the copy is unrolled), else out
+ * of line, which also cuts what does not fit. A slot's memory is two
+ * little-endian words on a little-endian CPU: the numbers are stored as
+ * words (may_alias: read back as slots). */
+typedef scopeprof__u64 __attribute__((may_alias)) scopeprof__word;
+static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
+    scopeprof__u64 end = scopeprof__ticks();
+    scopeprof__thread *t = ss->sc.t;
+    if (__builtin_expect(t->depth != ss->sc.depth + 1, 0)) scopeprof__scopes_left(t, ss->sc.depth, ss->sc.site);
+    t->depth = ss->sc.depth;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const scopeprof__u32 m = ss->m, units = (m + 2) / 2;
+    scopeprof__slot *e = t->cur;
+    if (m <= 15 && (scopeprof__size)(t->lim - e) >= 2 + units) {
+        e[0].start = ss->sc.start;
+        e[0].dur = SCOPEPROF_REC_LONG_MARK;
+        e[0].key = ss->sc.depth;
+        e[1].start = end;
+        e[1].dur = ss->sc.site;
+        e[1].key = units;
+        scopeprof__word *d = (scopeprof__word *)(void *)(e + 2);
+        d[0] = m;
+        for (scopeprof__u32 j = 0; j < m; j++) d[j + 1] = (scopeprof__u64)ss->w[j];
+        if (!(m & 1)) d[m + 1] = 0; /* the last unit's second half */
+        __atomic_store_n(&t->cur, e + 2 + units, __ATOMIC_RELEASE);
+        return;
+    }
+#endif
+    scopeprof__emit_shaped(t, ss->sc.start, end, ss->sc.site, ss->sc.depth, ss->w, ss->m);
+}
+#define PROFILE_SCOPE_SHAPES(nm, ...) SCOPEPROF__SCOPE_SHAPES(nm, __COUNTER__, __VA_ARGS__)
+#define SCOPEPROF__SCOPE_SHAPES(nm, id, ...)                                        \
+    SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), nm);                        \
+    const long long SCOPEPROF__V(scopeprof__dims_, id)[] = {__VA_ARGS__};           \
+    scopeprof_shape_scope SCOPEPROF__V(scopeprof__scope_, id)                       \
+        __attribute__((cleanup(scopeprof__shape_end), unused)) =                    \
+            scopeprof__shape_begin(&SCOPEPROF__V(scopeprof__site_, id),             \
+                                   SCOPEPROF__V(scopeprof__dims_, id),              \
+                                   (scopeprof__u32)(sizeof SCOPEPROF__V(scopeprof__dims_, id) / \
+                                                    sizeof(long long)))
+#endif
 
 #define PROFILE_BEGIN(nm)                                                           \
     do {                                                                            \

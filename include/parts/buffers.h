@@ -176,6 +176,56 @@ SCOPEPROF__API void scopeprof__emit_long(scopeprof__thread *t, uint64_t start, u
     __atomic_store_n(&t->cur, e + 2, __ATOMIC_RELEASE);
 }
 
+/* A scope with input shapes (PROFILE_SCOPE_SHAPE): its 32-byte record, whose
+ * last field counts the units that follow, then the count m and the m words
+ * as the macro built them, zeros to the end of the last unit (format.h,
+ * "Input shapes"). Never split between chunks: inputs that would make the
+ * record longer than a chunk (or than SCOPEPROF_SHAPE_MAX_WORDS) are left
+ * out, whole. A word is a slot's `start`, or its `dur` and `key` as the low
+ * and high halves: the file's little-endian word either way, once the
+ * writer has turned each field around on a big-endian machine. */
+SCOPEPROF__API void scopeprof__emit_shaped(scopeprof__thread *t, uint64_t start, uint64_t end, uint32_t site,
+                                           uint32_t depth, const long long *w, uint32_t m) {
+    enum { MOST = (SCOPEPROF_SHAPE_MAX_WORDS + 1) / 2 }; /* units */
+    const uint32_t cap = SCOPEPROF_EVENTS_PER_CHUNK - 2 < MOST ? SCOPEPROF_EVENTS_PER_CHUNK - 2 : MOST;
+    uint32_t room = cap ? 2 * cap - 1 : 0; /* words after the count */
+    if (m > room) {
+        uint32_t keep = 0;
+        while (keep < m && keep + 1 + (uint64_t)w[keep] <= room) keep += 1 + (uint32_t)w[keep];
+        m = keep;
+    }
+    uint32_t units = m ? (m + 2) / 2 : 0;
+    scopeprof__slot *e = t->cur;
+    if ((uint32_t)(t->lim - e) < 2 + units) e = scopeprof__chunk_next(t);
+    e[0].start = start;
+    e[0].dur = SCOPEPROF_REC_LONG_MARK;
+    e[0].key = depth;
+    e[1].start = end;
+    e[1].dur = site;
+    e[1].key = units;
+    if (units) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        /* A slot's memory is two little-endian words here: copied as words. */
+        scopeprof__word *d = (scopeprof__word *)(void *)(e + 2);
+        d[0] = m;
+        for (uint32_t j = 0; j < m; j++) d[j + 1] = (uint64_t)w[j];
+        if (!(m & 1)) d[m + 1] = 0; /* the last unit's second half */
+#else
+        scopeprof__slot *u = e + 2;
+        for (uint32_t j = 0; j < 2 * units; j++) {
+            uint64_t v = j == 0 ? m : j <= m ? (uint64_t)w[j - 1] : 0;
+            if (j & 1) {
+                u[j / 2].dur = (uint32_t)v;
+                u[j / 2].key = (uint32_t)(v >> 32);
+            } else {
+                u[j / 2].start = v;
+            }
+        }
+#endif
+    }
+    __atomic_store_n(&t->cur, e + 2 + units, __ATOMIC_RELEASE);
+}
+
 SCOPEPROF__API void scopeprof__range_begin(scopeprof_site *s) {
     uint32_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
     if (id == 0) id = scopeprof__site_register(s);

@@ -240,6 +240,72 @@ SCOPEPROF__API size_t scopeprof_rec_decode(const unsigned char *p, size_t avail,
     return 32;
 }
 
+/* ---- Input shapes (see "Input shapes" in format.h) ------------------------
+ * Reading a file's is the reporter's (SCOPEPROF_AGGREGATION); the writer
+ * checks and prints the words it summed. */
+#ifdef SCOPEPROF_AGGREGATION
+SCOPEPROF__API size_t scopeprof_rec_decode_shaped(const unsigned char *p, size_t avail, scopeprof_event *e,
+                                                  const unsigned char **shape, uint32_t *units) {
+    *shape = NULL;
+    *units = 0;
+    size_t used = scopeprof_rec_decode(p, avail, e);
+    if (used != 32) return used;
+    uint32_t k = scopeprof__get32(p + 28);
+    if (k == 0) return 32;
+    if (k > (avail - 32) / 16) return 0;
+    *shape = p + 32;
+    *units = k;
+    return 32 + (size_t)k * 16;
+}
+
+#endif
+
+SCOPEPROF__API int scopeprof_shape_check(const uint64_t *w, uint32_t m) {
+    if (m > SCOPEPROF_SHAPE_MAX_WORDS) return -1;
+    int inputs = 0;
+    for (uint32_t i = 0; i < m; inputs++) {
+        uint64_t dims = w[i++];
+        if (dims > m - i) return -1;
+        i += (uint32_t)dims;
+    }
+    return inputs;
+}
+
+#ifdef SCOPEPROF_AGGREGATION
+SCOPEPROF__API int scopeprof_shape_words(const unsigned char *shape, uint32_t units, uint64_t *w) {
+    if (units == 0 || units > (SCOPEPROF_SHAPE_MAX_WORDS + 1) / 2) return -1;
+    uint64_t m = scopeprof__get64(shape);
+    if (m > 2 * (uint64_t)units - 1) return -1;
+    for (uint32_t i = 0; i < (uint32_t)m; i++) w[i] = scopeprof__get64(shape + 8 + 8 * (size_t)i);
+    return scopeprof_shape_check(w, (uint32_t)m) < 0 ? -1 : (int)m;
+}
+#endif
+
+/* Append s to buf (n bytes) at *len, as far as it fits; *len counts all. */
+SCOPEPROF__INTERNAL void scopeprof__put_str(char *buf, size_t n, size_t *len, const char *s) {
+    size_t l = strlen(s);
+    if (*len < n) memcpy(buf + *len, s, *len + l < n ? l : n - *len);
+    *len += l;
+}
+
+SCOPEPROF__API size_t scopeprof_shape_format(char *buf, size_t n, const uint64_t *w, uint32_t m) {
+    size_t len = 0;
+    char piece[32];
+    scopeprof__put_str(buf, n, &len, "[");
+    for (uint32_t i = 0; i < m;) {
+        uint32_t dims = (uint32_t)w[i++];
+        scopeprof__put_str(buf, n, &len, i > 1 ? ", [" : "[");
+        for (uint32_t d = 0; d < dims && i < m; d++, i++) {
+            snprintf(piece, sizeof piece, "%s%" PRId64, d ? ", " : "", (int64_t)w[i]);
+            scopeprof__put_str(buf, n, &len, piece);
+        }
+        scopeprof__put_str(buf, n, &len, "]");
+    }
+    scopeprof__put_str(buf, n, &len, "]");
+    if (n) buf[len < n ? len : n - 1] = 0;
+    return len;
+}
+
 #ifdef __cplusplus
 }
 #endif

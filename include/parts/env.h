@@ -68,6 +68,7 @@ SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const ch
     X(OUTPUT, -1, 1, 0, "trace file path (default <program>.<pid>.sprof); none: no file")    \
     X(SUMMARY, -1, 1, 0, "0 silences the exit table, all prints it on every rank (default 1)") \
     X(SORT, -1, 1, 0, "sort key of the exit table (default cpu_time_total)")                 \
+    X(GROUP_BY, -1, 1, 0, "rows of the exit table: name (default) or shape (input_shape)")    \
     X(ROW_LIMIT, 20, -1, 1000000, "rows of the exit table; 0 or -1: all")                     \
     X(BUFFER_MB, 64, 1, 1 << 20, "memory budget for event buffers, MiB")                      \
     X(SCHEDULE, -1, 1, 0, "skip_first=N,wait=N,warmup=N,active=N,repeat=N (default none)")    \
@@ -176,6 +177,11 @@ SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     if ((v = env.text[SCOPEPROF__ENV_SORT]) != NULL && scopeprof_sort_parse(v, &g->cfg.sort) != 0)
         scopeprof__warn("scopeprof: ignoring SCOPEPROF_SORT='%s': valid keys are %s", v,
                         scopeprof_sort_keys());
+    if ((v = env.text[SCOPEPROF__ENV_GROUP_BY]) != NULL) {
+        if (strcmp(v, "shape") == 0 || strcmp(v, "input_shape") == 0) g->cfg.group_shape = 1;
+        else if (strcmp(v, "name") != 0)
+            scopeprof__warn("scopeprof: ignoring SCOPEPROF_GROUP_BY='%s': expected name or shape", v);
+    }
     g->cfg.row_limit = env.num[SCOPEPROF__ENV_ROW_LIMIT];
     g->cfg.budget = (size_t)env.num[SCOPEPROF__ENV_BUFFER_MB] << 20;
     g->cfg.signals = env.num[SCOPEPROF__ENV_SIGNALS];

@@ -706,7 +706,7 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
 SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
                                                   int recorded, const char *title, int at_exit) {
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
-    scopeprof__sum_fold(g);
+    scopeprof__sum_fold(g, g->cfg.group_shape);
     fflush(stdout);
     if (title) fprintf(stderr, "%s\n", title);
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);

@@ -13,12 +13,13 @@ extern "C" {
 
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
-#define SCOPEPROF_FORMAT_MAJOR 4
+#define SCOPEPROF_FORMAT_MAJOR 5
 #define SCOPEPROF_FORMAT_MINOR 0
 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk;
  * 3.2: CLOCK chunk; 4.0: events hold clock ticks, converted by the reader
  * with the TICKS chunk's rate, and an EVENTS chunk counts 16-byte units (the
- * writer writes its buffers as they are: issue 22). */
+ * writer writes its buffers as they are: issue 22); 5.0: a long record's
+ * last field counts the units of input shapes that follow it (issue 26). */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -258,8 +259,35 @@ static inline void scopeprof__key_unpack(uint32_t key, scopeprof_event *e) {
 /* Encode e at p (16 or 32 bytes, returned). */
 size_t scopeprof_rec_encode(unsigned char *p, const scopeprof_event *e);
 /* Decode the record at p into e; returns its size, 0 when `avail` bytes do
- * not hold all of it. */
+ * not hold all of it. Formats 2 to 4: a long record is 32 bytes. */
 size_t scopeprof_rec_decode(const unsigned char *p, size_t avail, scopeprof_event *e);
+
+/* ---- Input shapes (format 5, PROFILE_SCOPE_SHAPE) -------------------------
+ * A long record's last field counts the 16-byte units that follow it and
+ * hold the scope's input shapes (0: none). Those units are little-endian
+ * 64-bit words: the first, m, is how many words follow that mean something
+ * (the rest of the units is zeros); those m words are the inputs in order,
+ * each its number of dimensions and then the dimensions (signed):
+ *     PROFILE_SCOPE_SHAPE("gemm", 64, 32, 16)   m = 4: 3, 64, 32, 16
+ *     [[64, 32, 16]] as PyTorch prints input shapes
+ * The words are what the recording thread stores (no encoding); readers
+ * check them (scopeprof_shape_check) before they trust a count. */
+#define SCOPEPROF_SHAPE_MAX_WORDS 127u /* m at most: 64 units a record, with the count */
+/* Decode a format 5 record: as scopeprof_rec_decode, and *shape, *units the
+ * shape's units (NULL, 0: none), which the returned size includes. This
+ * and scopeprof_shape_words: with SCOPEPROF_AGGREGATION (the reporter's). */
+size_t scopeprof_rec_decode_shaped(const unsigned char *p, size_t avail, scopeprof_event *e,
+                                   const unsigned char **shape, uint32_t *units);
+/* The words of a shape's units (as the file holds them) into w (at least
+ * SCOPEPROF_SHAPE_MAX_WORDS); returns m, or -1 when they do not parse: m past
+ * the units or past the limit, or inputs that do not end at word m. */
+int scopeprof_shape_words(const unsigned char *shape, uint32_t units, uint64_t *w);
+/* The number of inputs the m words hold, or -1 when they do not parse. */
+int scopeprof_shape_check(const uint64_t *w, uint32_t m);
+/* The m words (checked) as PyTorch prints input shapes: "[[64, 32, 16], []]"
+ * into buf of n bytes (cut to fit, NUL-terminated); returns the length the
+ * whole text needs, as snprintf. */
+size_t scopeprof_shape_format(char *buf, size_t n, const uint64_t *w, uint32_t m);
 
 /* The GPU interval of one GPU scope, as in GPU chunks (48 bytes). */
 typedef struct scopeprof_gpu_record {

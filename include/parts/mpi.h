@@ -637,7 +637,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_finish(void) {
     scopeprof__flush();
     scopeprof__mpi_buf b = {NULL, 0, 0, 0};
     scopeprof__lock(g);
-    scopeprof__sum_fold(g); /* the rows, from the exit summary's site sums */
+    scopeprof__sum_fold(g, 0); /* the rows, from the exit summary's site sums: by name, as the job table */
     scopeprof__mpi_pack(g, &b);
     scopeprof__unlock(g);
     int n = b.oom || b.n > (size_t)0x7FFFFFFF ? 0 : (int)b.n;

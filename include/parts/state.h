@@ -118,6 +118,7 @@ typedef struct scopeprof__state {
         int summary, summary_all; /* SCOPEPROF_SUMMARY: 0, 1, all */
         int row_limit;
         scopeprof_sort sort;
+        int group_shape; /* SCOPEPROF_GROUP_BY=shape: rows per name and input shapes */
         int signals;    /* SCOPEPROF_SIGNALS: flush on SIGINT/SIGTERM/crashes */
         int compensate; /* SCOPEPROF_COMPENSATE */
         int flush_ms;   /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
@@ -168,7 +169,7 @@ typedef struct scopeprof__state {
         size_t queued;         /* bytes in the full queue */
         size_t peak_bytes;     /* most chunk memory held at once */
         uint64_t self_writes;  /* chunks recording threads wrote because the writer was behind */
-        scopeprof__slot off_slots[64];
+        scopeprof__slot off_slots[2 + (SCOPEPROF_SHAPE_MAX_WORDS + 1) / 2]; /* the longest record */
         scopeprof__thread off_thread;
     } buf;
     /* The background writer (writer.h): state and wake under buf.lock. */
@@ -209,6 +210,9 @@ typedef struct scopeprof__state {
         scopeprof__sitesum *site; /* by site id */
         uint32_t site_cap;
         uint32_t *order, norder, order_cap; /* site ids in first-seen order */
+        struct scopeprof__shapesum *shaped; /* per site and input shapes (summary.h) */
+        uint32_t nshaped, shaped_cap;
+        uint32_t *shaped_hash, shaped_hcap;
         scopeprof__levels *thr;             /* by thread slot */
         uint32_t thr_cap;
         uint64_t events;

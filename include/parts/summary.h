@@ -18,6 +18,31 @@ extern "C" {
  * parent (its time is all self). Short records hold depths under 4096. */
 #define SCOPEPROF__SUM_MAX_DEPTH 65536u
 
+/* The array arr of *cap elements of `size` bytes with room for `need`: the
+ * same, or grown by doubling (from `first`) with the new elements zeroed and
+ * *cap updated; NULL when out of memory (arr is then unchanged). One rule
+ * for the summary's arrays. */
+SCOPEPROF__INTERNAL void *scopeprof__sum_grow(void *arr, uint32_t *cap, uint32_t need, size_t size, uint32_t first) {
+    if (need <= *cap) return arr;
+    uint32_t c = *cap ? *cap : first;
+    while (c < need) c *= 2;
+    char *v = (char *)realloc(arr, (size_t)c * size);
+    if (!v) return NULL;
+    memset(v + (size_t)*cap * size, 0, (size_t)(c - *cap) * size);
+    *cap = c;
+    return v;
+}
+
+/* Append v to the first-seen order (a site id, or a shaped sum's index with
+ * SCOPEPROF__SHAPED_ORDER). 0, or -1 when out of memory. */
+SCOPEPROF__INTERNAL int scopeprof__sum_order(scopeprof__state *g, uint32_t v) {
+    uint32_t *o = (uint32_t *)scopeprof__sum_grow(g->sum.order, &g->sum.order_cap, g->sum.norder + 1, sizeof *o, 64);
+    if (!o) return -1;
+    g->sum.order = o;
+    g->sum.order[g->sum.norder++] = v;
+    return 0;
+}
+
 /* Room for site `site`, thread slot `slot` and a scope at `depth` (its level
  * and its children's), and the site's place in the first-seen order. Out of
  * line: the first event of a site or a thread, a new depth. 0, or -1 when out
@@ -25,43 +50,23 @@ extern "C" {
  * aggregation left out what it could not place). site UINT32_MAX: none. */
 SCOPEPROF__INTERNAL int scopeprof__sum_room(scopeprof__state *g, uint32_t slot, uint32_t site,
                                            uint32_t depth) {
-    if (site != UINT32_MAX && site >= g->sum.site_cap) {
-        uint32_t cap = g->sum.site_cap ? g->sum.site_cap : 256;
-        while (cap <= site) cap *= 2;
-        scopeprof__sitesum *v = (scopeprof__sitesum *)realloc(g->sum.site, cap * sizeof *v);
+    if (site != UINT32_MAX) {
+        scopeprof__sitesum *v = (scopeprof__sitesum *)scopeprof__sum_grow(g->sum.site, &g->sum.site_cap, site + 1,
+                                                                           sizeof *v, 256);
         if (!v) return -1;
-        memset(v + g->sum.site_cap, 0, (cap - g->sum.site_cap) * sizeof *v);
         g->sum.site = v;
-        g->sum.site_cap = cap;
     }
-    if (slot >= g->sum.thr_cap) {
-        uint32_t cap = g->sum.thr_cap ? g->sum.thr_cap * 2 : 16;
-        while (cap <= slot) cap *= 2;
-        scopeprof__levels *v = (scopeprof__levels *)realloc(g->sum.thr, cap * sizeof *v);
-        if (!v) return -1;
-        memset(v + g->sum.thr_cap, 0, (cap - g->sum.thr_cap) * sizeof *v);
-        g->sum.thr = v;
-        g->sum.thr_cap = cap;
-    }
+    scopeprof__levels *t = (scopeprof__levels *)scopeprof__sum_grow(g->sum.thr, &g->sum.thr_cap, slot + 1, sizeof *t, 16);
+    if (!t) return -1;
+    g->sum.thr = t;
     scopeprof__levels *L = &g->sum.thr[slot];
-    if (depth < SCOPEPROF__SUM_MAX_DEPTH && depth + 2 > L->cap) {
-        uint32_t cap = L->cap ? L->cap * 2 : 16;
-        while (cap < depth + 2) cap *= 2;
-        scopeprof__level *v = (scopeprof__level *)realloc(L->lv, cap * sizeof *v);
+    if (depth < SCOPEPROF__SUM_MAX_DEPTH) {
+        scopeprof__level *v = (scopeprof__level *)scopeprof__sum_grow(L->lv, &L->cap, depth + 2, sizeof *v, 16);
         if (!v) return -1;
-        memset(v + L->cap, 0, (cap - L->cap) * sizeof *v);
         L->lv = v;
-        L->cap = cap;
     }
     if (site != UINT32_MAX && !g->sum.site[site].seen) {
-        if (g->sum.norder == g->sum.order_cap) {
-            uint32_t cap = g->sum.order_cap ? g->sum.order_cap * 2 : 64;
-            uint32_t *v = (uint32_t *)realloc(g->sum.order, cap * sizeof *v);
-            if (!v) return -1;
-            g->sum.order = v;
-            g->sum.order_cap = cap;
-        }
-        g->sum.order[g->sum.norder++] = site;
+        if (scopeprof__sum_order(g, site) != 0) return -1;
         g->sum.site[site].seen = 1;
     }
     return 0;
@@ -160,15 +165,96 @@ static inline int scopeprof__sum_lacks(const scopeprof__sitesum *sites, uint32_t
     return site >= site_cap || !sites[site].seen || depth + 2 > L->cap;
 }
 
+/* ---- Input shapes (SCOPEPROF_GROUP_BY=shape) -----------------------------
+ * A scope recorded with its input shapes (PROFILE_SCOPE_SHAPE) is summed per
+ * call site and shape: one sitesum per distinct pair, made at its first
+ * event, in g->sum.shaped, found through an open-addressing hash of the
+ * pair. Its place in the first-seen order is its index with the top bit
+ * set (site ids stay far below it). Only records with a shape come here;
+ * without the setting, they sum to their site as any scope. */
+#define SCOPEPROF__SHAPED_ORDER 0x80000000u
+typedef struct scopeprof__shapesum {
+    scopeprof__sitesum s;
+    uint32_t site, m;
+    uint64_t hash;
+    uint64_t *w; /* the m words (format.h, "Input shapes") */
+} scopeprof__shapesum;
+
+/* The index of the sums of (site, the shape in `units` slots at u), made on
+ * first use; UINT32_MAX when the words do not parse (the scope then sums to
+ * its site) or out of memory. */
+SCOPEPROF__INTERNAL uint32_t scopeprof__sum_shaped(scopeprof__state *g, uint32_t site, const scopeprof__slot *u,
+                                                   uint32_t units) {
+    uint64_t m = u[0].start, h = site * 0x9E3779B97F4A7C15ull;
+    if (m > 2 * (uint64_t)units - 1 || m > SCOPEPROF_SHAPE_MAX_WORDS) return UINT32_MAX;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const scopeprof__word *w = (const scopeprof__word *)(const void *)u + 1; /* as emit_shaped stored them */
+#else
+    uint64_t w[SCOPEPROF_SHAPE_MAX_WORDS];
+    for (uint32_t j = 1; j <= m; j++)
+        w[j - 1] = j & 1 ? (uint64_t)u[j / 2].dur | (uint64_t)u[j / 2].key << 32 : u[j / 2].start;
+#endif
+    for (uint32_t j = 0; j < m; j++) h = (h ^ w[j]) * 0x100000001B3ull;
+    h ^= h >> 29;
+    uint32_t i = g->sum.shaped_hcap ? (uint32_t)h & (g->sum.shaped_hcap - 1) : 0;
+    for (uint32_t k; g->sum.shaped_hcap && (k = g->sum.shaped_hash[i]) != 0; i = (i + 1) & (g->sum.shaped_hcap - 1)) {
+        const scopeprof__shapesum *x = &g->sum.shaped[k - 1];
+        if (x->hash != h || x->site != site || x->m != m) continue;
+        uint32_t j = 0;
+        while (j < m && x->w[j] == w[j]) j++;
+        if (j == m) return k - 1; /* found: its words were checked when it was made */
+    }
+    /* A new one: checked, then made. */
+    if (scopeprof_shape_check((const uint64_t *)w, (uint32_t)m) < 0) return UINT32_MAX;
+    if (2 * (g->sum.nshaped + 1) > g->sum.shaped_hcap) { /* grow (and make) the hash */
+        uint32_t cap = g->sum.shaped_hcap ? 2 * g->sum.shaped_hcap : 64;
+        uint32_t *v = (uint32_t *)calloc(cap, sizeof *v);
+        if (!v) return UINT32_MAX;
+        for (uint32_t k = 0; k < g->sum.nshaped; k++) {
+            uint32_t i = (uint32_t)g->sum.shaped[k].hash & (cap - 1);
+            while (v[i]) i = (i + 1) & (cap - 1);
+            v[i] = k + 1;
+        }
+        free(g->sum.shaped_hash);
+        g->sum.shaped_hash = v;
+        g->sum.shaped_hcap = cap;
+    }
+    i = (uint32_t)h & (g->sum.shaped_hcap - 1);
+    while (g->sum.shaped_hash[i]) i = (i + 1) & (g->sum.shaped_hcap - 1);
+    scopeprof__shapesum *v = (scopeprof__shapesum *)scopeprof__sum_grow(g->sum.shaped, &g->sum.shaped_cap,
+                                                                         g->sum.nshaped + 1, sizeof *v, 16);
+    if (!v) return UINT32_MAX;
+    g->sum.shaped = v;
+    scopeprof__shapesum *x = &g->sum.shaped[g->sum.nshaped];
+    if (!(x->w = (uint64_t *)malloc(m ? m * sizeof *x->w : 1))) return UINT32_MAX;
+    if (scopeprof__sum_order(g, SCOPEPROF__SHAPED_ORDER | g->sum.nshaped) != 0) {
+        free(x->w);
+        return UINT32_MAX;
+    }
+    for (uint32_t j = 0; j < m; j++) x->w[j] = w[j];
+    x->site = site, x->m = (uint32_t)m, x->hash = h;
+    x->s.seen = 1;
+    g->sum.shaped_hash[i] = g->sum.nshaped + 1;
+    return g->sum.nshaped++;
+}
+
 /* scopeprof__sum_at with the room made first if needed: for the records
  * off the common path (long ones, a schedule's or GPU scopes' spans), out of
- * line, so that the common path alone has sum_at inlined. */
+ * line, so that the common path alone has sum_at inlined. `units` slots at
+ * `shape` hold its input shapes (0: none). */
 SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
-                                        uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
-    if (__builtin_expect(scopeprof__sum_lacks(g->sum.site, g->sum.site_cap, L, site, depth), 0) &&
-        scopeprof__sum_room(g, (uint32_t)(L - g->sum.thr), site, depth) != 0)
+                                        uint64_t end, uint32_t depth, int64_t gpu_ns, int comp,
+                                        const scopeprof__slot *shape, uint32_t units) {
+    uint32_t slot = (uint32_t)(L - g->sum.thr), k = UINT32_MAX;
+    if (units && g->cfg.group_shape) k = scopeprof__sum_shaped(g, site, shape, units);
+    if (k != UINT32_MAX) { /* the sums of its site and shapes: room for its levels only */
+        if (depth + 2 > L->cap && scopeprof__sum_room(g, slot, UINT32_MAX, depth) != 0) return;
+    } else if (__builtin_expect(scopeprof__sum_lacks(g->sum.site, g->sum.site_cap, L, site, depth), 0) &&
+               scopeprof__sum_room(g, slot, site, depth) != 0) {
         return;
-    scopeprof__sum_at(g, L, &g->sum.site[site], start, end, depth, gpu_ns, comp);
+    }
+    scopeprof__sum_at(g, L, k != UINT32_MAX ? &g->sum.shaped[k].s : &g->sum.site[site], start, end, depth, gpu_ns,
+                      comp);
 }
 
 /* An allocation (bytes > 0) or free on `device` (0: CPU) made while `depth`
@@ -197,8 +283,9 @@ static inline void scopeprof__sum_thread_gone(scopeprof__state *g, uint32_t slot
 }
 
 /* The table's rows (g->sum.agg) from the site sums: one row per name, in
- * first-seen order. */
-SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
+ * first-seen order; by_shape: one per name and input shapes, with the
+ * Input Shapes column (the reporter's --group-by shape: key and text alike). */
+SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g, int by_shape) {
     /* Made afresh from the site sums, which hold the whole file so far: a
      * second fold (MPI_Finalize's job table, then the exit's) still converts
      * each row's sums once, as the reporter does. The calibration stays. */
@@ -213,13 +300,26 @@ SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
     a->has_gpu |= g->sum.has_gpu;
     a->has_mem |= g->sum.has_mem;
     a->has_gpu_mem |= g->sum.has_gpu_mem;
+    if (by_shape) a->extra_header = "Input Shapes";
+    char text[4096], key[8192];
     for (uint32_t i = 0; i < g->sum.norder; i++) {
         uint32_t site = g->sum.order[i];
-        scopeprof__sitesum *s = &g->sum.site[site];
+        scopeprof__sitesum *s;
+        const char *shape = "[]"; /* a scope without shapes, as PyTorch shows one */
+        if (site & SCOPEPROF__SHAPED_ORDER) {
+            scopeprof__shapesum *x = &g->sum.shaped[site & ~SCOPEPROF__SHAPED_ORDER];
+            s = &x->s;
+            site = x->site;
+            scopeprof_shape_format(text, sizeof text, x->w, x->m);
+            shape = text;
+        } else {
+            s = &g->sum.site[site];
+        }
         if (s->t.count == 0 && !s->gpu_total_ns && !s->cpu_mem && !s->gpu_mem) continue;
         const scopeprof__siterec *sr = scopeprof__site_find(g, site);
         const char *name = sr ? sr->name : "<unknown>";
-        uint32_t row = scopeprof_agg_row(a, name, name, NULL);
+        if (by_shape) snprintf(key, sizeof key, "%s\x1f%s", name, shape);
+        uint32_t row = scopeprof_agg_row(a, by_shape ? key : name, name, by_shape ? shape : NULL);
         if (row != UINT32_MAX) {
             scopeprof_row *r = &a->rows[row];
             a->events += s->t.count;
@@ -243,7 +343,8 @@ SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
     uint32_t steps = UINT32_MAX;
     for (uint32_t i = g->sum.step_first; i < g->sched.nsteps; i++) {
         if (!scopeprof__step_kept(g, i)) continue;
-        if (steps == UINT32_MAX && (steps = scopeprof_agg_row(a, "ProfilerStep*", "ProfilerStep*", NULL)) == UINT32_MAX)
+        if (steps == UINT32_MAX && (steps = scopeprof_agg_row(a, by_shape ? "ProfilerStep*\x1f[]" : "ProfilerStep*",
+                                                             "ProfilerStep*", by_shape ? "[]" : NULL)) == UINT32_MAX)
             break;
         scopeprof_row *r = &a->rows[steps];
         r->count++;
@@ -258,6 +359,9 @@ SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g) {
 SCOPEPROF__INTERNAL void scopeprof__sum_reset(scopeprof__state *g) {
     free(g->sum.site);
     free(g->sum.order);
+    for (uint32_t i = 0; i < g->sum.nshaped; i++) free(g->sum.shaped[i].w);
+    free(g->sum.shaped);
+    free(g->sum.shaped_hash);
     for (uint32_t i = 0; i < g->sum.thr_cap; i++) free(g->sum.thr[i].lv);
     free(g->sum.thr);
     scopeprof_agg agg = g->sum.agg;

@@ -5,7 +5,12 @@
 extern "C" {
 #endif
 
-/* Decode the record at slot s (ticks) into e; returns its slots (1 or 2). */
+/* The slots of the record at s: 1, 2, or 2 and its input shapes' units. */
+static inline uint32_t scopeprof__slot_units(const scopeprof__slot *s) {
+    return s->dur != SCOPEPROF_REC_LONG_MARK ? 1 : 2 + s[1].key;
+}
+
+/* Decode the record at slot s (ticks) into e; returns its slots. */
 static inline uint32_t scopeprof__slot_get(const scopeprof__slot *s, scopeprof_event *e) {
     e->start = s->start;
     if (s->dur != SCOPEPROF_REC_LONG_MARK) {
@@ -16,28 +21,30 @@ static inline uint32_t scopeprof__slot_get(const scopeprof__slot *s, scopeprof_e
     e->depth = s->key;
     e->end = s[1].start;
     e->site = s[1].dur;
-    return 2;
+    return 2 + s[1].key;
 }
 
 /* GPU scopes among the records of n slots. */
 static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n) {
     uint32_t k = 0;
-    for (uint32_t i = 0; i < n; i += s[i].dur == SCOPEPROF_REC_LONG_MARK ? 2 : 1)
+    for (uint32_t i = 0; i < n; i += scopeprof__slot_units(s + i))
         k += s[i].key >> 31; /* the GPU flag is bit 31 in both forms */
     return k;
 }
 
-/* A record off the common path (decoded: long, or in a span that is
- * filtered) into the exit summary: an allocation or free (MEM), else a scope
- * of GPU time gpu_ns (-1: a CPU scope). Returns the scopes summed (0 or 1). */
+/* A record off the common path (decoded from the `slots` at s: long, or in
+ * a span that is filtered) into the exit summary: an allocation or free
+ * (MEM), else a scope of GPU time gpu_ns (-1: a CPU scope), with its input
+ * shapes if it has them. Returns the scopes summed (0 or 1). */
 SCOPEPROF__INTERNAL uint32_t scopeprof__sum_record(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
-                                             const scopeprof_event *e, int64_t gpu_ns, int comp) {
+                                             const scopeprof_event *e, const scopeprof__slot *s, uint32_t slots,
+                                             int64_t gpu_ns, int comp) {
     if (e->depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
         scopeprof__sum_mem(g, slot, SCOPEPROF_MEM_DEPTH(e->depth), SCOPEPROF_MEM_DEVICE(e->depth), (int64_t)e->end);
         return 0;
     }
     scopeprof__sum_event(g, L, e->site, e->start, e->end < e->start ? e->start : e->end,
-                         e->depth & SCOPEPROF_DEPTH_MASK, gpu_ns, comp);
+                         e->depth & SCOPEPROF_DEPTH_MASK, gpu_ns, comp, s + 2, slots > 2 ? slots - 2 : 0);
     return 1;
 }
 
@@ -49,15 +56,13 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
     /* In locals: the compiler cannot know that the stores below leave g alone. */
     scopeprof__sitesum *sites = g->sum.site;
     uint32_t site_cap = g->sum.site_cap;
+    const int by_shape = g->cfg.group_shape;
     for (const scopeprof__slot *e = ev, *end = ev + n; e < end;) {
         if (__builtin_expect(e->dur != SCOPEPROF_REC_LONG_MARK, 1)) {
             uint32_t key = e->key & ~SCOPEPROF_DEPTH_GPU; /* a GPU scope's GPU time: the slow path's */
             uint32_t site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), depth = key >> SCOPEPROF_REC_SITE_BITS;
             uint64_t start = e->start, stop = e->start + e->dur;
             e++;
-            /* scopeprof__sum_lacks, written out: through the function gcc 12
-             * compiles this loop about 2.5 instructions an event longer
-             * (bench/whole_cost.sh: 105.7 against 103.8 per leaf scope). */
             if (__builtin_expect(site >= site_cap || !sites[site].seen || depth + 2 > L->cap, 0)) {
                 if (scopeprof__sum_room(g, slot, site, depth) != 0) {
                     not_scopes++;
@@ -69,10 +74,23 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
             scopeprof__sum_at(g, L, &sites[site], start, stop, depth, -1, comp);
             continue;
         }
-        scopeprof_event x; /* a long record: out of the common path, room made as needed */
-        uint32_t slots = scopeprof__slot_get(e, &x);
+        uint32_t slots;
+        if (e[1].key && !by_shape && !(e->key & (SCOPEPROF_DEPTH_GPU | SCOPEPROF_DEPTH_MEM))) {
+            /* A CPU scope with input shapes, summed by its site as any
+             * scope (the shapes matter to SCOPEPROF_GROUP_BY=shape only),
+             * without decoding the record: out of this loop, which stays as
+             * short as before (inlined here, it made every plain scope 2
+             * instructions dearer). */
+            slots = 2 + e[1].key;
+            scopeprof__sum_event(g, L, e[1].dur, e->start, e[1].start < e->start ? e->start : e[1].start, e->key,
+                                 -1, comp, NULL, 0);
+            not_scopes += slots - 1;
+        } else {
+            scopeprof_event x; /* any other long record: decoded */
+            slots = scopeprof__slot_get(e, &x);
+            not_scopes += slots - scopeprof__sum_record(g, L, slot, &x, e, slots, -1, comp);
+        }
         e += slots;
-        not_scopes += slots - scopeprof__sum_record(g, L, slot, &x, -1, comp);
         sites = g->sum.site; /* the room may have moved them */
         site_cap = g->sum.site_cap;
     }
@@ -110,10 +128,9 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__span_filter(scopeprof__state *g, scopepr
             if (gr[gi].status == 0) gpu = (int64_t)(gr[gi].end_ns - gr[gi].start_ns);
             gr[(*paired)++] = gr[gi++]; /* compacted: only kept events' records */
         } else if (gpu_flag) { /* no GPU record: a CPU scope */
-            if (slots == 1) ev[out - 1].key &= ~SCOPEPROF_DEPTH_GPU;
-            else ev[out - 2].key &= ~SCOPEPROF_DEPTH_GPU;
+            ev[out - slots].key &= ~SCOPEPROF_DEPTH_GPU;
         }
-        if (L) *summed += scopeprof__sum_record(g, L, slot, &e, gpu, comp);
+        if (L) *summed += scopeprof__sum_record(g, L, slot, &e, ev + out - slots, slots, gpu, comp);
     }
     return out;
 }

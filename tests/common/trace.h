@@ -21,7 +21,9 @@
  * - Format 1 (24-byte events), 2 (16- or 32-byte records), 3 (as 2, with
  *   the header CRC and chunk CRCs that cover the chunk header) and 4 (as 3,
  *   with times in clock ticks, converted here to ns by the TICKS chunk's
- *   rate, and EVENTS and END counting 16-byte units); t.major says which,
+ *   rate, and EVENTS and END counting 16-byte units) and 5 (as 4, a long
+ *   record followed by the units of its input shapes, read into
+ *   tr_event.shape as PyTorch prints them); t.major says which,
  *   t.long_records and t.event_bytes how the events were stored, and
  *   tr_end_expected what the END chunk must count.
  * - No fixed limits on sites, threads, events or name lengths (except
@@ -45,6 +47,7 @@ typedef struct tr_event {
     uint32_t site;
     uint32_t depth;      /* depth_and_flags as stored: see the TR_*_FLAG bits */
     uint32_t thread;     /* the EVENTS chunk's thread index */
+    char *shape;         /* format 5: its input shapes, "[[64, 32], []]"; NULL: none */
 } tr_event;
 
 typedef struct tr_site {
@@ -162,6 +165,7 @@ static inline void tr_free(tr_trace *t) {
     for (uint32_t i = 0; i < t->nthreads; i++) free(t->threads[i].name);
     free(t->sites);
     free(t->threads);
+    for (uint64_t i = 0; i < t->nev; i++) free(t->ev[i].shape);
     free(t->ev);
     free(t->gpu);
     free(t->steps);
@@ -231,6 +235,7 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
             const unsigned char *e = p + q;
             tr_event *o = &t->ev[t->nev++];
             o->thread = idx;
+            o->shape = NULL;
             o->start = tr_u64(e);
             if (t->major == 1) {
                 o->end = tr_u64(e + 8);
@@ -245,13 +250,49 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
                 o->depth = (key & 0x80000000u) | ((key >> 19) & 0xFFFu);
                 q += 16;
             } else {
-                /* 32 bytes: mark, depth_and_flags, end, site, 0 */
+                /* 32 bytes: mark, depth_and_flags, end, site, then (format
+                 * 5) the units of input shapes that follow, else 0 */
                 if (q + 32 > len) return 0;
                 o->depth = tr_u32(e + 12);
                 o->end = tr_u64(e + 16);
                 o->site = tr_u32(e + 24);
                 t->long_records++;
                 q += 32;
+                uint32_t units = t->major >= 5 ? tr_u32(e + 28) : 0;
+                if (units) { /* u64 m, then m words: per input its count and dims */
+                    if (units > (len - q) / 16) return 0;
+                    uint64_t m = tr_u64(p + q), w = 0;
+                    if (m >= 2 * (uint64_t)units) return 0;
+                    size_t cap = 2, n = 0;
+                    char *txt = (char *)malloc(cap);
+                    if (!txt) abort();
+                    txt[n++] = '[';
+                    for (int first = 1; w < m; first = 0) {
+                        uint64_t dims = tr_u64(p + q + 8 + 8 * w++);
+                        if (dims > m - w) {
+                            free(txt);
+                            return 0;
+                        }
+                        char piece[32];
+                        for (uint64_t d = 0; d <= dims + 1; d++) {
+                            if (d == 0) snprintf(piece, sizeof piece, "%s[", first ? "" : ", ");
+                            else if (d == dims + 1) snprintf(piece, sizeof piece, "]");
+                            else snprintf(piece, sizeof piece, "%s%lld", d > 1 ? ", " : "",
+                                          (long long)tr_u64(p + q + 8 + 8 * w++));
+                            size_t l = strlen(piece);
+                            if (n + l + 2 > cap) {
+                                cap = 2 * (n + l + 2);
+                                if (!(txt = (char *)realloc(txt, cap))) abort();
+                            }
+                            memcpy(txt + n, piece, l);
+                            n += l;
+                        }
+                    }
+                    txt[n++] = ']';
+                    txt[n] = 0;
+                    o->shape = txt;
+                    q += (size_t)units * 16;
+                }
             }
             if (t->major >= 4) { /* ticks to ns, as FORMAT.md gives the formula */
                 int mem = (o->depth & TR_MEM_FLAG) != 0;

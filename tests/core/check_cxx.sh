@@ -21,6 +21,7 @@ int main() {
     PROFILE_BEGIN("range");
     PROFILE_SCOPE_DYN("dyn");
     PROFILE_END();
+    for (int k = 1; k <= 2; k++) { PROFILE_SCOPE_SHAPE("gemm", 4, 8, 16 * k); }
     PROFILE_FLUSH();
     return 0;
 }
@@ -40,6 +41,12 @@ for cxx in g++ clang++; do
         echo "ok: $cxx build runs and prints its table"
       else
         echo "FAILED: $cxx build's table:"; echo "$err"; fail=1
+      fi
+      err=$(SCOPEPROF_OUTPUT=none SCOPEPROF_GROUP_BY=shape "$dir/use" 2>&1 >/dev/null)
+      if grep -q " gemm .* 1  *\[\[4, 8, 16\]\]  $" <<<"$err" && grep -q " gemm .* 1  *\[\[4, 8, 32\]\]  $" <<<"$err"; then
+        echo "ok: $cxx build's shaped scopes split by shape"
+      else
+        echo "FAILED: $cxx build's table by shape:"; echo "$err"; fail=1
       fi
     fi
   done

@@ -11,6 +11,8 @@ int work(int n) {
     for (int i = 0; i < n; i++) {
         PROFILE_SCOPE("loop"); /* macro */
         PROFILE_SCOPE_DYN(n > 3 ? "big" : "small"); /* macro */
+        PROFILE_SCOPE_SHAPE("gemm", n, i, 16); /* macro */
+        PROFILE_SCOPE_SHAPES("conv", PROFILE_DIMS(n, i), PROFILE_NO_DIMS); /* macro */
         s += i * i;
     }
     PROFILE_BEGIN("range"); /* macro */

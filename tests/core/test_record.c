@@ -545,6 +545,102 @@ static void test_streaming_keeps_every_event(void **state) {
  * of threads that have exited are in the file 20 flush periods later, before
  * the program exits (what a SIGKILL would leave). The control above (flush an
  * hour away) shows it is the timer's doing. */
+/* ---- input shapes (issue 26) ---------------------------------------------- */
+
+/* The calls of the row `name` with Input Shapes `shape` in a table of `err`
+ * grouped by shape (cells split on runs of two or more spaces; the calls
+ * are the next to last cell); -1 when there is none. */
+static long shape_row_calls(const char *err, const char *name, const char *shape) {
+    for (const char *s = err; *s;) {
+        const char *nl = strchr(s, '\n');
+        size_t len = nl ? (size_t)(nl - s) : strlen(s);
+        char cells[16][128];
+        int n = 0;
+        for (size_t i = 0; i < len && n < 16;) {
+            while (i < len && s[i] == ' ') i++;
+            size_t b = i;
+            while (i < len && !(s[i] == ' ' && (i + 1 == len || s[i + 1] == ' '))) i++;
+            if (i > b) snprintf(cells[n++], sizeof cells[0], "%.*s", (int)(i - b), s + b);
+        }
+        if (n >= 8 && strcmp(cells[0], name) == 0 && strcmp(cells[n - 1], shape) == 0) return atol(cells[n - 2]);
+        s += len + (nl ? 1 : 0);
+    }
+    return -1;
+}
+
+/* Events of `name` in the trace whose shapes are `shape` (NULL: none). */
+static uint64_t shaped_events(const tr_trace *t, const char *name, const char *shape) {
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < t->nev; i++) {
+        const tr_event *e = &t->ev[i];
+        if (strcmp(tr_name(t, e->site), name) != 0) continue;
+        n += shape ? e->shape && strcmp(e->shape, shape) == 0 : e->shape == NULL;
+    }
+    return n;
+}
+
+static void test_input_shapes(void **state) {
+    (void)state;
+    static const char *const by_shape[] = {"SCOPEPROF_GROUP_BY=shape", "SCOPEPROF_ROW_LIMIT=0", NULL};
+    child c;
+    child_run(&c, "prog_shape", by_shape);
+    assert_int_equal(c.status, 0);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
+    assert_int_equal(child_lines_with(c.err, "Input Shapes  "), 1);
+    assert_int_equal(shape_row_calls(c.err, "gemm", "[[64, 64, 64]]"), 5);
+    assert_int_equal(shape_row_calls(c.err, "gemm", "[[128, 32, 16]]"), 3);
+    assert_int_equal(shape_row_calls(c.err, "gemm", "[[8, 8, 8]]"), 2);
+    assert_int_equal(shape_row_calls(c.err, "gemm", "[[1, 2, 3]]"), 20000);
+    assert_int_equal(shape_row_calls(c.err, "gemm", "[]"), 4); /* the plain scopes */
+    assert_int_equal(shape_row_calls(c.err, "conv2d", "[[128, 64, 56, 56], [64, 64, 3, 3], []]"), 2);
+    assert_int_equal(shape_row_calls(c.err, "neg", "[[3, -1]]"), 1);
+    assert_int_equal(shape_row_calls(c.err, "main", "[]"), 1);
+    assert_int_equal(shape_row_calls(c.err, "gemm", "[[64, 64, 64]]x"), -1); /* the check can fail */
+
+    /* The trace holds each scope's own shapes (the same sites, other sizes). */
+    tr_trace t;
+    read_trace(&c, &t);
+    assert_int_equal(t.major, 5);
+    assert_int_equal(shaped_events(&t, "gemm", "[[64, 64, 64]]"), 5);
+    assert_int_equal(shaped_events(&t, "gemm", "[[128, 32, 16]]"), 3);
+    assert_int_equal(shaped_events(&t, "gemm", "[[8, 8, 8]]"), 2);
+    assert_int_equal(shaped_events(&t, "gemm", "[[1, 2, 3]]"), 20000);
+    assert_int_equal(shaped_events(&t, "gemm", NULL), 4);
+    assert_int_equal(shaped_events(&t, "neg", "[[3, -1]]"), 1);
+    assert_int_equal(shaped_events(&t, "main", NULL), 1);
+    /* wide: 9 inputs of 16 sizes are 153 numbers; the 7 that fit 127 are kept. */
+    char wide[1024] = "[";
+    for (int i = 0; i < 7; i++)
+        strcat(wide, i ? ", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]"
+                       : "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]");
+    strcat(wide, "]");
+    assert_int_equal(shaped_events(&t, "wide", wide), 1);
+    /* Only shaped scopes (and perhaps main, if it ran past 2^27 ticks) take
+     * the long form: plain ones keep their 16 bytes. */
+    uint64_t shaped = 5 + 3 + 2 + 20000 + 2 + 1 + 1;
+    assert_true(t.long_records >= shaped && t.long_records <= shaped + 1);
+    assert_int_equal(t.nev, shaped + 4 + 1);
+    tr_free(&t);
+    child_free(&c);
+
+    /* By name (the default): one gemm row with every call, no shapes column. */
+    child_run(&c, "prog_shape", NULL);
+    child_row rows[MAXROWS];
+    int n = child_table_rows(c.err, rows, MAXROWS);
+    expect_row(rows, n, "gemm", 5 + 3 + 2 + 20000 + 4);
+    expect_row(rows, n, "conv2d", 2);
+    assert_int_equal(child_lines_with(c.err, "Input Shapes"), 0);
+    child_free(&c);
+
+    /* A value that does not parse is named and ignored. */
+    static const char *const bad[] = {"SCOPEPROF_GROUP_BY=size", NULL};
+    child_run(&c, "prog_shape", bad);
+    assert_int_equal(child_lines_with(c.err, "ignoring SCOPEPROF_GROUP_BY='size': expected name or shape"), 1);
+    n = child_table_rows(c.err, rows, MAXROWS);
+    expect_row(rows, n, "gemm", 20014);
+    child_free(&c);
+}
+
 static void test_timed_flush(void **state) {
     (void)state;
     static const char *const env[] = {"SCOPEPROF_FLUSH_MS=25", "PROG_WAIT_MS=500", NULL};
@@ -640,6 +736,7 @@ int main(void) {
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_mismatch),
         cmocka_unit_test(test_streaming_keeps_every_event),
+        cmocka_unit_test(test_input_shapes),
         cmocka_unit_test(test_timed_flush),
         cmocka_unit_test(test_multi_module),
         cmocka_unit_test(test_late_destructor),

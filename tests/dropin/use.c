@@ -36,6 +36,19 @@ int dropin_work(int n, const char *tag) {
         int t = s + 1;
         s = t;
     }
+#ifdef SCOPEPROF__SHAPES /* variadic macros: C99, C++11 */
+    {
+        /* Sizes of several types, read only by the macros. */
+        size_t m = 64;
+        int k = 3;
+        unsigned char b = 2;
+        long long big = 1LL << 40;
+        PROFILE_SCOPE_SHAPE("gemm", m, k, b);
+        PROFILE_SCOPE_SHAPES("conv2d", PROFILE_DIMS(m, k, 56, 56), PROFILE_NO_DIMS, PROFILE_DIMS(big));
+        int v = s;
+        s = v + 1;
+    }
+#endif
     {
         PROFILE_SCOPE_DYN(tag);
         PROFILE_SCOPE("a"); PROFILE_SCOPE("b"); /* two on one line */

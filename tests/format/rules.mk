@@ -5,7 +5,7 @@
 #                              headers and END flipped, read by the reporter
 #                              in-process; resync after a damaged length; the
 #                              END count checked
-#   old_format.sh              a file the format 3.2 writer wrote
+#   old_format.sh              files the format 3.2 and 4.0 writers wrote
 #                              (tests/format/old) read by the reporter and
 #                              its ASan+UBSan build: the 3.2 reporter's
 #                              tables byte for byte, the trace JSON parsed

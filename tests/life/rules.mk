@@ -98,5 +98,5 @@ check-leaks: $(BUILD)/samples/train_cpu
 
 # One table everywhere (issue 24): the exit summary against `scopeprof table`
 # of the same file, byte for byte.
-TEST_BINS += $(LIFE)/prog_life $(BUILD)/samples/train_cpu $(BUILD)/scopeprof
+TEST_BINS += $(LIFE)/prog_life $(BUILD)/samples/train_cpu $(BUILD)/samples/gemm_shapes $(BUILD)/tests/core/prog_shape $(BUILD)/scopeprof
 TEST_CMDS += tests/life/same_table.sh

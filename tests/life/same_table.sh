@@ -7,17 +7,21 @@
 # (scopeprof_agg_flush), so they cannot drift apart by rounding.
 # Cases: a schedule with two cycles, steps and memory (prog_life); a program
 # with a loader thread, nesting, steps and memory (samples/train_cpu), with
-# overhead compensation and without it (SCOPEPROF_COMPENSATE=0).
+# overhead compensation and without it (SCOPEPROF_COMPENSATE=0); scopes with
+# input shapes (samples/gemm_shapes, tests/core/prog_shape: shapes cut to
+# fit, negative sizes, records across chunks) grouped by shape
+# (SCOPEPROF_GROUP_BY=shape against --group-by shape) and by name.
 set -eu
 BUILD=${BUILD:-build}
 work=$(mktemp -d /tmp/sp_same.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 failed=0
 
-# same NAME EXIT_TEXT TRACE: the exit text against `scopeprof table TRACE`.
+# same NAME EXIT_TEXT TRACE [ARGS...]: the exit text against `scopeprof table ARGS... TRACE`.
 same() {
   local name=$1 want=$2 trace=$3
-  if ! "$BUILD/scopeprof" table "$trace" >"$work/got" 2>&1; then
+  shift 3
+  if ! "$BUILD/scopeprof" table "$@" "$trace" >"$work/got" 2>&1; then
     echo "FAIL: $name: scopeprof table $trace failed:"; cat "$work/got"; failed=1; return
   fi
   if ! grep -q '^Self CPU time total' "$want"; then
@@ -55,6 +59,19 @@ for comp in 1 0; do
   same "train_cpu, SCOPEPROF_COMPENSATE=$comp" "$work/train$comp.err" "$work/train$comp.sprof"
 done
 grep -q '^Overhead compensation' "$work/train1.err" || { echo "FAIL: no compensation note in the compensated run"; failed=1; }
+
+# Input shapes (issue 26): every row, grouped by shape and by name.
+for prog in samples/gemm_shapes tests/core/prog_shape; do
+  base=$(basename "$prog")
+  for group in shape name; do
+    SCOPEPROF_OUTPUT="$work/$base.$group.sprof" SCOPEPROF_GROUP_BY=$group SCOPEPROF_ROW_LIMIT=0 \
+      "$BUILD/$prog" >/dev/null 2>"$work/$base.$group.all"
+    sed '$d' "$work/$base.$group.all" >"$work/$base.$group.err"
+    same "$base, SCOPEPROF_GROUP_BY=$group" "$work/$base.$group.err" "$work/$base.$group.sprof" \
+      --group-by $group --limit 0
+  done
+  grep -q 'Input Shapes  $' "$work/$base.shape.err" || { echo "FAIL: $base: no Input Shapes column"; failed=1; }
+done
 
 [ "$failed" -eq 0 ] && echo "same_table.sh: all passed"
 exit "$failed"

@@ -5,6 +5,7 @@
  *                             equal starts, zero durations
  *   mktrace rich OUT [RANK]   GPU scopes, memory, steps, device, peaks (tw.h)
  *   mktrace rank OUT PID RANK SCALE   the known set, times * SCALE, a rank
+ *   mktrace shaped OUT        format 5: scopes with input shapes
  *   mktrace corpus DIR        the bad-file corpus (tests/reporter/corpus/,
  *                             regenerate with tests/reporter/make_corpus.sh)
  */
@@ -31,6 +32,64 @@ static void nasty(tw *w) {
     tw_events(w, 1, t1, 2);
     tw_events(w, 0, t0 + 3, 2);
     tw_end(w, 7);
+}
+
+/* Format 5: scopes with input shapes (PROFILE_SCOPE_SHAPE), times in ticks
+ * of 1 ns. Thread 0, in close order:
+ *   chunk 1: gemm [100,200] [[64, 32, 16]]; gemm [300,350] [[8, 8, 8]];
+ *            gemm [400,500] no shapes (a 16-byte record);
+ *            gemm [650,750] [[64, 32, 16]] inside
+ *            conv2d [600,900] [[128, 64, 56, 56], [64, 64, 3, 3], [], [-1]];
+ *            main [0,1000]
+ *   chunk 2: gemm [1100,1300] [[64, 32, 16]]; gemm [1400,1450] with an
+ *            empty list of inputs (m = 0: "[]", the row of gemm without)
+ * By name and shape: gemm [[64, 32, 16]] 3 calls, 400 ns; [[8, 8, 8]] 1,
+ * 50; [] 2, 150; conv2d 1, total 300, self 200; main 1, total 1000, self
+ * 450. Units (a long record 2, its shape ceil((m + 1) / 2)): 5+5+1+5+9+1
+ * in chunk 1, 5+3 in chunk 2: 34. */
+static void shaped(tw *w) {
+    static const tw_ev c1[] = {{100, 200, 2, 1}, {300, 350, 2, 1}, {400, 500, 2, 1},
+                               {650, 750, 2, 2}, {600, 900, 3, 1}, {0, 1000, 1, 0}};
+    static const tw_ev c2[] = {{1100, 1300, 2, 0}, {1400, 1450, 2, 0}};
+    static const uint64_t g64[] = {4, 3, 64, 32, 16}, g8[] = {4, 3, 8, 8, 8}, none[] = {0},
+                          conv[] = {13, 4, 128, 64, 56, 56, 4, 64, 64, 3, 3, 0, 1, (uint64_t)-1};
+    const uint64_t *const s1[] = {g64, g8, NULL, g64, conv, NULL}, *const s2[] = {g64, none};
+    int major = tw_major;
+    tw_major = 5;
+    tw_header(w, 77, "shaped");
+    tw_ticks(w, 0, 0, 1.0);
+    tw_site(w, 1, 10, "main", "m.c", "main");
+    tw_site(w, 2, 20, "gemm", "m.c", "gemm");
+    tw_site(w, 3, 30, "conv2d", "m.c", "conv");
+    tw_thread(w, 0, 77, "main");
+    tw_events_shaped(w, 0, c1, 6, s1);
+    tw_events_shaped(w, 0, c2, 2, s2);
+    tw_end(w, 34);
+    tw_major = major;
+}
+
+/* Format 5, a good EVENTS chunk and then one whose second record's shapes
+ * are bad: `words` (NULL: good ones) written as its shape; then, patched
+ * into that payload (0: nothing), `units` as the record's units field and
+ * `m` as its first word. */
+static void shaped_bad(tw *w, const uint64_t *words, uint32_t units, uint64_t m) {
+    static const tw_ev ev[] = {{10, 20, 1, 0}, {30, 40, 1, 0}};
+    static const uint64_t good[] = {2, 1, 5};
+    const uint64_t *const sh[] = {NULL, words ? words : good};
+    int major = tw_major;
+    tw_major = 5;
+    tw_header(w, 1, "p");
+    tw_ticks(w, 0, 0, 1.0);
+    tw_site(w, 1, 1, "s", "f.c", "fn");
+    tw_events(w, 0, ev, 1);
+    tw p = {0, 0, 0};
+    tw_events_payload(&p, 0, ev, 2, sh);
+    if (units) tw_patch32(&p, 8 + 16 + 28, units); /* the long record follows a short one */
+    if (m) tw_patch64(&p, 8 + 16 + 32, m);
+    tw_chunk(w, 3, &p);
+    free(p.b);
+    tw_end(w, 1 + (uint64_t)(p.n - 8) / 16);
+    tw_major = major;
 }
 
 static int save(const tw *w, const char *dir, const char *name) {
@@ -229,6 +288,47 @@ static int corpus(const char *dir) {
     RESET();
     tw_known_rank(&w, 7, 0xFFFFFFFFu, 10000);
     bad |= save(&w, dir, "known_long");
+    /* Format 5: input shapes, and shapes that do not parse (each after a
+     * good chunk, which is still counted): m past its units, an input whose
+     * dimensions run past m, more words than a record holds (65 units), and
+     * units that run past the chunk. */
+    RESET();
+    shaped(&w);
+    bad |= save(&w, dir, "v5_shapes");
+    RESET();
+    shaped_bad(&w, NULL, 0, 4); /* 2 units hold m <= 3 */
+    bad |= save(&w, dir, "v5_shape_m_past");
+    static const uint64_t dims_past[] = {2, 3, 64};
+    RESET();
+    shaped_bad(&w, dims_past, 0, 0);
+    bad |= save(&w, dir, "v5_shape_dims_past");
+    {
+        uint64_t many[129] = {128, 127};
+        for (int i = 2; i < 129; i++) many[i] = (uint64_t)i;
+        RESET();
+        shaped_bad(&w, many, 0, 0);
+        bad |= save(&w, dir, "v5_shape_too_many");
+    }
+    RESET();
+    shaped_bad(&w, NULL, 9, 0);
+    bad |= save(&w, dir, "v5_shape_units_past");
+    /* Format 4: the same long record's last field (reserved, ignored there)
+     * nonzero, and zero: the two read alike. */
+    tw_major = 4;
+    for (int k = 0; k < 2; k++) {
+        static const tw_ev lg[] = {{10, 20, 1, 1}, {0, 1ull << 40, 1, 0}};
+        RESET();
+        tw_header(&w, 1, "p");
+        tw_ticks(&w, 0, 0, 1.0);
+        tw_site(&w, 1, 1, "s", "f.c", "fn");
+        u.n = 0;
+        tw_events_payload(&u, 0, lg, 2, NULL);
+        if (k == 0) tw_patch32(&u, 8 + 16 + 28, 3);
+        tw_chunk(&w, 3, &u);
+        tw_end(&w, 3);
+        bad |= save(&w, dir, k == 0 ? "v4_reserved" : "v4_reserved_zero");
+    }
+    tw_major = 1;
     free(w.b);
     free(u.b);
     return bad;
@@ -237,7 +337,7 @@ static int corpus(const char *dir) {
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: mktrace known OUT [PID] | nasty OUT | rich OUT [RANK] |\n"
-                        "       rank OUT PID RANK SCALE | corpus DIR\n");
+                        "       rank OUT PID RANK SCALE | shaped OUT | corpus DIR\n");
         return 2;
     }
     tw w = {0, 0, 0};
@@ -254,6 +354,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[1], "rank") == 0 && argc > 5) {
         tw_known_rank(&w, strtoull(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 10),
                       strtoull(argv[5], NULL, 10));
+        rc = tw_save(&w, argv[2]) != 0;
+    } else if (strcmp(argv[1], "shaped") == 0) {
+        shaped(&w);
         rc = tw_save(&w, argv[2]) != 0;
     } else if (strcmp(argv[1], "corpus") == 0) {
         rc = corpus(argv[2]);

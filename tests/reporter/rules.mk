@@ -16,6 +16,9 @@
 #                         killed, steps) read by the reporter
 #   trace_json.sh         the trace JSON parsed back by python3: nesting,
 #                         ordering, escaping, merged pids
+#   shapes.sh             shape_prog's input shapes (PROFILE_SCOPE_SHAPE):
+#                         the exit table = table --group-by shape, byte for
+#                         byte; the trace's "Input Dims" read back; diff
 #   fuzz_short.sh         a short libFuzzer run over the corpus
 #   devtools.sh           the trace JSON loaded by Chrome DevTools' own trace
 #                         model (npm @paulirish/trace_engine, pinned)
@@ -62,13 +65,19 @@ $(REP_T)/prog_robust: tests/reporter/prog_robust.c $(HEADER)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
 
+# shapes.sh's program: scopes with input shapes on two threads, steps, memory.
+$(REP_T)/shape_prog: tests/reporter/shape_prog.c $(HEADER)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
+
 $(REP_T)/mktrace: tests/reporter/mktrace.c tests/reporter/tw.h $(HEADER)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 
 TEST_BINS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/mktrace $(REP_T)/test_robust $(REP_T)/prog_robust \
-             $(REP_T)/test_diff $(REP_T)/test_words $(REP_T)/diff_prog1 $(REP_T)/diff_prog2 \
+             $(REP_T)/test_diff $(REP_T)/test_words $(REP_T)/diff_prog1 $(REP_T)/diff_prog2 $(REP_T)/shape_prog \
              $(BUILD)/scopeprof $(BUILD)/fuzz_read $(BUILD)/samples/train_cpu
 TEST_CMDS += $(REP_T)/test_reporter $(REP_T)/test_reporter_asan $(REP_T)/test_robust tests/reporter/real.sh tests/reporter/trace_json.sh \
+             tests/reporter/shapes.sh \
              $(REP_T)/test_diff $(REP_T)/test_words tests/reporter/diff.sh tests/reporter/man_doc.sh \
              tests/reporter/fuzz_short.sh tests/reporter/devtools.sh

@@ -283,6 +283,89 @@ static void test_format_versions(void **state) {
     free(out), free(err);
 }
 
+/* Input shapes (format 5, PROFILE_SCOPE_SHAPE): mktrace's shaped(), whose
+ * rows are worked out there. */
+static const char shapes_csv[] =
+    "name,count,self_cpu_time_total_ns,cpu_time_total_ns,cpu_time_avg_ns,self_cpu_percent,cpu_total_percent,input_shapes\n"
+    "main,1,450,1000,1000,36.00,80.00,[]\n"
+    "gemm,3,400,400,133,32.00,32.00,\"[[64, 32, 16]]\"\n"
+    "conv2d,1,200,300,300,16.00,24.00,\"[[128, 64, 56, 56], [64, 64, 3, 3], [], [-1]]\"\n"
+    "gemm,2,150,150,75,12.00,12.00,[]\n"
+    "gemm,1,50,50,50,4.00,4.00,\"[[8, 8, 8]]\"\n";
+
+static void test_input_shapes(void **state) {
+    (void)state;
+    char *out, *err;
+    /* One row per name and shape; a record with an empty list of inputs is
+     * in gemm's [] row, with the scope recorded without shapes. */
+    assert_int_equal(run(&out, &err, "table", "--group-by", "shape", "--format", "csv", path("v5_shapes"), NULL), 0);
+    assert_string_equal(out, shapes_csv);
+    assert_string_equal(err, "");
+    free(out), free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "input_shape", path("v5_shapes"), NULL), 0);
+    assert_non_null(strstr(out, "    # of Calls                                   Input Shapes  \n"));
+    assert_non_null(strstr(out, "             1  [[128, 64, 56, 56], [64, 64, 3, 3], [], [-1]]  \n"));
+    assert_non_null(strstr(out, "             3                                 [[64, 32, 16]]  \n"));
+    free(out), free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "shape", "--format", "json", path("v5_shapes"), NULL), 0);
+    assert_non_null(strstr(out, "\"input_shapes\":\"[[8, 8, 8]]\""));
+    free(out), free(err);
+    /* By name, shapes do not split rows. */
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("v5_shapes"), NULL), 0);
+    assert_non_null(strstr(out, "\ngemm,6,600,600,100,48.00,48.00\n"));
+    assert_null(strstr(out, "[["));
+    free(out), free(err);
+    /* The trace: Kineto's "Input Dims" among the args (none for a scope
+     * without shapes), read back by the Chrome reader into the same rows. */
+    assert_int_equal(run(&out, &err, "trace", path("v5_shapes"), NULL), 0);
+    assert_non_null(strstr(out, "\"func\":\"conv\",\"Input Dims\":[[128, 64, 56, 56], [64, 64, 3, 3], [], [-1]]}}"));
+    assert_non_null(strstr(out, "\"ts\":0.400,\"dur\":0.100,\"pid\":77,\"tid\":77,\"args\":{\"file\":\"m.c\",\"line\":20,\"func\":\"gemm\"}}"));
+    assert_non_null(strstr(out, "\"func\":\"gemm\",\"Input Dims\":[]}}"));
+    free(out), free(err);
+    assert_int_equal(run(&out, &err, "trace", "-o", path("v5_shapes.json"), path("v5_shapes"), NULL), 0);
+    free(out), free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "shape", "--format", "csv", path("v5_shapes.json"), NULL), 0);
+    assert_string_equal(out, shapes_csv);
+    free(out), free(err);
+    /* diff pairs rows by name and shape. */
+    assert_int_equal(run(&out, &err, "diff", "--group-by", "shape", "--format", "csv", path("v5_shapes"),
+                         path("v5_shapes.json"), NULL), 0);
+    assert_true(strncmp(out, "name,input_shapes,base_count,new_count,", 39) == 0);
+    assert_non_null(strstr(out, "\ngemm,\"[[64, 32, 16]]\",3,3,400,400,"));
+    assert_non_null(strstr(out, "\ngemm,[],2,2,150,150,"));
+    assert_null(strstr(out, "only"));
+    free(out), free(err);
+}
+
+/* Shapes that do not parse are damage, told as other damage (exit 1,
+ * the offset of the chunk), the chunks before them still counted; a format
+ * 4 file's field in that place is reserved, whatever it holds. */
+static void test_input_shapes_bad(void **state) {
+    (void)state;
+    const char *bad[][2] = {{"v5_shape_m_past", "offset 179: EVENTS chunk: event 1 has malformed input shapes"},
+                            {"v5_shape_dims_past", "offset 179: EVENTS chunk: event 1 has malformed input shapes"},
+                            {"v5_shape_too_many", "offset 179: EVENTS chunk: event 1 has malformed input shapes"},
+                            {"v5_shape_units_past",
+                             "offset 179: EVENTS chunk: event 1: its input shapes (9 units) run past the chunk"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *out, *err;
+        assert_int_equal(run(&out, &err, "table", "--group-by", "shape", "--format", "csv", path(bad[i][0]), NULL), 1);
+        if (!strstr(err, bad[i][1])) fail_msg("%s: stderr '%s' lacks '%s'", bad[i][0], err, bad[i][1]);
+        assert_non_null(strstr(out, "\ns,1,10,10,10,100.00,100.00,[]\n")); /* the chunk before */
+        free(out), free(err);
+        assert_int_equal(run(&out, &err, "trace", "-o", path("bad_shape.json"), path(bad[i][0]), NULL), 1);
+        assert_non_null(strstr(err, bad[i][1]));
+        free(out), free(err);
+    }
+    expect_same_output("table", "csv", "v4_reserved", "v4_reserved_zero");
+    expect_same_output("trace", NULL, "v4_reserved", "v4_reserved_zero");
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--group-by", "shape", "--format", "csv", path("v4_reserved"), NULL), 0);
+    assert_non_null(strstr(out, "\ns,2,1099511627776,1099511627786,549755813893,100.00,100.00,[]\n"));
+    assert_string_equal(err, "");
+    free(out), free(err);
+}
+
 static void expect_error(const char *file, int rc_want, const char *msg) {
     char *out, *err;
     assert_int_equal(run(&out, &err, "table", path(file), NULL), rc_want);
@@ -549,11 +632,14 @@ static void test_chrome_input(void **state) {
     assert_non_null(strstr(out, "[[4, 8], [8, 8], []]  \n"));
     free(out);
     free(err);
-    /* ...is a usage error on a .sprof file, with no partial output. */
-    assert_int_equal(run(&out, &err, "table", "--group-by", "shape", "--format", "json", path("gpu.json"),
-                         path("known.sprof"), NULL), 2);
-    assert_string_equal(out, "");
-    assert_non_null(strstr(err, "known.sprof: --group-by shape needs Chrome trace JSON"));
+    /* ...and with a .sprof file (format 5 holds shapes; these scopes have
+     * none: []), one table over both. */
+    assert_int_equal(run(&out, &err, "table", "--group-by", "shape", "--format", "csv", path("gpu.json"),
+                         path("known.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\naten::addmm,1,5000,8000,8000,"));
+    assert_non_null(strstr(out, "\nmain,1,500000,1000000,1000000,"));
+    assert_non_null(strstr(out, ",100.00,[]\n"));
+    assert_string_equal(err, "");
     free(out);
     free(err);
     /* Malformed JSON: the file, the byte offset, exit 1; what came before is
@@ -889,6 +975,7 @@ int main(void) {
         cmocka_unit_test(test_thread_names_everywhere),
         cmocka_unit_test(test_merge),        cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_format_versions),
+        cmocka_unit_test(test_input_shapes), cmocka_unit_test(test_input_shapes_bad),
         cmocka_unit_test(test_truncated),    cmocka_unit_test(test_skips_and_empty),
         cmocka_unit_test(test_trace_json_text),
         cmocka_unit_test(test_chrome_gpu_total), cmocka_unit_test(test_chrome_input),

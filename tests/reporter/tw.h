@@ -19,7 +19,11 @@ typedef struct tw {
 } tw;
 
 /* The format major version tw_header and tw_events write: 1 (24-byte
- * events) or 2 (16- or 32-byte records). A test sets it before writing. */
+ * events) or 2 (16- or 32-byte records); 3 and later add the header's CRC
+ * and chunk CRCs over the chunk header; 4 and later count EVENTS and END in
+ * 16-byte units, and need a TICKS chunk (tw_ticks) before the events, whose
+ * times are then ticks; 5 adds input shapes (tw_events_shaped). A test sets
+ * it before writing. */
 static int tw_major = 1;
 
 typedef struct tw_ev {
@@ -49,15 +53,18 @@ static inline void tw_u64(tw *w, uint64_t v) {
 
 static inline void tw_header_v(tw *w, uint64_t pid, const char *prog, uint32_t version) {
     uint32_t pl = (uint32_t)strlen(prog);
+    int crc = tw_major >= 3; /* format 3: the header ends with its CRC */
+    size_t at = w->n;
     tw_put(w, "SCOPEPRF", 8);
     tw_u32(w, version);
-    tw_u32(w, 48 + pl);
+    tw_u32(w, 48 + pl + (crc ? 4 : 0));
     tw_u64(w, pid);
     tw_u64(w, 1000); /* start_ns */
     tw_u64(w, 0);    /* realtime - monotonic */
     tw_u32(w, 0xFFFFFFFFu);
     tw_u32(w, pl);
     tw_put(w, prog, pl);
+    if (crc) tw_u32(w, scopeprof_crc32(0, w->b + at, w->n - at));
 }
 static inline void tw_header(tw *w, uint64_t pid, const char *prog) {
     tw_header_v(w, pid, prog, (uint32_t)tw_major);
@@ -69,14 +76,39 @@ static inline void tw_header_rank(tw *w, uint64_t pid, const char *prog, uint32_
     for (int i = 0; i < 4; i++) w->b[at + 40 + (size_t)i] = (unsigned char)(rank >> (8 * i));
 }
 
-/* A chunk around a payload; returns the offset of its header. */
+/* A chunk around a payload; returns the offset of its header. Its CRC:
+ * the payload's, continued over the header's first 12 bytes from format 3. */
 static inline size_t tw_chunk(tw *w, uint32_t type, const tw *payload) {
     size_t at = w->n;
     tw_u32(w, 0x4B4E4843u);
     tw_u32(w, type);
     tw_u32(w, (uint32_t)payload->n);
-    tw_u32(w, scopeprof_crc32(0, payload->b, payload->n));
+    uint32_t c = scopeprof_crc32(0, payload->b, payload->n);
+    tw_u32(w, tw_major >= 3 ? scopeprof_crc32(c, w->b + at, 12) : c);
     tw_put(w, payload->b, payload->n);
+    return at;
+}
+
+/* Overwrite a little-endian u32 or u64 at byte `at` of w (a payload, before
+ * it is wrapped in its chunk: the CRC then covers what was patched). */
+static inline void tw_patch32(tw *w, size_t at, uint32_t v) {
+    for (int i = 0; i < 4; i++) w->b[at + (size_t)i] = (unsigned char)(v >> (8 * i));
+}
+static inline void tw_patch64(tw *w, size_t at, uint64_t v) {
+    tw_patch32(w, at, (uint32_t)v);
+    tw_patch32(w, at + 4, (uint32_t)(v >> 32));
+}
+
+/* TICKS (format 4): ticks to ns. tw_ticks(w, 0, 0, 1.0): ticks are ns. */
+static inline size_t tw_ticks(tw *w, uint64_t tick0, uint64_t ns0, double ns_per_tick) {
+    tw p = {0, 0, 0};
+    uint64_t bits;
+    memcpy(&bits, &ns_per_tick, sizeof bits);
+    tw_u64(&p, tick0);
+    tw_u64(&p, ns0);
+    tw_u64(&p, bits);
+    size_t at = tw_chunk(w, 11, &p);
+    free(p.b);
     return at;
 }
 
@@ -108,33 +140,58 @@ static inline size_t tw_thread(tw *w, uint32_t index, uint64_t tid, const char *
     return at;
 }
 
-static inline size_t tw_events(tw *w, uint32_t thread, const tw_ev *ev, uint32_t n) {
-    tw p = {0, 0, 0};
-    tw_u32(&p, thread);
-    tw_u32(&p, n);
+/* An EVENTS payload (thread, count, records) into p, which the caller
+ * wraps with tw_chunk(w, 3, p) (after patching it, if it likes). shape
+ * (NULL: none at all) gives each event its input shapes (format 5; shape[i]
+ * NULL: none): shape[i][0] = m, then the m words (each input's number of
+ * dimensions, then its dimensions); the event takes a 32-byte record and
+ * ceil((m + 1) / 2) units after it, zero-padded. Payload offsets: the first
+ * record at 8, a long record's units field at 28 into it, its shape's words
+ * at 32. */
+static inline void tw_events_payload(tw *p, uint32_t thread, const tw_ev *ev, uint32_t n,
+                                     const uint64_t *const *shape) {
+    uint64_t units = 0;
+    tw_u32(p, thread);
+    tw_u32(p, n);
     for (uint32_t i = 0; i < n; i++) {
         const tw_ev *e = &ev[i];
+        const uint64_t *sh = shape ? shape[i] : NULL;
         uint64_t d = e->end - e->start;
-        tw_u64(&p, e->start);
+        tw_u64(p, e->start);
         if (tw_major == 1) {
-            tw_u64(&p, e->end);
-            tw_u32(&p, e->site);
-            tw_u32(&p, e->depth);
-        } else if (e->end >= e->start && d < 0xFFFFFFFFu && e->site < (1u << 19) &&
+            tw_u64(p, e->end);
+            tw_u32(p, e->site);
+            tw_u32(p, e->depth);
+        } else if (!sh && e->end >= e->start && d < 0xFFFFFFFFu && e->site < (1u << 19) &&
                    (e->depth & 0x7FFFFFFFu) < 4096) {
-            tw_u32(&p, (uint32_t)d); /* 16 bytes: site | depth << 19 | GPU */
-            tw_u32(&p, e->site | (e->depth & 0xFFFu) << 19 | (e->depth & 0x80000000u));
+            tw_u32(p, (uint32_t)d); /* 16 bytes: site | depth << 19 | GPU */
+            tw_u32(p, e->site | (e->depth & 0xFFFu) << 19 | (e->depth & 0x80000000u));
+            units += 1;
         } else {
-            tw_u32(&p, 0xFFFFFFFFu); /* 32 bytes */
-            tw_u32(&p, e->depth);
-            tw_u64(&p, e->end);
-            tw_u32(&p, e->site);
-            tw_u32(&p, 0);
+            uint32_t k = sh ? (uint32_t)((sh[0] + 2) / 2) : 0;
+            tw_u32(p, 0xFFFFFFFFu); /* 32 bytes */
+            tw_u32(p, e->depth);
+            tw_u64(p, e->end);
+            tw_u32(p, e->site);
+            tw_u32(p, k);
+            for (uint64_t j = 0; j < 2 * (uint64_t)k; j++) tw_u64(p, j <= sh[0] ? sh[j] : 0);
+            units += 2 + k;
         }
     }
+    if (tw_major >= 4) tw_patch32(p, 4, (uint32_t)units); /* counted in 16-byte units */
+}
+
+static inline size_t tw_events_shaped(tw *w, uint32_t thread, const tw_ev *ev, uint32_t n,
+                                      const uint64_t *const *shape) {
+    tw p = {0, 0, 0};
+    tw_events_payload(&p, thread, ev, n, shape);
     size_t at = tw_chunk(w, 3, &p);
     free(p.b);
     return at;
+}
+
+static inline size_t tw_events(tw *w, uint32_t thread, const tw_ev *ev, uint32_t n) {
+    return tw_events_shaped(w, thread, ev, n, NULL);
 }
 
 /* Flags word of a memory record (docs/FORMAT.md, type 3). */
