@@ -84,9 +84,10 @@
  *                              the trace file (registry lock, write(2)).
  *   PROFILE_SCOPE_DYN          as PROFILE_SCOPE, plus a hash lookup under the
  *                              registration lock at every use.
- *   PROFILE_SCOPE_SHAPE(S)     as PROFILE_SCOPE, plus an out-of-line call at
- *                              the close that stores the sizes (a record of
- *                              32 bytes and 16 per two numbers, with its count).
+ *   PROFILE_SCOPE_SHAPE(S)     as PROFILE_SCOPE, and the close stores the
+ *                              sizes (a record of 32 bytes and 16 per two
+ *                              numbers, with their count): inline up to 15
+ *                              numbers, else an out-of-line call.
  *   PROFILE_BEGIN / _END       an out-of-line call; BEGIN may realloc its stack.
  *   PROFILE_GPU_SCOPE          two event records on the stream, a query; a
  *                              per-thread lock; the first one loads the runtime.
@@ -231,8 +232,10 @@
     (defined(__cplusplus) && __cplusplus >= 201103L)
 #define SCOPEPROF__SHAPES 1
 #define SCOPEPROF__NARGS(...) \
-    SCOPEPROF__NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define SCOPEPROF__NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n, ...) n
+    SCOPEPROF__NARGS_(__VA_ARGS__, MANY, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define SCOPEPROF__NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, n, ...) n
+/* 17 sizes: a compile error that names the limit (a negative bit-field). */
+#define SCOPEPROF__DMANY(...) sizeof(struct { int PROFILE_DIMS_takes_at_most_16_sizes : -1; })
 #define SCOPEPROF__D(x) (long long)(x)
 #define SCOPEPROF__D1(a) SCOPEPROF__D(a)
 #define SCOPEPROF__D2(a, ...) SCOPEPROF__D(a), SCOPEPROF__D1(__VA_ARGS__)
@@ -515,19 +518,34 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 
 #define PROFILE_FUNCTION() PROFILE_SCOPE(__func__)
 
+/* A shape's numbers as the macros make them (long long: __extension__ keeps
+ * a C++98 implementation's file quiet), and a shape word in slots' memory
+ * (may_alias: stored as words, read back as slots). */
+__extension__ typedef long long scopeprof__ll;
+typedef scopeprof__u64 __attribute__((may_alias)) scopeprof__word;
+SCOPEPROF__HIDDEN void scopeprof__emit_shaped(scopeprof__thread *t, scopeprof__u64 start, scopeprof__u64 end,
+                                              scopeprof__u32 site, scopeprof__u32 depth, const scopeprof__ll *w,
+                                              scopeprof__u32 m);
+/* Whether the m numbers at w are whole inputs (each its count, then that
+ * many sizes), as PROFILE_DIMS and PROFILE_NO_DIMS make them; a list
+ * written by hand may not be. With the macros' constant counts, the
+ * compiler folds this to nothing. */
+static inline int scopeprof__shape_ok(const scopeprof__ll *w, scopeprof__u32 m) {
+    for (scopeprof__u32 i = 0; i < m; i += 1 + (scopeprof__u32)w[i])
+        if (w[i] < 0 || (scopeprof__u64)w[i] > m - i - 1) return 0;
+    return 1;
+}
+
 #ifdef SCOPEPROF__SHAPES
 /* A scope with its input shapes: the numbers (PROFILE_DIMS) in an array of
  * the enclosing block, declared before the scope so that it outlives it;
- * the close stores them after the scope's record, out of line. */
+ * the close stores them after the scope's record. */
 typedef struct scopeprof_shape_scope {
     scopeprof_scope sc;
-    const long long *w;
+    const scopeprof__ll *w;
     scopeprof__u32 m;
 } scopeprof_shape_scope;
-SCOPEPROF__HIDDEN void scopeprof__emit_shaped(scopeprof__thread *t, scopeprof__u64 start, scopeprof__u64 end,
-                                              scopeprof__u32 site, scopeprof__u32 depth, const long long *w,
-                                              scopeprof__u32 m);
-static inline scopeprof_shape_scope scopeprof__shape_begin(scopeprof_site *s, const long long *w,
+static inline scopeprof_shape_scope scopeprof__shape_begin(scopeprof_site *s, const scopeprof__ll *w,
                                                            scopeprof__u32 m) {
     scopeprof_shape_scope ss;
     ss.w = w;
@@ -535,12 +553,11 @@ static inline scopeprof_shape_scope scopeprof__shape_begin(scopeprof_site *s, co
     ss.sc = scopeprof__scope_begin(s);
     return ss;
 }
-/* The record (format.h, "Input shapes"): inline for up to 15 numbers where
- * the chunk has room (m is a constant here: the copy is unrolled), else out
- * of line, which also cuts what does not fit. A slot's memory is two
- * little-endian words on a little-endian CPU: the numbers are stored as
- * words (may_alias: read back as slots). */
-typedef scopeprof__u64 __attribute__((may_alias)) scopeprof__word;
+/* The record (format.h, "Input shapes"): inline for up to 15 numbers that
+ * are whole inputs where the chunk has room (m is a constant here: the copy
+ * is unrolled), else out of line, which also cuts what does not fit or
+ * parse. A slot's memory is two little-endian words on a little-endian CPU:
+ * the numbers are stored as words. */
 static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = ss->sc.t;
@@ -549,7 +566,7 @@ static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const scopeprof__u32 m = ss->m, units = (m + 2) / 2;
     scopeprof__slot *e = t->cur;
-    if (m <= 15 && (scopeprof__size)(t->lim - e) >= 2 + units) {
+    if (m <= 15 && scopeprof__shape_ok(ss->w, m) && (scopeprof__size)(t->lim - e) >= 2 + units) {
         e[0].start = ss->sc.start;
         e[0].dur = SCOPEPROF_REC_LONG_MARK;
         e[0].key = ss->sc.depth;
@@ -569,13 +586,13 @@ static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
 #define PROFILE_SCOPE_SHAPES(nm, ...) SCOPEPROF__SCOPE_SHAPES(nm, __COUNTER__, __VA_ARGS__)
 #define SCOPEPROF__SCOPE_SHAPES(nm, id, ...)                                        \
     SCOPEPROF__SITE(SCOPEPROF__V(scopeprof__site_, id), nm);                        \
-    const long long SCOPEPROF__V(scopeprof__dims_, id)[] = {__VA_ARGS__};           \
+    const scopeprof__ll SCOPEPROF__V(scopeprof__dims_, id)[] = {__VA_ARGS__};       \
     scopeprof_shape_scope SCOPEPROF__V(scopeprof__scope_, id)                       \
         __attribute__((cleanup(scopeprof__shape_end), unused)) =                    \
             scopeprof__shape_begin(&SCOPEPROF__V(scopeprof__site_, id),             \
                                    SCOPEPROF__V(scopeprof__dims_, id),              \
                                    (scopeprof__u32)(sizeof SCOPEPROF__V(scopeprof__dims_, id) / \
-                                                    sizeof(long long)))
+                                                    sizeof(scopeprof__ll)))
 #endif
 
 #define PROFILE_BEGIN(nm)                                                           \

@@ -185,15 +185,16 @@ SCOPEPROF__API void scopeprof__emit_long(scopeprof__thread *t, uint64_t start, u
  * and high halves: the file's little-endian word either way, once the
  * writer has turned each field around on a big-endian machine. */
 SCOPEPROF__API void scopeprof__emit_shaped(scopeprof__thread *t, uint64_t start, uint64_t end, uint32_t site,
-                                           uint32_t depth, const long long *w, uint32_t m) {
+                                           uint32_t depth, const scopeprof__ll *w, uint32_t m) {
     enum { MOST = (SCOPEPROF_SHAPE_MAX_WORDS + 1) / 2 }; /* units */
     const uint32_t cap = SCOPEPROF_EVENTS_PER_CHUNK - 2 < MOST ? SCOPEPROF_EVENTS_PER_CHUNK - 2 : MOST;
-    uint32_t room = cap ? 2 * cap - 1 : 0; /* words after the count */
-    if (m > room) {
-        uint32_t keep = 0;
-        while (keep < m && keep + 1 + (uint64_t)w[keep] <= room) keep += 1 + (uint32_t)w[keep];
-        m = keep;
-    }
+    const uint32_t room = cap ? 2 * cap - 1 : 0; /* words after the count */
+    /* The whole inputs that fit, up to the first count that does not parse
+     * (a list made by hand: a reader must never find words that do not). */
+    uint32_t keep = 0;
+    while (keep < m && w[keep] >= 0 && (uint64_t)w[keep] < m - keep && (uint64_t)w[keep] < room - keep)
+        keep += 1 + (uint32_t)w[keep];
+    m = keep;
     uint32_t units = m ? (m + 2) / 2 : 0;
     scopeprof__slot *e = t->cur;
     if ((uint32_t)(t->lim - e) < 2 + units) e = scopeprof__chunk_next(t);

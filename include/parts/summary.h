@@ -211,9 +211,9 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__sum_shaped(scopeprof__state *g, uint32_t
         uint32_t *v = (uint32_t *)calloc(cap, sizeof *v);
         if (!v) return UINT32_MAX;
         for (uint32_t k = 0; k < g->sum.nshaped; k++) {
-            uint32_t i = (uint32_t)g->sum.shaped[k].hash & (cap - 1);
-            while (v[i]) i = (i + 1) & (cap - 1);
-            v[i] = k + 1;
+            uint32_t at = (uint32_t)g->sum.shaped[k].hash & (cap - 1);
+            while (v[at]) at = (at + 1) & (cap - 1);
+            v[at] = k + 1;
         }
         free(g->sum.shaped_hash);
         g->sum.shaped_hash = v;
