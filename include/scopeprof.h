@@ -1854,22 +1854,20 @@ SCOPEPROF__API uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_
     uint32_t n = a->nrows;
     uint32_t *idx = (uint32_t *)malloc((n ? n : 1) * sizeof *idx);
     uint32_t *tmp = (uint32_t *)malloc((n ? n : 1) * sizeof *tmp);
-    if (!idx || !tmp) {
+    double *v = (double *)malloc((n ? n : 1) * sizeof *v); /* each row's key, once */
+    if (!idx || !tmp || !v) {
         free(idx);
         free(tmp);
+        free(v);
         return NULL;
     }
-    for (uint32_t i = 0; i < n; i++) idx[i] = i;
+    for (uint32_t i = 0; i < n; i++) idx[i] = i, v[i] = scopeprof__sort_value(&a->rows[i], key);
     /* Bottom-up merge sort: stable, so ties keep first-seen order. */
     for (uint32_t w = 1; w < n; w *= 2) {
         for (uint32_t lo = 0; lo < n; lo += 2 * w) {
             uint32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             uint32_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi)
-                tmp[o++] = scopeprof__sort_value(&a->rows[idx[j]], key) >
-                                   scopeprof__sort_value(&a->rows[idx[i]], key)
-                               ? idx[j++]
-                               : idx[i++];
+            while (i < mid && j < hi) tmp[o++] = v[idx[j]] > v[idx[i]] ? idx[j++] : idx[i++];
             while (i < mid) tmp[o++] = idx[i++];
             while (j < hi) tmp[o++] = idx[j++];
         }
@@ -1878,6 +1876,7 @@ SCOPEPROF__API uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_
         tmp = s;
     }
     free(tmp);
+    free(v);
     return idx;
 }
 
@@ -1940,6 +1939,19 @@ static inline const char *scopeprof__shown(const char *s, char **copy) {
     return *copy;
 }
 
+/* A name as the Name column shows it, in dst (SCOPEPROF__NAME_W + 1 bytes):
+ * escaped, and cut to `w` with "..." at its end. The notes under the table
+ * name rows the same way, so no line grows with a name. */
+enum { SCOPEPROF__NAME_W = 55 }; /* PyTorch's widest Name column */
+static inline const char *scopeprof__name_cell(char *dst, const char *raw, int w) {
+    char *copy;
+    const char *s = scopeprof__shown(raw, &copy);
+    int cut = (int)strlen(s) > w;
+    snprintf(dst, SCOPEPROF__NAME_W + 1, "%.*s%s", cut ? w - 3 : w, s, cut ? "..." : "");
+    free(copy);
+    return dst;
+}
+
 /* One table cell: right-aligned in `w`, then two spaces (the last cell too). */
 static inline void scopeprof__cell(FILE *out, const char *s, int w) {
     fprintf(out, "%*s  ", w, s);
@@ -1947,7 +1959,7 @@ static inline void scopeprof__cell(FILE *out, const char *s, int w) {
 
 SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
                                           scopeprof_sort key, int row_limit) {
-    enum { NUM_W = 12, NAME_MAX_W = 55, SHAPES_MAX_W = 80, SRC_MAX_W = 75 }; /* PyTorch's */
+    enum { NUM_W = 12, SHAPES_MAX_W = 80, SRC_MAX_W = 75 }; /* PyTorch's */
     static const char *const heads[] = {
         "Self CPU %", "Self CPU",     "CPU total %", "CPU total", "CPU time avg",
         "Self GPU",   "Self GPU %",   "GPU total",   "GPU time avg",
@@ -1970,7 +1982,7 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
         if (r->extra && (int)scopeprof__escaped(NULL, 0, r->extra) > extra_w)
             extra_w = (int)scopeprof__escaped(NULL, 0, r->extra);
     }
-    if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
+    if (name_w > SCOPEPROF__NAME_W) name_w = SCOPEPROF__NAME_W;
     const char *eh = a->extra_header;
     if (eh && (int)strlen(eh) > extra_w) extra_w = (int)strlen(eh);
     /* PyTorch's text columns: Input Shapes at most 80 wide, cut at the end;
@@ -2004,15 +2016,9 @@ SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
     int64_t self_total = scopeprof_agg_self_total(a), gpu_self_total = scopeprof_agg_gpu_self_total(a);
     for (uint32_t i = 0; i < nshow; i++) {
         const scopeprof_row *r = &a->rows[idx[i]];
-        char name[NAME_MAX_W + 1], b[64], *name_copy, *extra_copy = NULL;
-        const char *shown = scopeprof__shown(r->name, &name_copy);
-        if ((int)strlen(shown) > name_w)
-            snprintf(name, sizeof name, "%.*s...", name_w - 3, shown);
-        else
-            snprintf(name, sizeof name, "%s", shown);
-        free(name_copy);
+        char name[SCOPEPROF__NAME_W + 1], b[64], *extra_copy = NULL;
         double n = r->count ? (double)r->count : 1.0;
-        scopeprof__cell(out, name, name_w);
+        scopeprof__cell(out, scopeprof__name_cell(name, r->name, name_w), name_w);
         scopeprof__percent(b, sizeof b, r->self_ns, self_total);
         scopeprof__cell(out, b, NUM_W);
         scopeprof__cell(out, scopeprof_format_time(b, sizeof b, (double)r->self_ns / 1e3), NUM_W);
@@ -2093,11 +2099,8 @@ SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
             if (clamped++ == 0)
                 fprintf(out, "Overhead compensation clamped at 0 or at their total (scopes about as "
                              "short as the calibration; --no-compensate shows raw times):");
-            if (clamped <= 10) { /* escaped, as in the table */
-                char *copy = NULL;
-                fprintf(out, " %s", scopeprof__shown(a->rows[i].name, &copy));
-                free(copy);
-            }
+            char name[SCOPEPROF__NAME_W + 1]; /* as in the table */
+            if (clamped <= 10) fprintf(out, " %s", scopeprof__name_cell(name, a->rows[i].name, SCOPEPROF__NAME_W));
         }
         if (clamped > 10) fprintf(out, " and %u more", clamped - 10);
         if (clamped) fputc('\n', out);
@@ -6293,7 +6296,7 @@ static inline void scopeprof__rank_list(char *buf, size_t n, const scopeprof_ran
 
 SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, const scopeprof_ranks *x,
                                           scopeprof_sort key, int row_limit) {
-    enum { NUM_W = 12, AT_W = 16, NAME_MAX_W = 55, NCOL = 10 };
+    enum { NUM_W = 12, AT_W = 16, NCOL = 10 };
     static const char *const heads[NCOL] = {"Calls min", "Calls mean", "Calls max", "Self min",
                                             "Self mean", "Self max",   "Total min", "Total mean",
                                             "Total max", "Imbalance"};
@@ -6312,7 +6315,7 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
         if (a->rows[i].extra) l += (int)strlen(a->rows[i].extra) + 3;
         if (l > name_w) name_w = l;
     }
-    if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
+    if (name_w > SCOPEPROF__NAME_W) name_w = SCOPEPROF__NAME_W;
     char sep[512], b[96], fig[48];
     size_t sl = 0;
     memset(sep, '-', (size_t)name_w);
@@ -6335,12 +6338,9 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
     double ncols = x->ncols ? (double)x->ncols : 1.0;
     for (uint32_t i = 0; i < nshow; i++) {
         const scopeprof_row *row = &a->rows[idx[i]];
-        char name[NAME_MAX_W + 1], full[512];
-        if (row->extra) snprintf(full, sizeof full, "%s | %s", row->name, row->extra);
-        else snprintf(full, sizeof full, "%s", row->name);
-        if ((int)strlen(full) > name_w) snprintf(name, sizeof name, "%.*s...", name_w - 3, full);
-        else snprintf(name, sizeof name, "%.*s", NAME_MAX_W, full);
-        fprintf(out, "%-*s", name_w, name);
+        char name[SCOPEPROF__NAME_W + 1], full[512];
+        snprintf(full, sizeof full, "%s%s%s", row->name, row->extra ? " | " : "", row->extra ? row->extra : "");
+        fprintf(out, "%-*s", name_w, scopeprof__name_cell(name, full, name_w));
         static scopeprof_rank_row none; /* zero: a row no column added (out of memory); never written */
         const scopeprof_rank_row *r = idx[i] < x->cap ? &x->rows[idx[i]] : &none;
         for (int m = 0; m < SCOPEPROF_RANK_METRICS; m++) {

@@ -200,7 +200,7 @@ static inline void scopeprof__rank_list(char *buf, size_t n, const scopeprof_ran
 
 SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, const scopeprof_ranks *x,
                                           scopeprof_sort key, int row_limit) {
-    enum { NUM_W = 12, AT_W = 16, NAME_MAX_W = 55, NCOL = 10 };
+    enum { NUM_W = 12, AT_W = 16, NCOL = 10 };
     static const char *const heads[NCOL] = {"Calls min", "Calls mean", "Calls max", "Self min",
                                             "Self mean", "Self max",   "Total min", "Total mean",
                                             "Total max", "Imbalance"};
@@ -219,7 +219,7 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
         if (a->rows[i].extra) l += (int)strlen(a->rows[i].extra) + 3;
         if (l > name_w) name_w = l;
     }
-    if (name_w > NAME_MAX_W) name_w = NAME_MAX_W;
+    if (name_w > SCOPEPROF__NAME_W) name_w = SCOPEPROF__NAME_W;
     char sep[512], b[96], fig[48];
     size_t sl = 0;
     memset(sep, '-', (size_t)name_w);
@@ -242,12 +242,9 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
     double ncols = x->ncols ? (double)x->ncols : 1.0;
     for (uint32_t i = 0; i < nshow; i++) {
         const scopeprof_row *row = &a->rows[idx[i]];
-        char name[NAME_MAX_W + 1], full[512];
-        if (row->extra) snprintf(full, sizeof full, "%s | %s", row->name, row->extra);
-        else snprintf(full, sizeof full, "%s", row->name);
-        if ((int)strlen(full) > name_w) snprintf(name, sizeof name, "%.*s...", name_w - 3, full);
-        else snprintf(name, sizeof name, "%.*s", NAME_MAX_W, full);
-        fprintf(out, "%-*s", name_w, name);
+        char name[SCOPEPROF__NAME_W + 1], full[512];
+        snprintf(full, sizeof full, "%s%s%s", row->name, row->extra ? " | " : "", row->extra ? row->extra : "");
+        fprintf(out, "%-*s", name_w, scopeprof__name_cell(name, full, name_w));
         static scopeprof_rank_row none; /* zero: a row no column added (out of memory); never written */
         const scopeprof_rank_row *r = idx[i] < x->cap ? &x->rows[idx[i]] : &none;
         for (int m = 0; m < SCOPEPROF_RANK_METRICS; m++) {

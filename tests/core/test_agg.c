@@ -745,6 +745,23 @@ static void test_comp_clamped_marked(void **state) {
     assert_non_null(strstr(buf, " esc\\x1b[2J"));
     assert_null(strchr(buf, 0x1b));
     free(buf);
+    /* A long name is cut as the Name column cuts it: no line grows with a
+     * name (CI: a 64 KiB name clamped under load made a 64 KiB line). */
+    char big[1001];
+    memset(big, 'b', 1000);
+    big[0] = 'B', big[1000] = 0;
+    ev(&a, 0, big, 3000, 3001, 0); /* -9: clamped */
+    buf = NULL;
+    f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    scopeprof_agg_flush(&a);
+    scopeprof_table_notes(f, &a);
+    fclose(f);
+    char cut[64];
+    snprintf(cut, sizeof cut, " %.52s...", big);
+    assert_non_null(strstr(buf, cut));
+    assert_null(strstr(buf, big + 900));
+    free(buf);
     scopeprof_agg_free(&a);
 }
 
