@@ -27,7 +27,10 @@ for m in fresh past threads stream; do
   for ((r = 0; r < runs; r++)); do
     # Default settings (the exit table's sums kept, the table printed), then
     # the same without the table (SCOPEPROF_SUMMARY=0: the trace only).
+    # Each writes a new file: overwriting the last run's (ftruncate of
+    # hundreds of MB) is the kernel's work, charged to the one that did it.
     SCOPEPROF_OUTPUT="$tmp/t.sprof" "$B/rusage_run" "$B/regimes" $m >"$tmp/out" 2>"$tmp/err"
+    rm -f "$tmp/t.sprof"
     SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$tmp/t.sprof" "$B/rusage_run" "$B/regimes" $m >/dev/null 2>"$tmp/err0"
     "$B/rusage_run" "$B/regimes_floor" $m >/dev/null 2>"$tmp/ferr"
     rm -f "$tmp/t.sprof"

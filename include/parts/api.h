@@ -391,6 +391,12 @@ typedef struct scopeprof__thread {
      * reused for a later thread (scopeprof__thread_new), so the summary
      * holds one slot per state, not one per thread ever started. */
     scopeprof__u32 slot;
+    /* The trace file's (file.h, under the lock): its name as last written
+     * in a THREAD chunk, the file that went to (out.files), and when the
+     * name was last read from /proc (monotonic ns). */
+    char name_written[64];
+    scopeprof__u32 name_file;
+    scopeprof__u64 name_read_ns;
 } scopeprof__thread;
 
 typedef struct scopeprof_scope { /* what a PROFILE_SCOPE variable holds */

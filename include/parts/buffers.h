@@ -57,11 +57,18 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
  * writer refills one in ~16 page faults. */
 #define SCOPEPROF__READY 64u
 
-/* Whether the writer should wake before its next timed flush: a refill is
- * due and the budget has room for it, or an eighth of the budget is queued.
- * Chunk lock held. */
+/* Whether the writer has a drain due: an eighth of the budget is queued.
+ * It comes before any refill: a writer that kept touching new chunks for a
+ * thread that used them as fast never drained, and chunk memory grew to
+ * the budget in every run (session 11). Chunk lock held. */
+static inline int scopeprof__drain_due(const scopeprof__state *g) {
+    return g->buf.queued >= g->cfg.budget / 8;
+}
+
+/* Whether the writer should wake before its next timed flush: a drain is
+ * due, or a refill is and the budget has room for it. Chunk lock held. */
 static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
-    if (g->buf.queued >= g->cfg.budget / 8) return 1;
+    if (scopeprof__drain_due(g)) return 1;
     return g->buf.nready < SCOPEPROF__READY / 2 && !g->buf.free_list &&
            g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
 }

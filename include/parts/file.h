@@ -197,14 +197,21 @@ static inline void scopeprof__xfsz_take_back(void) {
     sigtimedwait(&set, NULL, &zero); /* EAGAIN when the program ignores it */
 }
 
-/* Write all of buf; on failure report once with the path and the reason and
- * stop writing (the summary is still printed). */
-SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
-    const char *p = (const char *)buf;
+/* Write all of the nv pieces at v, in order, with one system call where it
+ * can (writev; a signal handler's write goes piece by piece: write is the
+ * one on the async-signal-safe list). The checks that the file is still
+ * ours are made once per call: a system call each, which per piece made
+ * the writer's work per chunk mostly system calls. On failure report once
+ * with the path and the reason and stop writing (the summary is still
+ * printed). v is consumed. */
+SCOPEPROF__INTERNAL int scopeprof__write_vec(scopeprof__state *g, struct iovec *v, int nv) {
+    size_t n = 0;
+    for (int i = 0; i < nv; i++) n += v[i].iov_len;
     if (n && g->out.fd >= 0 && scopeprof__cloned(g)) g->out.fd = -2; /* the parent's file */
     if (n && g->out.fd >= 0 && scopeprof__fd_check(g) != 0) return -1;
     while (n && g->out.fd >= 0) {
-        ssize_t w = write(g->out.fd, p, n);
+        while (v->iov_len == 0) v++, nv--;
+        ssize_t w = g->life.in_signal ? write(g->out.fd, v->iov_base, v->iov_len) : writev(g->out.fd, v, nv);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
             int err = w < 0 ? errno : 0;
@@ -218,10 +225,16 @@ SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *bu
             scopeprof__close_output(g);
             return -1;
         }
-        p += w;
         n -= (size_t)w;
+        for (; nv && (size_t)w >= v->iov_len; v++, nv--) w -= (ssize_t)v->iov_len;
+        if (nv) v->iov_base = (char *)v->iov_base + w, v->iov_len -= (size_t)w;
     }
     return g->out.fd >= 0 ? 0 : -1;
+}
+
+SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
+    struct iovec v = {(void *)(uintptr_t)buf, n};
+    return scopeprof__write_vec(g, &v, 1);
 }
 
 /* Every chunk begins so (docs/FORMAT.md): magic, type, payload length, and
@@ -229,13 +242,17 @@ SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *bu
  * once the payload's CRC is known (a chunk too long to hold is visited twice:
  * once for its CRC, once to write it). Returns 0, or -1 if the write failed
  * (the file is then closed). */
-SCOPEPROF__INTERNAL int scopeprof__chunk_start(scopeprof__state *g, uint32_t type, uint32_t len,
-                                               uint32_t payload_crc) {
-    unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE];
+static inline void scopeprof__chunk_head(unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE], uint32_t type, uint32_t len,
+                                         uint32_t payload_crc) {
     scopeprof__put32(h, SCOPEPROF_CHUNK_MAGIC);
     scopeprof__put32(h + 4, type);
     scopeprof__put32(h + 8, len);
     scopeprof__put32(h + 12, scopeprof_chunk_crc(payload_crc, h));
+}
+SCOPEPROF__INTERNAL int scopeprof__chunk_start(scopeprof__state *g, uint32_t type, uint32_t len,
+                                               uint32_t payload_crc) {
+    unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE];
+    scopeprof__chunk_head(h, type, len, payload_crc);
     return scopeprof__write_all(g, h, sizeof h);
 }
 
@@ -398,6 +415,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_ticks(scopeprof__state *g) {
 
 SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     if (g->out.fd != -1) return;
+    g->out.files++; /* a new file: it has no thread names yet */
     g->out.fd = scopeprof__create(g);
     struct stat st;
     if (g->out.fd >= 0 && fstat(g->out.fd, &st) == 0) {
@@ -484,10 +502,15 @@ SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g) {
 }
 
 /* The current name of a live thread (pthread_setname_np may have changed it
- * after its first scope), from /proc with open/read: no allocation. */
-SCOPEPROF__INTERNAL void scopeprof__refresh_name(scopeprof__thread *t) {
+ * after its first scope), from /proc with open/read: no allocation. Read
+ * again only `every` ns after the last read (three system calls: not one
+ * per chunk); a thread's exit reads its final name itself. */
+SCOPEPROF__INTERNAL void scopeprof__refresh_name(scopeprof__thread *t, uint64_t every) {
     char path[64], buf[64];
     if (t->explicit_name || !t->alive) return;
+    uint64_t now = scopeprof__mono_ns();
+    if (t->name_read_ns && now - t->name_read_ns < every) return;
+    t->name_read_ns = now;
     snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)t->tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
@@ -499,9 +522,16 @@ SCOPEPROF__INTERNAL void scopeprof__refresh_name(scopeprof__thread *t) {
     memcpy(t->name, buf, (size_t)n + 1);
 }
 
-SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t) {
+/* A THREAD chunk for t where this file lacks its current name: before its
+ * first EVENTS chunk in the file, and when the name has changed since
+ * (docs/FORMAT.md). `every`: how old the name read from /proc may be (0:
+ * read it now, for the file's end). */
+SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t, uint64_t every) {
     unsigned char b[16 + 64];
-    scopeprof__refresh_name(t);
+    scopeprof__refresh_name(t, every);
+    if (t->name_file == g->out.files && strncmp(t->name_written, t->name, sizeof t->name) == 0) return;
+    t->name_file = g->out.files;
+    memcpy(t->name_written, t->name, sizeof t->name);
     uint32_t n = (uint32_t)strnlen(t->name, sizeof t->name);
     scopeprof__put32(b, t->index);
     scopeprof__put32(b + 4, n);
@@ -660,7 +690,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
 SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopeprof__memsnap *mem) {
     if (g->out.fd < 0) return;
     scopeprof__write_sites(g);
-    for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t);
+    for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t, 0);
     scopeprof__write_memory(g, mem);
     scopeprof__write_steps(g);
     unsigned char b[16];

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,7 +63,9 @@ typedef struct scopeprof__live { /* a live allocation */
 
 /* What a thread's scopes closed at one depth hold for their parent, until
  * it closes (summary.h): their durations and span (ticks) and number, the
- * scopes nested in them, and (rare) their GPU time (ns) and memory. */
+ * scopes nested in them, and (rare) their GPU time (ns) and memory. The
+ * first four hold something only while n > 0 (the first scope sets them);
+ * the rare ones are zeroed when used. */
 typedef struct scopeprof__level {
     int64_t sum;
     uint64_t min_start, max_end;
@@ -73,7 +76,7 @@ typedef struct scopeprof__level {
 } scopeprof__level;
 typedef struct scopeprof__levels { /* one thread slot's, by depth */
     scopeprof__level *lv;
-    uint32_t cap, top; /* top: the deepest level that may hold something */
+    uint32_t cap, top; /* top: the deepest level that may hold something (those past it are empty) */
 } scopeprof__levels;
 
 typedef struct scopeprof__steprec { /* a finished step, in ticks */
@@ -87,7 +90,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 14u /* 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 15u /* 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -201,6 +204,7 @@ typedef struct scopeprof__state {
         int rank; /* -1: unknown */
         uint64_t events_written;
         uint32_t sites_written, gpu_names_written, steps_written;
+        uint32_t files; /* files opened: a thread's name_file names the one its name went to */
     } out;
     /* The exit summary (summary.h), fed as chunks are written, under
      * `lock`: sums per site and per thread slot's depth, folded into the
@@ -332,8 +336,12 @@ static inline void scopeprof__sig_hold(sigset_t *all, sigset_t *old) {
     sigdelset(all, SIGABRT);
     pthread_sigmask(SIG_BLOCK, all, old);
 }
+/* Set in the background writer, which blocks every signal for good: its
+ * holds need no system call (it took two per lock, two per chunk). */
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread int scopeprof__sigs_all_held;
 /* The same; returns the signals that were deliverable (as a bit mask). */
 static inline uint64_t scopeprof__sigs_hold(void) {
+    if (scopeprof__sigs_all_held) return 0;
     sigset_t all, old;
     scopeprof__sig_hold(&all, &old);
     uint64_t was = 0;
@@ -342,6 +350,7 @@ static inline uint64_t scopeprof__sigs_hold(void) {
     return was;
 }
 static inline void scopeprof__sigs_release(uint64_t was) {
+    if (!was) return; /* none to give back */
     sigset_t set;
     sigemptyset(&set);
     for (int sig = 1; sig <= 64; sig++)
@@ -487,7 +496,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wa
 SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait);
 SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t);
+SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t, uint64_t every);
 SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset);
 SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g, const scopeprof__memsnap *s);
 SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out);

@@ -125,12 +125,12 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
-    if (__builtin_expect(L->top > depth + 1, 0)) scopeprof__sum_drop(L, depth + 1);
-    scopeprof__level *kids = &L->lv[depth + 1];
     uint64_t nested = 0;
-    if (__builtin_expect((kids->n | kids->rare) == 0 && gpu_ns < 0, 1)) {
-        s->t.self += dur; /* a leaf */
+    if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) {
+        s->t.self += dur; /* a leaf: the levels past `top` are empty, so nothing is above it */
     } else {
+        if (L->top > depth + 1) scopeprof__sum_drop(L, depth + 1);
+        scopeprof__level *kids = &L->lv[depth + 1];
         int64_t self = dur;
         uint32_t children = 0, rare = kids->rare;
         if (kids->n && kids->min_start >= start && kids->max_end <= end) { /* inside: subtracted */
@@ -141,17 +141,23 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         s->t.self += comp || self > 0 ? self : 0;
         s->t.nested += nested;
         s->t.children += children;
-        if (rare | (gpu_ns >= 0))
+        if (rare | (gpu_ns >= 0)) {
             scopeprof__sum_rare(g, s, rare ? kids : NULL, children != 0, depth ? &L->lv[depth] : NULL, gpu_ns);
-        memset(kids, 0, sizeof *kids);
+            memset(kids, 0, sizeof *kids);
+        }
+        kids->n = 0; /* emptied: what else it holds counts from its next first child */
     }
     if (depth) { /* what the parent will subtract */
         scopeprof__level *mine = &L->lv[depth];
-        if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
-        if (end > mine->max_end) mine->max_end = end;
-        mine->n++;
-        mine->nested += 1 + nested;
-        mine->sum += dur;
+        if (mine->n++ == 0) {
+            mine->min_start = start, mine->max_end = end;
+            mine->sum = dur, mine->nested = 1 + nested;
+        } else {
+            if (start < mine->min_start) mine->min_start = start;
+            if (end > mine->max_end) mine->max_end = end;
+            mine->nested += 1 + nested;
+            mine->sum += dur;
+        }
     }
     L->top = depth;
 }

@@ -59,6 +59,7 @@ typedef struct tr_thread {
     char *name;          /* NULL until its THREAD chunk */
     uint64_t tid;
     uint64_t events;     /* events in its EVENTS chunks */
+    uint32_t name_chunks, events_chunks; /* its THREAD and EVENTS chunks */
 } tr_thread;
 
 typedef struct tr_gpu {  /* a GPU record (type 5) */
@@ -211,6 +212,7 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
         free(t->threads[idx].name);
         t->threads[idx].name = tr_strdup(p + 16, tr_u32(p + 4));
         t->threads[idx].tid = tr_u64(p + 8);
+        t->threads[idx].name_chunks++;
     } else if (type == 3 || type == 4096) { /* EVENTS: u32 thread, u32 n, n records */
         if (len < 8) return 0;
         uint32_t idx = tr_u32(p), n = tr_u32(p + 4);
@@ -223,6 +225,7 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
         t->events_chunks++;
         t->events_chunks_4096 += type == 4096;
         t->threads = (tr_thread *)tr_grow(t->threads, &t->nthreads, idx, sizeof *t->threads);
+        t->threads[idx].events_chunks++;
         uint64_t first = t->nev;
         if (t->nev + n > t->ev_cap) {
             t->ev_cap = t->nev + n + (t->nev + n) / 2;

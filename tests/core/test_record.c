@@ -523,6 +523,13 @@ static void test_streaming_keeps_every_event(void **state) {
     int full = 0;
     for (uint32_t i = 0; i < t.nthreads; i++) full += t.threads[i].events == 150000;
     assert_int_equal(full, 2);
+    /* Each thread's name once (a THREAD chunk before its first EVENTS
+     * chunk; its name never changed), not once per chunk: 37 chunks each. */
+    for (uint32_t i = 0; i < t.nthreads; i++) {
+        if (t.threads[i].events != 150000) continue;
+        assert_true(t.threads[i].events_chunks >= 37);
+        assert_int_equal(t.threads[i].name_chunks, 1);
+    }
     tr_free(&t);
     child_free(&c);
 

@@ -67,7 +67,7 @@ static const char *const fn_names[D_NFN] = {
     "ThreadExchangeStreamCaptureMode"};
 static const char *const counter_names[DC_NCOUNTERS] = {
     "events_live", "user_events", "anchor_records", "user_syncs", "user_syncs_in_scope",
-    "capture_violations", "unloaded_calls", "wrong_device", "anchor_retries"};
+    "capture_violations", "unloaded_calls", "wrong_device", "anchor_retries", "late_records"};
 
 const char *double_fn_name(enum double_fn fn) { return fn_names[fn]; }
 
@@ -322,6 +322,7 @@ hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
              * Back-dated, it put a GPU interval 16 ms before its launch in
              * test_multi_gpu on a loaded machine. */
             st->t = now;
+            counters[DC_LATE_RECORDS]++;
         }
         /* A blocking private stream waits for the null stream's work. */
         if (st->index < 0 && st->blocking && user_streams[0].busy && user_streams[0].t > st->t)

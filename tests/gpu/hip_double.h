@@ -93,6 +93,7 @@ enum double_counter {
     DC_UNLOADED_CALLS,      /* calls after the runtime's teardown */
     DC_WRONG_DEVICE,        /* records refused: event and stream on different devices */
     DC_ANCHOR_RETRIES,      /* an anchor recorded again (its wait was slow: preempted) */
+    DC_LATE_RECORDS,        /* records on a busy stream whose work had run out (preempted) */
     DC_NCOUNTERS
 };
 

@@ -254,6 +254,16 @@ void test_nesting(void **state) {
     result_free(&r);
 }
 
+/* An interval of `want` ns: exactly, or, when a stream's work ran out
+ * before its end event was recorded (a thread preempted longer than its
+ * queued kernels, as under TSan on a loaded machine: the double counts
+ * late_records), at least: the event then completes when it is recorded,
+ * as on a device. */
+static void assert_len(uint64_t d, uint64_t want, int exact) {
+    if (exact) assert_int_equal(d, want);
+    else assert_true(d >= want);
+}
+
 /* Four threads, five streams: each thread's records pair with its own
  * events, each stream runs its intervals in order. */
 void test_threads_streams(void **state) {
@@ -264,7 +274,19 @@ void test_threads_streams(void **state) {
     assert_int_equal(warn_lines(&r, NULL), 0);
     assert_int_equal(r.tr.ngpu, 70);
     assert_paired(&r.tr);
-    uint64_t seen_dur[4] = {0};
+    const int exact = log_counter(&r, "late_records") == 0;
+    /* A worker's kernel length: its shortest interval (the only one when
+     * exact); the main thread's are 2 and 7 ms, each the shortest too. */
+    uint64_t seen_dur[4] = {0}, shortest[2] = {UINT64_MAX, UINT64_MAX};
+    for (size_t i = 0; i < r.tr.ngpu; i++) {
+        const tr_gpu *g = &r.tr.gpu[i];
+        const char *nm = tr_name(&r.tr, g->site);
+        uint64_t *m = strcmp(nm, "main_s4") == 0 ? &shortest[0] : strcmp(nm, "main_s5") == 0 ? &shortest[1]
+                                                                                              : &seen_dur[g->thread];
+        if (*m == 0 || dur(g) < *m) *m = dur(g);
+    }
+    assert_int_equal(shortest[0], 2 * MS_NS);
+    assert_int_equal(shortest[1], 7 * MS_NS);
     for (uint32_t th = 0; th < 4; th++) {
         const tr_gpu *prev[2] = {NULL, NULL};
         uint64_t streams[2] = {0, 0};
@@ -281,12 +303,11 @@ void test_threads_streams(void **state) {
             if (prev[k]) assert_true(g->start + 1000 >= prev[k]->end);
             prev[k] = g;
             const char *nm = tr_name(&r.tr, g->site);
-            if (strcmp(nm, "main_s4") == 0) assert_int_equal(dur(g), 2 * MS_NS);
-            else if (strcmp(nm, "main_s5") == 0) assert_int_equal(dur(g), 7 * MS_NS);
+            if (strcmp(nm, "main_s4") == 0) assert_len(dur(g), 2 * MS_NS, exact);
+            else if (strcmp(nm, "main_s5") == 0) assert_len(dur(g), 7 * MS_NS, exact);
             else {
                 assert_string_equal(nm, "worker_gpu");
-                if (!seen_dur[th]) seen_dur[th] = dur(g);
-                assert_int_equal(dur(g), seen_dur[th]); /* one length per worker */
+                assert_len(dur(g), seen_dur[th], exact); /* one length per worker */
             }
         }
         /* The main thread: 10 scopes on 2 streams; a worker: 20 on 1. */
@@ -299,11 +320,13 @@ void test_threads_streams(void **state) {
         for (int th = 0; th < 4; th++) owners += seen_dur[th] == ms * MS_NS;
         assert_int_equal(owners, 1);
     }
-    assert_string_equal(cell(&r, "worker_gpu", 8), "120.000ms");
     assert_string_equal(cell(&r, "worker_gpu", 10), "60");
-    assert_string_equal(cell(&r, "main_s4", 8), "10.000ms");
-    assert_string_equal(cell(&r, "main_s5", 8), "35.000ms");
-    assert_non_null(strstr(r.err, "Self GPU time total: 165.000ms"));
+    if (exact) { /* the table's sums of the intervals */
+        assert_string_equal(cell(&r, "worker_gpu", 8), "120.000ms");
+        assert_string_equal(cell(&r, "main_s4", 8), "10.000ms");
+        assert_string_equal(cell(&r, "main_s5", 8), "35.000ms");
+        assert_non_null(strstr(r.err, "Self GPU time total: 165.000ms"));
+    }
     assert_int_equal(log_counter(&r, "misuse"), 0);
     result_free(&r);
 }

@@ -1302,10 +1302,13 @@ static void test_64k_name(void **state) {
     assert_int_equal(tr_count(&t, name), 2);
     assert_int_equal(tr_count(&t, "small"), 1);
     tr_free(&t);
-    /* In the table: cut with "...", the row intact, no line of 64 KiB. */
+    /* In the table: cut with "...", the row intact, no line of 64 KiB. A
+     * note under the table that names it (its compensated time clamped, as
+     * on a loaded machine) cuts it the same way. */
     char cut[64];
     snprintf(cut, sizeof cut, "%.52s...", name);
-    assert_int_equal(child_lines_with(r.err, cut), 1);
+    const char *note = strstr(r.err, "Overhead compensation clamped");
+    assert_int_equal(child_lines_with(r.err, cut), 1 + (note && strstr(note, cut) != NULL));
     char cells[16][64];
     int n = child_table_row(r.err, cut, cells, 16);
     assert_true(n > 1);
