@@ -256,11 +256,13 @@ SCOPEPROF__INTERNAL int scopeprof__chunk_start(scopeprof__state *g, uint32_t typ
     return scopeprof__write_all(g, h, sizeof h);
 }
 
-/* A chunk whose payload is in memory. */
+/* A chunk whose payload is in memory: header and payload in one write. */
 SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t type,
                                                 const void *payload, uint32_t len) {
-    if (scopeprof__chunk_start(g, type, len, scopeprof_crc32(0, payload, len)) == 0)
-        scopeprof__write_all(g, payload, len);
+    unsigned char h[SCOPEPROF_CHUNK_HEADER_SIZE];
+    scopeprof__chunk_head(h, type, len, scopeprof_crc32(0, payload, len));
+    struct iovec v[2] = {{h, sizeof h}, {(void *)(uintptr_t)payload, len}};
+    scopeprof__write_vec(g, v, 2);
 }
 
 /* Whether `path` holds a trace whose header names process `pid`: an earlier

@@ -215,8 +215,8 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
     if (row_limit > 0 && (uint32_t)row_limit < nshow) nshow = (uint32_t)row_limit;
     int name_w = 4;
     for (uint32_t i = 0; i < a->nrows; i++) {
-        int l = (int)strlen(a->rows[i].name) + 4;
-        if (a->rows[i].extra) l += (int)strlen(a->rows[i].extra) + 3;
+        int l = (int)scopeprof__escaped(NULL, 0, a->rows[i].name) + 4; /* as scopeprof__name_cell shows it */
+        if (a->rows[i].extra) l += (int)scopeprof__escaped(NULL, 0, a->rows[i].extra) + 3;
         if (l > name_w) name_w = l;
     }
     if (name_w > SCOPEPROF__NAME_W) name_w = SCOPEPROF__NAME_W;

@@ -198,9 +198,9 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     scopeprof__write_vec(g, v, 2);
 }
 
-/* Recycle the state of threads that are gone and fully written: their last
- * EVENTS chunk carried a THREAD chunk with their final name, so the file
- * needs nothing more of them (a program that starts 300,000 short threads
+/* Recycle the state of threads that are gone and fully written: their
+ * final name goes to the file first if it lacks it, so the file needs
+ * nothing more of them (a program that starts 300,000 short threads
  * kept 390 bytes for each, then the summary's 24-byte slot for each). The
  * state and its summary slot go to the next new thread (scopeprof__thread_new).
  * Gone means gone from the kernel (tgkill with signal 0 fails): a key
@@ -231,6 +231,9 @@ SCOPEPROF__INTERNAL void scopeprof__reap_threads(scopeprof__state *g) {
             pp = &t->next;
             continue;
         }
+        /* Its final name (set at its exit) is in the file before the state
+         * goes: a rename after its last events written did not reach it. */
+        if (g->out.fd >= 0 && t->name_file == g->out.files) scopeprof__write_thread(g, t, 0);
         scopeprof__sum_thread_gone(g, t->slot); /* not under `reg`: no malloc there */
         scopeprof__reg_lock(g);
         while (*pp != t) pp = &(*pp)->next; /* states pushed before it since */
@@ -450,18 +453,20 @@ SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
  * with `partials`, then what live threads have published. Waits for no GPU:
  * chunks with running GPU scopes wait for a later round, and with a GPU
  * backend the partial chunks are left to the exit's write. */
-SCOPEPROF__INTERNAL void scopeprof__writer_drain(scopeprof__state *g, int partials) {
-    for (int more = 1; more;) {
+SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partials) {
+    int wrote = 0;
+    for (int more = 1; more; wrote += more) {
         scopeprof__lock(g);
         if (g->life.finalized || g->wr.paused) {
             scopeprof__unlock(g);
-            return;
+            return wrote;
         }
         more = scopeprof__write_one(g, 0);
         if (!more && partials && !g->gpu.take) scopeprof__write_partials(g);
         if (!more) scopeprof__reap_threads(g);
         scopeprof__unlock(g);
     }
+    return wrote;
 }
 
 /* Whether the writer is the process's last thread: the program's main thread
@@ -504,14 +509,22 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
             pthread_cond_timedwait(&g->wr.wake, &g->buf.lock, &ts);
             continue;
         }
-        int drain = timed || scopeprof__drain_due(g);
+        int drain = timed || scopeprof__drain_due(g), wrote = 0;
         pthread_mutex_unlock(&g->buf.lock);
         scopeprof__writer_refill(g);
-        if (drain) scopeprof__writer_drain(g, timed);
+        if (drain) wrote = scopeprof__writer_drain(g, timed);
         scopeprof__writer_refill(g);
         if (timed) last = now;
         if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
         pthread_mutex_lock(&g->buf.lock);
+        if (drain && !wrote && !timed) {
+            /* Due but nothing could be written (a schedule's cycle callback
+             * runs, or the oldest chunk's GPU work does): a millisecond's
+             * wait, not a loop round the registry lock. */
+            uint64_t at = scopeprof__mono_ns() + 1000000u;
+            struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+            pthread_cond_timedwait(&g->wr.wake, &g->buf.lock, &ts);
+        }
     }
     pthread_mutex_unlock(&g->buf.lock);
     return NULL;

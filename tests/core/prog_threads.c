@@ -8,6 +8,7 @@
 #include "scopeprof.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 
 /* per thread: the workers must not race on it (TSan would rightly say so) */
 static __thread volatile unsigned sink;
@@ -33,7 +34,36 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* PROG_RENAME_AFTER_FLUSH: one more thread records, main flushes (its name
+ * is in the file), it renames itself "renamed-late" and exits without a
+ * scope more; main flushes again (its state is reaped then). Its final name
+ * must still reach the file. */
+static pthread_barrier_t flushed, recorded;
+static void *renamer(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 10; i++) {
+        PROFILE_SCOPE("renamer_work");
+        sink++;
+    }
+    pthread_barrier_wait(&recorded);
+    pthread_barrier_wait(&flushed);
+    pthread_setname_np(pthread_self(), "renamed-late");
+    return NULL;
+}
+static void rename_after_flush(void) {
+    pthread_t r;
+    pthread_barrier_init(&recorded, NULL, 2);
+    pthread_barrier_init(&flushed, NULL, 2);
+    pthread_create(&r, NULL, renamer, NULL);
+    pthread_barrier_wait(&recorded);
+    PROFILE_FLUSH();
+    pthread_barrier_wait(&flushed);
+    pthread_join(r, NULL);
+    PROFILE_FLUSH();
+}
+
 int main(void) {
+    if (getenv("PROG_RENAME_AFTER_FLUSH")) rename_after_flush();
     pthread_t t[4];
     pthread_create(&t[0], NULL, early, NULL);
     pthread_join(t[0], NULL);

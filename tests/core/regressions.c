@@ -60,6 +60,26 @@ static void test_thread_named_after_first_scope(void **state) {
     assert_int_equal(found, 1);
 }
 
+/* Session 11's review: a thread renamed after its last events were written
+ * (a flush) that then exits without a scope more had its state reaped with
+ * its old name in the file: THREAD chunks are written when the file lacks
+ * the current name, and the reap now writes the final one. */
+static void test_thread_renamed_after_last_write(void **state) {
+    (void)state;
+    static const char *const env[] = {"PROG_RENAME_AFTER_FLUSH=1", NULL};
+    child c;
+    child_run(&c, "prog_threads", env);
+    assert_int_equal(c.status, 0);
+    tr_trace t;
+    assert_true(tr_read(c.trace, &t));
+    int found = 0;
+    for (uint32_t i = 0; i < t.nthreads; i++) found += strcmp(tr_thread_name(&t, i), "renamed-late") == 0;
+    assert_int_equal(tr_count_all(&t, "renamer_work"), 10);
+    tr_free(&t);
+    child_free(&c);
+    assert_int_equal(found, 1);
+}
+
 /* Bug 3: a PROFILE_BEGIN left open by the main thread when the program
  * exits is neither reported nor recorded (only other threads' exits close
  * ranges). */
@@ -101,6 +121,7 @@ int main(void) {
         cmocka_unit_test(test_events_chunk_type),
         cmocka_unit_test(test_empty_define_enables),
         cmocka_unit_test(test_thread_named_after_first_scope),
+        cmocka_unit_test(test_thread_renamed_after_last_write),
         cmocka_unit_test(test_main_range_open_at_exit),
         cmocka_unit_test(test_dlclose_first_recorder),
     };
