@@ -158,9 +158,11 @@ static inline void child_run_as(child *c, const char *prog, int plain, int uid, 
         dup2(e, 2);
         if (gid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)gid) != 0)) _exit(125);
         if (uid >= 0 && setuid((uid_t)uid) != 0) _exit(125);
-        /* Default dispositions, whatever the test runner inherited. */
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+        /* Default dispositions, whatever the test runner inherited (a
+         * shell's background job ignores SIGINT and SIGQUIT: the SIGQUIT
+         * case of test_hup_pipe_quit then waited for its timeout). */
+        static const int sigs[] = {SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGPIPE};
+        for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) signal(sigs[k], SIG_DFL);
         execve(path, (char *const *)args, (char *const *)envp);
         _exit(127);
     }
