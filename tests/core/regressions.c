@@ -43,18 +43,25 @@ static void test_empty_define_enables(void **state) {
     assert_int_equal(empty_define_enables(), 1);
 }
 
+/* prog_threads run with `env`, its trace read into t; returns how many of
+ * its threads the file names `name`. */
+static int threads_named(child *c, tr_trace *t, const char *const *env, const char *name) {
+    child_run(c, "prog_threads", env);
+    assert_int_equal(c->status, 0);
+    assert_true(tr_read(c->trace, t));
+    int found = 0;
+    for (uint32_t i = 0; i < t->nthreads; i++) found += strcmp(tr_thread_name(t, i), name) == 0;
+    return found;
+}
+
 /* Bug 2: a thread's name is read when it records its first scope, and at
  * exit only if still empty; a new thread inherits the process name, so it is
  * never empty and a pthread_setname_np after the first scope is lost. */
 static void test_thread_named_after_first_scope(void **state) {
     (void)state;
     child c;
-    child_run(&c, "prog_threads", NULL);
-    assert_int_equal(c.status, 0);
     tr_trace t;
-    assert_true(tr_read(c.trace, &t));
-    int found = 0;
-    for (uint32_t i = 0; i < t.nthreads; i++) found += strcmp(tr_thread_name(&t, i), "setname-late") == 0;
+    int found = threads_named(&c, &t, NULL, "setname-late");
     tr_free(&t);
     child_free(&c);
     assert_int_equal(found, 1);
@@ -68,12 +75,8 @@ static void test_thread_renamed_after_last_write(void **state) {
     (void)state;
     static const char *const env[] = {"PROG_RENAME_AFTER_FLUSH=1", NULL};
     child c;
-    child_run(&c, "prog_threads", env);
-    assert_int_equal(c.status, 0);
     tr_trace t;
-    assert_true(tr_read(c.trace, &t));
-    int found = 0;
-    for (uint32_t i = 0; i < t.nthreads; i++) found += strcmp(tr_thread_name(&t, i), "renamed-late") == 0;
+    int found = threads_named(&c, &t, env, "renamed-late");
     assert_int_equal(tr_count_all(&t, "renamer_work"), 10);
     tr_free(&t);
     child_free(&c);

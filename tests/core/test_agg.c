@@ -709,6 +709,19 @@ static void test_comp_row_never_negative(void **state) {
     scopeprof_agg_free(&a);
 }
 
+/* The notes under the table of `a` (its pending events flushed first), in
+ * a string to free. */
+static char *notes_text(scopeprof_agg *a) {
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    scopeprof_agg_flush(a);
+    scopeprof_table_notes(f, a);
+    fclose(f);
+    return buf;
+}
+
 /* A row whose compensated sum was clamped is named in a line under the
  * table (its cells keep PyTorch's layout); a row that was not clamped is
  * not named there. */
@@ -736,12 +749,7 @@ static void test_comp_clamped_marked(void **state) {
     free(buf);
     /* Named as in the table: a control character escaped, never raw. */
     ev(&a, 0, "esc\x1b[2J", 2000, 2001, 0); /* -9: clamped */
-    buf = NULL;
-    f = open_memstream(&buf, &n);
-    assert_non_null(f);
-    scopeprof_agg_flush(&a);
-    scopeprof_table_notes(f, &a);
-    fclose(f);
+    buf = notes_text(&a);
     assert_non_null(strstr(buf, " esc\\x1b[2J"));
     assert_null(strchr(buf, 0x1b));
     free(buf);
@@ -751,12 +759,7 @@ static void test_comp_clamped_marked(void **state) {
     memset(big, 'b', 1000);
     big[0] = 'B', big[1000] = 0;
     ev(&a, 0, big, 3000, 3001, 0); /* -9: clamped */
-    buf = NULL;
-    f = open_memstream(&buf, &n);
-    assert_non_null(f);
-    scopeprof_agg_flush(&a);
-    scopeprof_table_notes(f, &a);
-    fclose(f);
+    buf = notes_text(&a);
     char cut[64];
     snprintf(cut, sizeof cut, " %.52s...", big);
     assert_non_null(strstr(buf, cut));
