@@ -49,29 +49,43 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__sum_record(scopeprof__state *g, scopepro
 }
 
 /* Sum the records of n slots (ticks) into the exit summary, thread levels L.
- * The common case, a short record, is summed without a call. */
+ * The common case, a short record, is summed without a call; a run of short
+ * records of one key (a loop over one leaf scope) costs a few instructions
+ * each past the first. */
 static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
                                            const scopeprof__slot *ev, uint32_t n, int comp) {
     uint32_t not_scopes = 0; /* slots that are not one scope each: long records' second halves, MEM */
-    /* In locals: the compiler cannot know that the stores below leave g alone. */
-    scopeprof__sitesum *sites = g->sum.site;
-    uint32_t site_cap = g->sum.site_cap;
+    /* Room for every site registered so far, once per span: the records'
+     * sites were registered before they were recorded, so the loop tests
+     * none against the array's end. In a local: the compiler cannot know
+     * that the stores below leave g alone. */
+    uint32_t nsites = __atomic_load_n(&g->reg.nsites, __ATOMIC_ACQUIRE);
+    scopeprof__sitesum *sites = (scopeprof__sitesum *)scopeprof__sum_grow(g->sum.site, &g->sum.site_cap, nsites + 1,
+                                                                           sizeof *sites, 256);
+    if (!sites) return 0; /* out of memory: the span is left out of the summary */
+    g->sum.site = sites;
     const int by_shape = g->cfg.group_shape;
     for (const scopeprof__slot *e = ev, *end = ev + n; e < end;) {
         if (__builtin_expect(e->dur != SCOPEPROF_REC_LONG_MARK, 1)) {
-            uint32_t key = e->key & ~SCOPEPROF_DEPTH_GPU; /* a GPU scope's GPU time: the slow path's */
+            const uint32_t raw = e->key;
+            uint32_t key = raw & ~SCOPEPROF_DEPTH_GPU; /* a GPU scope's GPU time: the slow path's */
             uint32_t site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), depth = key >> SCOPEPROF_REC_SITE_BITS;
             uint64_t start = e->start, stop = e->start + e->dur;
             e++;
-            if (__builtin_expect(site >= site_cap || !sites[site].seen || depth + 2 > L->cap, 0)) {
+            if (__builtin_expect(!sites[site].seen || depth + 2 > L->cap, 0)) {
                 if (scopeprof__sum_room(g, slot, site, depth) != 0) {
                     not_scopes++;
                     continue;
                 }
                 sites = g->sum.site;
-                site_cap = g->sum.site_cap;
             }
             scopeprof__sum_at(g, L, &sites[site], start, stop, depth, -1, comp);
+            /* The records right after it with the same key: leaves (nothing
+             * closed between them), summed together. */
+            const scopeprof__slot *run = e;
+            uint64_t dur = 0;
+            while (e < end && e->key == raw && e->dur != SCOPEPROF_REC_LONG_MARK) dur += e->dur, e++;
+            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur);
             continue;
         }
         uint32_t slots;
@@ -92,7 +106,6 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
         }
         e += slots;
         sites = g->sum.site; /* the room may have moved them */
-        site_cap = g->sum.site_cap;
     }
     return n - not_scopes; /* the scopes summed */
 }

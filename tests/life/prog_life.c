@@ -375,6 +375,50 @@ static int mode_threads(int n) {
     return 0;
 }
 
+/* ---- runs of one leaf scope, which the writer sums together (summary.h,
+ * scopeprof__sum_run), at depths 0, 1 and 2, across chunks, on two threads
+ * (main and one more), 40 rounds each of: "run_top" x200 (depth 0), then
+ * "run_parent" { "run_leaf" x300, "run_other", "run_mid" { "run_leaf"
+ * x(100 + round) }, "run_leaf" x50 }. Checked by same_table.sh. */
+static void *runs_body(void *arg) {
+    (void)arg;
+    for (int r = 0; r < 40; r++) {
+        for (int i = 0; i < 200; i++) {
+            PROFILE_SCOPE("run_top");
+            BUMP();
+        }
+        PROFILE_SCOPE("run_parent");
+        for (int i = 0; i < 300; i++) {
+            PROFILE_SCOPE("run_leaf");
+            BUMP();
+        }
+        {
+            PROFILE_SCOPE("run_other");
+            BUMP();
+        }
+        {
+            PROFILE_SCOPE("run_mid");
+            for (int i = 0; i < 100 + r; i++) {
+                PROFILE_SCOPE("run_leaf");
+                BUMP();
+                BUMP();
+            }
+        }
+        for (int i = 0; i < 50; i++) {
+            PROFILE_SCOPE("run_leaf");
+        }
+    }
+    return NULL;
+}
+
+static int mode_runs(void) {
+    pthread_t th;
+    if (pthread_create(&th, NULL, runs_body, NULL) != 0) return 40;
+    runs_body(NULL);
+    pthread_join(th, NULL);
+    return 0;
+}
+
 /* ---- recursion 10000 deep: "deep_outer" { rec(10000) }, each level a "rec" */
 static void rec(int n) {
     PROFILE_SCOPE("rec");
@@ -968,6 +1012,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "dlclose") == 0 && argc > 2) return mode_dlclose(strcmp(argv[2], "main_first") == 0);
     if (strcmp(m, "threads") == 0 && argc > 2) return mode_threads(atoi(argv[2]));
     if (strcmp(m, "deep") == 0 && argc > 2) return mode_deep(atoi(argv[2]));
+    if (strcmp(m, "runs") == 0) return mode_runs();
     if (strcmp(m, "long") == 0) return mode_long();
     if (strcmp(m, "bigname") == 0) return mode_bigname();
     if (strcmp(m, "chdir") == 0) return mode_chdir();

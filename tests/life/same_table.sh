@@ -10,7 +10,8 @@
 # overhead compensation and without it (SCOPEPROF_COMPENSATE=0); scopes with
 # input shapes (samples/gemm_shapes, tests/core/prog_shape: shapes cut to
 # fit, negative sizes, records across chunks) grouped by shape
-# (SCOPEPROF_GROUP_BY=shape against --group-by shape) and by name.
+# (SCOPEPROF_GROUP_BY=shape against --group-by shape) and by name; runs of
+# one leaf scope (tests/life/prog_life runs).
 set -eu
 BUILD=${BUILD:-build}
 work=$(mktemp -d /tmp/sp_same.XXXXXX)
@@ -59,6 +60,17 @@ for comp in 1 0; do
   same "train_cpu, SCOPEPROF_COMPENSATE=$comp" "$work/train$comp.err" "$work/train$comp.sprof"
 done
 grep -q '^Overhead compensation' "$work/train1.err" || { echo "FAIL: no compensation note in the compensated run"; failed=1; }
+
+# Runs of one leaf scope at depths 0 to 2 on two threads, which the writer
+# sums together (summary.h, scopeprof__sum_run): compensated, then raw.
+for comp in 1 0; do
+  SCOPEPROF_OUTPUT="$work/runs$comp.sprof" SCOPEPROF_COMPENSATE=$comp \
+    "$BUILD/tests/life/prog_life" runs >/dev/null 2>"$work/runs$comp.all"
+  sed '$d' "$work/runs$comp.all" >"$work/runs$comp.err"
+  same "runs of one scope, SCOPEPROF_COMPENSATE=$comp" "$work/runs$comp.err" "$work/runs$comp.sprof"
+  grep -q '^ *run_leaf  .*  37560  $' "$work/runs$comp.err" ||
+    { echo "FAIL: runs: run_leaf is not 2 x (40 x 350 + 100 + ... + 139) = 37,560 calls:"; cat "$work/runs$comp.err"; failed=1; }
+done
 
 # Input shapes (issue 26): every row, grouped by shape and by name.
 for prog in samples/gemm_shapes tests/core/prog_shape; do
