@@ -153,10 +153,15 @@ SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
         return;
     }
     /* Ratio of TSC to CLOCK_MONOTONIC over at least 20 ms since start-up:
-     * within ~1e-6 even with a few microseconds of read jitter. */
+     * within ~1e-6 even with a few microseconds of read jitter. A process
+     * that writes sooner (a short one, at its exit) sleeps the rest: it
+     * waited as long when it spun, and spent 20 ms of CPU doing so. */
+    for (uint64_t since; (since = scopeprof__mono_ns() - g->clock.ns0) < 20000000u;) {
+        struct timespec rest = {0, (long)(20000000u - since)};
+        nanosleep(&rest, NULL); /* async-signal-safe: the crash path may be here */
+    }
     uint64_t ns, tk;
-    do scopeprof__clock_pair(g, &ns, &tk);
-    while (ns - g->clock.ns0 < 20000000u);
+    scopeprof__clock_pair(g, &ns, &tk);
     g->clock.ns_per_tick = (double)(ns - g->clock.ns0) / (double)(tk - g->clock.tick0);
 }
 
