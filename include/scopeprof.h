@@ -2220,7 +2220,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 16u /* 16: a level keeps its first child's start only (first_start); 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 16u /* 16: a level keeps its first child's start only (first_start), life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -2396,6 +2396,7 @@ typedef struct scopeprof__state {
      * (scopeprof__oom), recording has stopped for good; the program goes on. */
     struct {
         int modules, finalized;
+        int ending;    /* the last write (scopeprof__write_all_and_close) is under way */
         int in_signal; /* writing from a signal handler: no malloc, no stdio */
         int sig_pending;
         int oom;
@@ -2800,11 +2801,14 @@ SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
         g->clock.ns_per_tick = 1.0;
         return;
     }
-    /* Ratio of TSC to CLOCK_MONOTONIC over at least 20 ms since start-up:
-     * within ~1e-6 even with a few microseconds of read jitter. A process
-     * that writes sooner (a short one, at its exit) sleeps the rest: it
-     * waited as long when it spun, and spent 20 ms of CPU doing so. */
-    for (uint64_t since; (since = scopeprof__mono_ns() - g->clock.ns0) < 20000000u;) {
+    /* Ratio of TSC to CLOCK_MONOTONIC since start-up, taken at the first
+     * write. Over at least 20 ms, the rate is within ~1e-6 even with a few
+     * microseconds of read jitter, and times converted long after it are
+     * still close. At the last write (g->life.ending) it covers every event
+     * there will be, so a converted time is off by the jitter at most,
+     * however short the run: no wait. A process that writes sooner sleeps
+     * the rest (spinning it, a short one spent 20 ms of CPU). */
+    for (uint64_t since; !g->life.ending && (since = scopeprof__mono_ns() - g->clock.ns0) < 20000000u;) {
         struct timespec rest = {0, (long)(20000000u - since)};
         nanosleep(&rest, NULL); /* async-signal-safe: the crash path may be here */
     }
@@ -5192,6 +5196,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
 /* Write everything, close the file. Lock held. Safe in a signal handler
  * when g->life.in_signal is set (no allocation, no stdio). */
 SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
+    g->life.ending = 1; /* the clock rate, if still unknown, is measured over the whole run now */
     scopeprof__write_queued(g, 1);
     scopeprof__write_partials(g);
     int l = scopeprof__qlock(g); /* chunk_next reads it under the chunk lock */

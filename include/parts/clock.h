@@ -152,11 +152,14 @@ SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
         g->clock.ns_per_tick = 1.0;
         return;
     }
-    /* Ratio of TSC to CLOCK_MONOTONIC over at least 20 ms since start-up:
-     * within ~1e-6 even with a few microseconds of read jitter. A process
-     * that writes sooner (a short one, at its exit) sleeps the rest: it
-     * waited as long when it spun, and spent 20 ms of CPU doing so. */
-    for (uint64_t since; (since = scopeprof__mono_ns() - g->clock.ns0) < 20000000u;) {
+    /* Ratio of TSC to CLOCK_MONOTONIC since start-up, taken at the first
+     * write. Over at least 20 ms, the rate is within ~1e-6 even with a few
+     * microseconds of read jitter, and times converted long after it are
+     * still close. At the last write (g->life.ending) it covers every event
+     * there will be, so a converted time is off by the jitter at most,
+     * however short the run: no wait. A process that writes sooner sleeps
+     * the rest (spinning it, a short one spent 20 ms of CPU). */
+    for (uint64_t since; !g->life.ending && (since = scopeprof__mono_ns() - g->clock.ns0) < 20000000u;) {
         struct timespec rest = {0, (long)(20000000u - since)};
         nanosleep(&rest, NULL); /* async-signal-safe: the crash path may be here */
     }

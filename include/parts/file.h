@@ -672,6 +672,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
 /* Write everything, close the file. Lock held. Safe in a signal handler
  * when g->life.in_signal is set (no allocation, no stdio). */
 SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
+    g->life.ending = 1; /* the clock rate, if still unknown, is measured over the whole run now */
     scopeprof__write_queued(g, 1);
     scopeprof__write_partials(g);
     int l = scopeprof__qlock(g); /* chunk_next reads it under the chunk lock */
