@@ -567,10 +567,14 @@ SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g) {
          * thread's start-up before it, in the C library and in sanitizers'
          * runtimes, allocates. A fork that caught it there left the
          * allocator's lock held in the child under ASan, whose leak check
-         * at exit then hung (tests/life, fork: 1 run in about 20). */
+         * at exit then hung (tests/life, fork: 1 run in about 20). Slept
+         * in steps of 20 us, not spun with sched_yield: on a machine whose
+         * cores are all busy the writer needs this thread's CPU to start. */
         for (uint64_t t0 = scopeprof__mono_ns(); ok && !__atomic_load_n(&g->wr.up, __ATOMIC_ACQUIRE) &&
-                                                  scopeprof__mono_ns() - t0 < 1000000000u;)
-            sched_yield();
+                                                  scopeprof__mono_ns() - t0 < 1000000000u;) {
+            struct timespec step = {0, 20000};
+            nanosleep(&step, NULL);
+        }
     }
     pthread_mutex_unlock(&g->buf.lock);
     pthread_sigmask(SIG_SETMASK, &old, NULL);

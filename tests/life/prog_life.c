@@ -375,6 +375,29 @@ static int mode_threads(int n) {
     return 0;
 }
 
+/* ---- a run shorter than the clock rate's 20 ms: the rate is then measured
+ * at the exit, over the whole run, without waiting (clock.h). Prints
+ * "clock T0 T1", CLOCK_MONOTONIC before and after "timed", a scope of at
+ * least 3 ms (after "warm", which starts the profiler); the trace's times
+ * must lie between. */
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int mode_clock(void) {
+    { PROFILE_SCOPE("warm"); } /* the registry and the writer start here */
+    uint64_t t0 = mono_ns();
+    {
+        PROFILE_SCOPE("timed");
+        for (uint64_t in = mono_ns(); mono_ns() - in < 3000000u;) BUMP();
+    }
+    uint64_t t1 = mono_ns();
+    printf("clock %llu %llu\n", (unsigned long long)t0, (unsigned long long)t1);
+    return 0;
+}
+
 /* ---- runs of one leaf scope, which the writer sums together (summary.h,
  * scopeprof__sum_run), at depths 0, 1 and 2, across chunks, on two threads
  * (main and one more), 40 rounds each of: "run_top" x200 (depth 0), then
@@ -1013,6 +1036,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "threads") == 0 && argc > 2) return mode_threads(atoi(argv[2]));
     if (strcmp(m, "deep") == 0 && argc > 2) return mode_deep(atoi(argv[2]));
     if (strcmp(m, "runs") == 0) return mode_runs();
+    if (strcmp(m, "clock") == 0) return mode_clock();
     if (strcmp(m, "long") == 0) return mode_long();
     if (strcmp(m, "bigname") == 0) return mode_bigname();
     if (strcmp(m, "chdir") == 0) return mode_chdir();

@@ -1183,6 +1183,33 @@ static void expect_time_near(const char *printed, double want_us, const char *wh
         fail_msg("%s: printed %s, the trace says %.3fus", what, printed, want_us);
 }
 
+/* A run shorter than 20 ms: the clock rate is measured at the exit, over
+ * the whole run, without waiting for 20 ms to pass (clock.h). The trace's
+ * times are still the program's own CLOCK_MONOTONIC: a rate 1% off would put
+ * the 3 ms scope's end 30 us out. */
+static void test_short_run_clock(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_life", ARGS("clock"), NULL);
+    expect_exit(&r, 0);
+    const char *line = strstr(r.out, "clock ");
+    unsigned long long t0 = 0, t1 = 0;
+    if (!line || sscanf(line, "clock %llu %llu", &t0, &t1) != 2) fail_msg("no clock line: %s", r.out);
+    tr_trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "timed"), 1);
+    const uint64_t slack = 20000; /* ns: the reads' jitter, far under 1% of 3 ms */
+    for (uint64_t i = 0; i < t.nev; i++) {
+        const tr_event *e = &t.ev[i];
+        if (strcmp(tr_name(&t, e->site), "timed") != 0) continue;
+        if (e->start + slack < t0 || e->end > t1 + slack || e->end - e->start + slack < 3000000u)
+            fail_msg("'timed' at [%llu, %llu] ns, the program's clock around it [%llu, %llu]",
+                     (unsigned long long)e->start, (unsigned long long)e->end, t0, t1);
+    }
+    tr_free(&t);
+    child_free(&r);
+}
+
 static void test_deep_recursion(void **state) {
     (void)state;
     enum { DEPTH = 10000 };
@@ -1385,6 +1412,7 @@ int main(void) {
         cmocka_unit_test(test_pthread_exit_main),
         cmocka_unit_test(test_dlclose),
         cmocka_unit_test(test_2000_threads),
+        cmocka_unit_test(test_short_run_clock),
         cmocka_unit_test(test_deep_recursion),
         cmocka_unit_test(test_long_scope),
         cmocka_unit_test(test_64k_name),
