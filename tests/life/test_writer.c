@@ -78,19 +78,20 @@ static uint64_t killed_count(const char *path, const char *name) {
 }
 
 /* SIGKILL loses at most what was recorded in the last flush period: the
- * child records 100000 scopes (24 full chunks and a partial one, far below
- * the budget, so no budget write), waits 20 periods of 50 ms, and kills
- * itself; every event is in the file. The control, with the period an hour,
- * shows it is the timed flush's doing: no file at all (the state before). */
+ * child records 60000 scopes (14 full chunks and a partial one: under the
+ * 1 MiB queued at which a drain is due, buffers.h, so no drain writes them),
+ * waits 20 periods of 50 ms, and kills itself; every event is in the file.
+ * The control, with the period an hour, shows it is the timed flush's doing:
+ * no file at all (the state before). */
 static void test_sigkill_loss_bound(void **state) {
     (void)state;
     child r;
-    child_run_args(&r, "prog_writer", ARGS("sigkill", "100000", "1000"), ENV("SCOPEPROF_FLUSH_MS=50"));
+    child_run_args(&r, "prog_writer", ARGS("sigkill", "60000", "1000"), ENV("SCOPEPROF_FLUSH_MS=50"));
     expect_killed(&r, SIGKILL);
-    assert_int_equal(killed_count(r.trace, "killed_work"), 100000);
+    assert_int_equal(killed_count(r.trace, "killed_work"), 60000);
     child_free(&r);
 
-    child_run_args(&r, "prog_writer", ARGS("sigkill", "100000", "1000"),
+    child_run_args(&r, "prog_writer", ARGS("sigkill", "60000", "1000"),
                    ENV("SCOPEPROF_FLUSH_MS=3600000"));
     expect_killed(&r, SIGKILL);
     assert_int_equal(killed_count(r.trace, "killed_work"), 0);
