@@ -12,9 +12,14 @@
 #              table, so no sums kept);
 #   peak RSS   of the profiled process (default settings).
 # RUNS profiled and floor processes alternate in each regime (medians
-# printed). Instructions per scope: bench/whole_cost.sh. A benchmark: it
-# prints, never fails on a time.
-#   BUILD=build bash bench/whole_cpu.sh [RUNS]
+# printed). With BASE=DIR (another build's folder, e.g. a worktree of an
+# earlier commit), each run also starts that build's profiled process just
+# before this one's, and a second line per regime gives its figures: the
+# two builds side by side in one loop, which is how to compare them on a
+# shared machine (runs minutes apart move by 0.1-0.3x). Instructions per
+# scope: bench/whole_cost.sh. A benchmark: it prints, never fails on a time.
+# REGIMES picks some (default all four).
+#   BUILD=build [BASE=DIR] [REGIMES=...] bash bench/whole_cpu.sh [RUNS]
 set -eu
 runs=${1:-3}
 B=${BUILD:-build}/bench
@@ -22,27 +27,38 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 med() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 printf '%-8s %10s %10s %10s %12s %10s\n' regime recording process "no table" "floor cpu s" "RSS MiB"
-for m in fresh past threads stream; do
-  : >"$tmp/rec"; : >"$tmp/proc"; : >"$tmp/proc0"; : >"$tmp/fl"; : >"$tmp/rss"
+# run BUILD_DIR SUFFIX: one profiled process of BUILD_DIR (default settings,
+# then SCOPEPROF_SUMMARY=0), its figures appended to the files named SUFFIX.
+run() {
+  local b=$1/bench k=$2
+  SCOPEPROF_OUTPUT="$tmp/t.sprof" "$b/rusage_run" "$b/regimes" $m >"$tmp/out" 2>"$tmp/err"
+  rm -f "$tmp/t.sprof"
+  sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/err" >>"$tmp/cpu$k"
+  sed -n 's/.*  x *\([0-9.]*\)  worst.*/\1/p' "$tmp/out" >>"$tmp/rec$k"
+  sed -n 's/.*maxrss_kb=\([0-9]*\).*/\1/p' "$tmp/err" | awk '{print $1 / 1024}' >>"$tmp/rss$k"
+  SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$tmp/t.sprof" "$b/rusage_run" "$b/regimes" $m >/dev/null 2>"$tmp/err0"
+  rm -f "$tmp/t.sprof"
+  sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/err0" >>"$tmp/cpu0$k"
+}
+# ratio CPU_FILE: (profiled CPU - 2/3 of the floor process's) / (1/3 of it), per run.
+ratio() { paste "$1" "$tmp/fl" | awk '{print ($1 - 2 * $2 / 3) / ($2 / 3)}' | med; }
+line() { # line LABEL SUFFIX
+  printf '%-8s %9.2fx %9.2fx %9.2fx %12.3f %10.1f\n' "$1" "$(med <"$tmp/rec$2")" "$(ratio "$tmp/cpu$2")" \
+    "$(ratio "$tmp/cpu0$2")" "$(med <"$tmp/fl")" "$(med <"$tmp/rss$2")"
+}
+for m in ${REGIMES:-fresh past threads stream}; do
+  for k in "" _base; do : >"$tmp/rec$k"; : >"$tmp/cpu$k"; : >"$tmp/cpu0$k"; : >"$tmp/rss$k"; done
+  : >"$tmp/fl"
   for ((r = 0; r < runs; r++)); do
     # Default settings (the exit table's sums kept, the table printed), then
     # the same without the table (SCOPEPROF_SUMMARY=0: the trace only).
     # Each writes a new file: overwriting the last run's (ftruncate of
     # hundreds of MB) is the kernel's work, charged to the one that did it.
-    SCOPEPROF_OUTPUT="$tmp/t.sprof" "$B/rusage_run" "$B/regimes" $m >"$tmp/out" 2>"$tmp/err"
-    rm -f "$tmp/t.sprof"
-    SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$tmp/t.sprof" "$B/rusage_run" "$B/regimes" $m >/dev/null 2>"$tmp/err0"
+    if [ -n "${BASE:-}" ]; then run "$BASE" _base; fi
+    run "${BUILD:-build}" ""
     "$B/rusage_run" "$B/regimes_floor" $m >/dev/null 2>"$tmp/ferr"
-    rm -f "$tmp/t.sprof"
-    f=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/ferr")
-    for k in "" 0; do
-      p=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/err$k")
-      awk -v p="$p" -v f="$f" 'BEGIN {print (p - 2 * f / 3) / (f / 3)}' >>"$tmp/proc$k"
-    done
-    echo "$f" >>"$tmp/fl"
-    sed -n 's/.*  x *\([0-9.]*\)  worst.*/\1/p' "$tmp/out" >>"$tmp/rec"
-    sed -n 's/.*maxrss_kb=\([0-9]*\).*/\1/p' "$tmp/err" | awk '{print $1 / 1024}' >>"$tmp/rss"
+    sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/ferr" >>"$tmp/fl"
   done
-  printf '%-8s %9.2fx %9.2fx %9.2fx %12.3f %10.1f\n' $m "$(med <"$tmp/rec")" "$(med <"$tmp/proc")" \
-    "$(med <"$tmp/proc0")" "$(med <"$tmp/fl")" "$(med <"$tmp/rss")"
+  line $m ""
+  if [ -n "${BASE:-}" ]; then line "  (base)" _base; fi
 done
