@@ -2192,13 +2192,13 @@ typedef struct scopeprof__live { /* a live allocation */
 #define SCOPEPROF__SITE_BLOCKS 4096u
 
 /* What a thread's scopes closed at one depth hold for their parent, until
- * it closes (summary.h): their durations (ticks), the first one's start,
- * their number, the scopes nested in them, and (rare) their GPU time (ns)
- * and memory. The first four hold something only while n > 0 (the first
- * scope sets them); the rare ones are zeroed when used. */
+ * it closes (summary.h): their durations and span (ticks) and number, the
+ * scopes nested in them, and (rare) their GPU time (ns) and memory. The
+ * first four hold something only while n > 0 (the first scope sets them);
+ * the rare ones are zeroed when used. */
 typedef struct scopeprof__level {
     int64_t sum;
-    uint64_t first_start; /* records come in close order: the earliest start */
+    uint64_t min_start, max_end;
     uint64_t nested;
     uint32_t n, rare;
     int64_t gpu_ns;
@@ -2220,7 +2220,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 16u /* 16: a level keeps its first child's start only (first_start), life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 16u /* 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -4256,10 +4256,7 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         scopeprof__level *kids = &L->lv[depth + 1];
         int64_t self = dur;
         uint32_t children = 0, rare = kids->rare;
-        /* Inside (subtracted) when the first of them started in this
-         * scope: they closed before it, in close order, so they ended in it
-         * too. Else they are an unclosed scope's, left over. */
-        if (kids->n && kids->first_start >= start) {
+        if (kids->n && kids->min_start >= start && kids->max_end <= end) { /* inside: subtracted */
             self = dur - kids->sum;
             nested = kids->nested;
             children = kids->n;
@@ -4276,9 +4273,11 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
     if (depth) { /* what the parent will subtract */
         scopeprof__level *mine = &L->lv[depth];
         if (mine->n++ == 0) {
-            mine->first_start = start;
+            mine->min_start = start, mine->max_end = end;
             mine->sum = dur, mine->nested = 1 + nested;
         } else {
+            if (start < mine->min_start) mine->min_start = start;
+            if (end > mine->max_end) mine->max_end = end;
             mine->nested += 1 + nested;
             mine->sum += dur;
         }
@@ -4287,11 +4286,13 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
 }
 
 /* n more scopes of the site whose sums are s, at `depth`, of durations
- * summing to dur, each closed right after one of the same site and depth
- * that scopeprof__sum_at summed: leaves (nothing closed between them), so
- * this is what n calls of it would do. */
+ * summing to dur, the last ending at `last_end`: each closed right after
+ * one of the same site and depth that scopeprof__sum_at summed, and started
+ * after the one before it ended. So each is a leaf (nothing closed between
+ * them), their parent level's earliest start stays, and its latest end is
+ * the last one's: what n calls of scopeprof__sum_at would do. */
 static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *s, uint32_t depth, uint32_t n,
-                                      uint64_t dur) {
+                                      uint64_t dur, uint64_t last_end) {
     s->t.count += n;
     s->t.total += (int64_t)dur;
     s->t.self += (int64_t)dur;
@@ -4300,13 +4301,14 @@ static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *
         mine->n += n;
         mine->nested += n;
         mine->sum += (int64_t)dur;
+        if (last_end > mine->max_end) mine->max_end = last_end;
     }
 }
 
 /* Whether the site's sums (sites[site], of site_cap: g->sum's, or the
  * writer's copies in locals) or the depth's levels are missing, for
- * scopeprof__sum_room to make. (The writer's common path tests the same
- * with room made for every site first: writer.h, scopeprof__sum_span.) */
+ * scopeprof__sum_room to make. (The writer's common path writes the same
+ * test out: writer.h, scopeprof__sum_span.) */
 static inline int scopeprof__sum_lacks(const scopeprof__sitesum *sites, uint32_t site_cap, const scopeprof__levels *L,
                                        uint32_t site, uint32_t depth) {
     return site >= site_cap || !sites[site].seen || depth + 2 > L->cap;
@@ -5335,15 +5337,9 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__sum_record(scopeprof__state *g, scopepro
 static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
                                            const scopeprof__slot *ev, uint32_t n, int comp) {
     uint32_t not_scopes = 0; /* slots that are not one scope each: long records' second halves, MEM */
-    /* Room for every site registered so far, once per span: the records'
-     * sites were registered before they were recorded, so the loop tests
-     * none against the array's end. In a local: the compiler cannot know
-     * that the stores below leave g alone. */
-    uint32_t nsites = __atomic_load_n(&g->reg.nsites, __ATOMIC_ACQUIRE);
-    scopeprof__sitesum *sites = (scopeprof__sitesum *)scopeprof__sum_grow(g->sum.site, &g->sum.site_cap, nsites + 1,
-                                                                           sizeof *sites, 256);
-    if (!sites) return 0; /* out of memory: the span is left out of the summary */
-    g->sum.site = sites;
+    /* In locals: the compiler cannot know that the stores below leave g alone. */
+    scopeprof__sitesum *sites = g->sum.site;
+    uint32_t site_cap = g->sum.site_cap;
     const int by_shape = g->cfg.group_shape;
     for (const scopeprof__slot *e = ev, *end = ev + n; e < end;) {
         if (__builtin_expect(e->dur != SCOPEPROF_REC_LONG_MARK, 1)) {
@@ -5352,20 +5348,27 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
             uint32_t site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), depth = key >> SCOPEPROF_REC_SITE_BITS;
             uint64_t start = e->start, stop = e->start + e->dur;
             e++;
-            if (__builtin_expect(!sites[site].seen || depth + 2 > L->cap, 0)) {
+            if (__builtin_expect(site >= site_cap || !sites[site].seen || depth + 2 > L->cap, 0)) {
                 if (scopeprof__sum_room(g, slot, site, depth) != 0) {
                     not_scopes++;
                     continue;
                 }
                 sites = g->sum.site;
+                site_cap = g->sum.site_cap;
             }
             scopeprof__sum_at(g, L, &sites[site], start, stop, depth, -1, comp);
-            /* The records right after it with the same key: leaves (nothing
-             * closed between them), summed together. */
+            /* The records right after it with the same key, each started
+             * after the one before ended: leaves, summed together (a record
+             * that started earlier, which only mismatched scopes make, ends
+             * the run and is summed on its own). */
+            if (e == end || e->key != raw) continue; /* the usual case in a tree: no run */
             const scopeprof__slot *run = e;
             uint64_t dur = 0;
-            while (e < end && e->key == raw && e->dur != SCOPEPROF_REC_LONG_MARK) dur += e->dur, e++;
-            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur);
+            do {
+                if (e->dur == SCOPEPROF_REC_LONG_MARK || e->start < stop) break;
+                dur += e->dur, stop = e->start + e->dur, e++;
+            } while (e < end && e->key == raw);
+            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur, stop);
             continue;
         }
         uint32_t slots;
@@ -5386,6 +5389,7 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
         }
         e += slots;
         sites = g->sum.site; /* the room may have moved them */
+        site_cap = g->sum.site_cap;
     }
     return n - not_scopes; /* the scopes summed */
 }
@@ -5833,6 +5837,8 @@ SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old); /* held here too: buf.lock is taken */
+    int cancel; /* off while buf.lock is held: the wait below sleeps (state.h, scopeprof__hold) */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     pthread_mutex_lock(&g->buf.lock);
     if (g->wr.state == SCOPEPROF__WRITER_NONE) {
         pthread_attr_t a;
@@ -5853,10 +5859,11 @@ SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g) {
         for (uint64_t t0 = scopeprof__mono_ns(); ok && !__atomic_load_n(&g->wr.up, __ATOMIC_ACQUIRE) &&
                                                   scopeprof__mono_ns() - t0 < 1000000000u;) {
             struct timespec step = {0, 20000};
-            nanosleep(&step, NULL);
+            nanosleep(&step, NULL); /* a cancellation point: cancellation is off */
         }
     }
     pthread_mutex_unlock(&g->buf.lock);
+    pthread_setcancelstate(cancel, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 

@@ -62,13 +62,13 @@ typedef struct scopeprof__live { /* a live allocation */
 #define SCOPEPROF__SITE_BLOCKS 4096u
 
 /* What a thread's scopes closed at one depth hold for their parent, until
- * it closes (summary.h): their durations (ticks), the first one's start,
- * their number, the scopes nested in them, and (rare) their GPU time (ns)
- * and memory. The first four hold something only while n > 0 (the first
- * scope sets them); the rare ones are zeroed when used. */
+ * it closes (summary.h): their durations and span (ticks) and number, the
+ * scopes nested in them, and (rare) their GPU time (ns) and memory. The
+ * first four hold something only while n > 0 (the first scope sets them);
+ * the rare ones are zeroed when used. */
 typedef struct scopeprof__level {
     int64_t sum;
-    uint64_t first_start; /* records come in close order: the earliest start */
+    uint64_t min_start, max_end;
     uint64_t nested;
     uint32_t n, rare;
     int64_t gpu_ns;
@@ -90,7 +90,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 16u /* 16: a level keeps its first child's start only (first_start), life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 16u /* 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)

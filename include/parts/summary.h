@@ -133,10 +133,7 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         scopeprof__level *kids = &L->lv[depth + 1];
         int64_t self = dur;
         uint32_t children = 0, rare = kids->rare;
-        /* Inside (subtracted) when the first of them started in this
-         * scope: they closed before it, in close order, so they ended in it
-         * too. Else they are an unclosed scope's, left over. */
-        if (kids->n && kids->first_start >= start) {
+        if (kids->n && kids->min_start >= start && kids->max_end <= end) { /* inside: subtracted */
             self = dur - kids->sum;
             nested = kids->nested;
             children = kids->n;
@@ -153,9 +150,11 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
     if (depth) { /* what the parent will subtract */
         scopeprof__level *mine = &L->lv[depth];
         if (mine->n++ == 0) {
-            mine->first_start = start;
+            mine->min_start = start, mine->max_end = end;
             mine->sum = dur, mine->nested = 1 + nested;
         } else {
+            if (start < mine->min_start) mine->min_start = start;
+            if (end > mine->max_end) mine->max_end = end;
             mine->nested += 1 + nested;
             mine->sum += dur;
         }
@@ -164,11 +163,13 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
 }
 
 /* n more scopes of the site whose sums are s, at `depth`, of durations
- * summing to dur, each closed right after one of the same site and depth
- * that scopeprof__sum_at summed: leaves (nothing closed between them), so
- * this is what n calls of it would do. */
+ * summing to dur, the last ending at `last_end`: each closed right after
+ * one of the same site and depth that scopeprof__sum_at summed, and started
+ * after the one before it ended. So each is a leaf (nothing closed between
+ * them), their parent level's earliest start stays, and its latest end is
+ * the last one's: what n calls of scopeprof__sum_at would do. */
 static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *s, uint32_t depth, uint32_t n,
-                                      uint64_t dur) {
+                                      uint64_t dur, uint64_t last_end) {
     s->t.count += n;
     s->t.total += (int64_t)dur;
     s->t.self += (int64_t)dur;
@@ -177,13 +178,14 @@ static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *
         mine->n += n;
         mine->nested += n;
         mine->sum += (int64_t)dur;
+        if (last_end > mine->max_end) mine->max_end = last_end;
     }
 }
 
 /* Whether the site's sums (sites[site], of site_cap: g->sum's, or the
  * writer's copies in locals) or the depth's levels are missing, for
- * scopeprof__sum_room to make. (The writer's common path tests the same
- * with room made for every site first: writer.h, scopeprof__sum_span.) */
+ * scopeprof__sum_room to make. (The writer's common path writes the same
+ * test out: writer.h, scopeprof__sum_span.) */
 static inline int scopeprof__sum_lacks(const scopeprof__sitesum *sites, uint32_t site_cap, const scopeprof__levels *L,
                                        uint32_t site, uint32_t depth) {
     return site >= site_cap || !sites[site].seen || depth + 2 > L->cap;

@@ -55,15 +55,9 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__sum_record(scopeprof__state *g, scopepro
 static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
                                            const scopeprof__slot *ev, uint32_t n, int comp) {
     uint32_t not_scopes = 0; /* slots that are not one scope each: long records' second halves, MEM */
-    /* Room for every site registered so far, once per span: the records'
-     * sites were registered before they were recorded, so the loop tests
-     * none against the array's end. In a local: the compiler cannot know
-     * that the stores below leave g alone. */
-    uint32_t nsites = __atomic_load_n(&g->reg.nsites, __ATOMIC_ACQUIRE);
-    scopeprof__sitesum *sites = (scopeprof__sitesum *)scopeprof__sum_grow(g->sum.site, &g->sum.site_cap, nsites + 1,
-                                                                           sizeof *sites, 256);
-    if (!sites) return 0; /* out of memory: the span is left out of the summary */
-    g->sum.site = sites;
+    /* In locals: the compiler cannot know that the stores below leave g alone. */
+    scopeprof__sitesum *sites = g->sum.site;
+    uint32_t site_cap = g->sum.site_cap;
     const int by_shape = g->cfg.group_shape;
     for (const scopeprof__slot *e = ev, *end = ev + n; e < end;) {
         if (__builtin_expect(e->dur != SCOPEPROF_REC_LONG_MARK, 1)) {
@@ -72,20 +66,27 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
             uint32_t site = key & ((1u << SCOPEPROF_REC_SITE_BITS) - 1), depth = key >> SCOPEPROF_REC_SITE_BITS;
             uint64_t start = e->start, stop = e->start + e->dur;
             e++;
-            if (__builtin_expect(!sites[site].seen || depth + 2 > L->cap, 0)) {
+            if (__builtin_expect(site >= site_cap || !sites[site].seen || depth + 2 > L->cap, 0)) {
                 if (scopeprof__sum_room(g, slot, site, depth) != 0) {
                     not_scopes++;
                     continue;
                 }
                 sites = g->sum.site;
+                site_cap = g->sum.site_cap;
             }
             scopeprof__sum_at(g, L, &sites[site], start, stop, depth, -1, comp);
-            /* The records right after it with the same key: leaves (nothing
-             * closed between them), summed together. */
+            /* The records right after it with the same key, each started
+             * after the one before ended: leaves, summed together (a record
+             * that started earlier, which only mismatched scopes make, ends
+             * the run and is summed on its own). */
+            if (e == end || e->key != raw) continue; /* the usual case in a tree: no run */
             const scopeprof__slot *run = e;
             uint64_t dur = 0;
-            while (e < end && e->key == raw && e->dur != SCOPEPROF_REC_LONG_MARK) dur += e->dur, e++;
-            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur);
+            do {
+                if (e->dur == SCOPEPROF_REC_LONG_MARK || e->start < stop) break;
+                dur += e->dur, stop = e->start + e->dur, e++;
+            } while (e < end && e->key == raw);
+            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur, stop);
             continue;
         }
         uint32_t slots;
@@ -106,6 +107,7 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
         }
         e += slots;
         sites = g->sum.site; /* the room may have moved them */
+        site_cap = g->sum.site_cap;
     }
     return n - not_scopes; /* the scopes summed */
 }
@@ -553,6 +555,8 @@ SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old); /* held here too: buf.lock is taken */
+    int cancel; /* off while buf.lock is held: the wait below sleeps (state.h, scopeprof__hold) */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     pthread_mutex_lock(&g->buf.lock);
     if (g->wr.state == SCOPEPROF__WRITER_NONE) {
         pthread_attr_t a;
@@ -573,10 +577,11 @@ SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g) {
         for (uint64_t t0 = scopeprof__mono_ns(); ok && !__atomic_load_n(&g->wr.up, __ATOMIC_ACQUIRE) &&
                                                   scopeprof__mono_ns() - t0 < 1000000000u;) {
             struct timespec step = {0, 20000};
-            nanosleep(&step, NULL);
+            nanosleep(&step, NULL); /* a cancellation point: cancellation is off */
         }
     }
     pthread_mutex_unlock(&g->buf.lock);
+    pthread_setcancelstate(cancel, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 

@@ -375,6 +375,38 @@ static int mode_threads(int n) {
     return 0;
 }
 
+/* ---- ranges that outlive the scope they began in (PROFILE_BEGIN/END
+ * mismatched with scopes), 3 rounds: "X" { begin "R" }, then "P" { "K",
+ * begin "R" again (the same site), end, end }: the first "R" is recorded as
+ * P's child but started before P, and the two "R" records, one key, overlap.
+ * The exit table and `scopeprof table` must still agree (same_table.sh). */
+static void range_open(void) { PROFILE_BEGIN("R"); }
+static void range_close(void) { PROFILE_END(); }
+
+static int mode_overlap(void) {
+    for (int r = 0; r < 3; r++) {
+        {
+            PROFILE_SCOPE("X");
+            range_open();
+            for (int i = 0; i < 20000; i++) BUMP();
+        }
+        {
+            PROFILE_SCOPE("P");
+            {
+                PROFILE_SCOPE("K");
+                for (int i = 0; i < 20000; i++) BUMP();
+            }
+            range_open();
+            for (int i = 0; i < 20000; i++) BUMP();
+            range_close();
+            for (int i = 0; i < 20000; i++) BUMP();
+            range_close();
+            for (int i = 0; i < 20000; i++) BUMP();
+        }
+    }
+    return 0;
+}
+
 /* ---- a run shorter than the clock rate's 20 ms: the rate is then measured
  * at the exit, over the whole run, without waiting (clock.h). Prints
  * "clock T0 T1", CLOCK_MONOTONIC before and after "timed", a scope of at
@@ -1037,6 +1069,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "deep") == 0 && argc > 2) return mode_deep(atoi(argv[2]));
     if (strcmp(m, "runs") == 0) return mode_runs();
     if (strcmp(m, "clock") == 0) return mode_clock();
+    if (strcmp(m, "overlap") == 0) return mode_overlap();
     if (strcmp(m, "long") == 0) return mode_long();
     if (strcmp(m, "bigname") == 0) return mode_bigname();
     if (strcmp(m, "chdir") == 0) return mode_chdir();

@@ -135,7 +135,7 @@ static int mode_environ(void) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
 }
 
-/* ---- "cancel flush|record": a thread is cancelled while it records.
+/* ---- "cancel flush|record|first": a thread is cancelled while it records.
  * flush: it loops over "cancelled" x100, PROFILE_FLUSH(), and a
  * pthread_testcancel(): the flush's write(2) is the first cancellation point
  * after the request unless the profiler holds it off. record: it records
@@ -174,13 +174,40 @@ static void *cancel_record(void *arg) {
     return NULL;
 }
 
+/* first: the thread's first scope is the process's first, with the cancel
+ * already pending: that scope starts the background writer and waits for
+ * it under the chunk lock, sleeping (a cancellation point). */
+static pthread_barrier_t first_go;
+
+static void *cancel_first(void *arg) {
+    (void)arg;
+    pthread_barrier_wait(&first_go); /* not a cancellation point */
+    pthread_cleanup_push(unpoison_unwound, NULL);
+    for (;;) {
+        {
+            PROFILE_SCOPE("cancelled");
+            BUMP();
+        }
+        pthread_testcancel();
+    }
+    pthread_cleanup_pop(0);
+    return NULL;
+}
+
 static int mode_cancel(const char *how) {
-    work(1);
     pthread_t th;
-    if (pthread_create(&th, NULL, strcmp(how, "flush") == 0 ? cancel_flush : cancel_record, NULL) != 0)
-        return 90;
-    nap_ms(50);
-    pthread_cancel(th);
+    if (strcmp(how, "first") == 0) {
+        pthread_barrier_init(&first_go, NULL, 2);
+        if (pthread_create(&th, NULL, cancel_first, NULL) != 0) return 90;
+        pthread_cancel(th);
+        pthread_barrier_wait(&first_go);
+    } else {
+        work(1);
+        if (pthread_create(&th, NULL, strcmp(how, "flush") == 0 ? cancel_flush : cancel_record, NULL) != 0)
+            return 90;
+        nap_ms(50);
+        pthread_cancel(th);
+    }
     void *ret = NULL;
     pthread_join(th, &ret);
     printf(ret == PTHREAD_CANCELED ? "joined\n" : "joined, not cancelled\n");

@@ -11,7 +11,8 @@
 # input shapes (samples/gemm_shapes, tests/core/prog_shape: shapes cut to
 # fit, negative sizes, records across chunks) grouped by shape
 # (SCOPEPROF_GROUP_BY=shape against --group-by shape) and by name; runs of
-# one leaf scope (tests/life/prog_life runs).
+# one leaf scope (tests/life/prog_life runs); ranges across scopes
+# (prog_life overlap).
 set -eu
 BUILD=${BUILD:-build}
 work=$(mktemp -d /tmp/sp_same.XXXXXX)
@@ -70,6 +71,16 @@ for comp in 1 0; do
   same "runs of one scope, SCOPEPROF_COMPENSATE=$comp" "$work/runs$comp.err" "$work/runs$comp.sprof"
   grep -q '^ *run_leaf  .*  37560  $' "$work/runs$comp.err" ||
     { echo "FAIL: runs: run_leaf is not 2 x (40 x 350 + 100 + ... + 139) = 37,560 calls:"; cat "$work/runs$comp.err"; failed=1; }
+done
+
+# Ranges that outlive the scope they began in: a child that started before
+# its parent, two overlapping records of one key (prog_life overlap). The
+# exit table tests the children's whole span, as the reporter does.
+for comp in 1 0; do
+  SCOPEPROF_OUTPUT="$work/overlap$comp.sprof" SCOPEPROF_COMPENSATE=$comp \
+    "$BUILD/tests/life/prog_life" overlap >/dev/null 2>"$work/overlap$comp.all"
+  sed '$d' "$work/overlap$comp.all" >"$work/overlap$comp.err"
+  same "ranges across scopes, SCOPEPROF_COMPENSATE=$comp" "$work/overlap$comp.err" "$work/overlap$comp.sprof"
 done
 
 # Input shapes (issue 26): every row, grouped by shape and by name.

@@ -310,6 +310,15 @@ static void test_cancel_while_writing(void **state) {
     expect_cancelled("record", ENV("SCOPEPROF_SUMMARY=0", "SCOPEPROF_WRITER=0", "SCOPEPROF_BUFFER_MB=1"));
 }
 
+/* The process's first scope, on a thread with a cancel pending: it starts
+ * the background writer and sleeps until it runs, holding the chunk lock.
+ * Before: cancelled in that sleep, the thread ended with the lock held, and
+ * the next scope anywhere hung. */
+static void test_cancel_first_scope(void **state) {
+    (void)state;
+    expect_cancelled("first", ENV("SCOPEPROF_SUMMARY=0"));
+}
+
 /* ==== 7. A file size limit ====================================================== */
 
 /* `ulimit -f`: the write that passes it fails with EFBIG and raises SIGXFSZ,
@@ -604,6 +613,7 @@ int main(void) {
         cmocka_unit_test(test_environment_untouched),
         cmocka_unit_test(test_cancel_in_flush),
         cmocka_unit_test(test_cancel_while_writing),
+        cmocka_unit_test(test_cancel_first_scope),
         cmocka_unit_test(test_file_size_limit),
         cmocka_unit_test(test_daemon_chdir),
         cmocka_unit_test(test_control_chars_escaped),
