@@ -6,8 +6,8 @@
 # out. Bounds are generous (about 1.35x what it measured when they were
 # set, session 12: 66 per leaf scope, 139 per scope in a tree), and the
 # leaf figure of session 11 (90, before a run of one leaf scope was summed
-# together) would fail them. Scopes with input shapes (issue 26: 225 per
-# scope, 375 with the table grouped by shape) have bounds of their own at
+# together) would fail them. Scopes with input shapes (issue 26: 224 per
+# scope, 374 with the table grouped by shape) have bounds of their own at
 # about 1.4x.
 #   instr_guard.sh PROFILED_BIN FLOOR_BIN
 set -u
