@@ -3616,12 +3616,12 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
 /* Whether the writer has a drain due: an eighth of the budget or 1 MiB is
  * queued, whichever is less. A written chunk is recycled with its pages
  * warm, so the less is queued, the fewer chunks a run ever touches for the
- * first time (about 16 page faults each): at an eighth of the default budget
- * (8 MiB) a run of 3.5M scopes kept 13-15 MiB of chunks, at 1 MiB 8-10 MiB
- * and used about 5% less CPU (bench/regimes.c, session 12). The drain comes before any refill: a writer that
- * kept touching new chunks for a thread that used them as fast never
- * drained, and chunk memory grew to the budget in every run (session 11).
- * Chunk lock held. */
+ * first time (about 16 page faults each): at an eighth of the default
+ * budget (8 MiB) a run of 3.5M scopes kept 13-15 MiB of chunks, at 1 MiB
+ * 8-10 MiB, and used about 5% less CPU (bench/regimes.c, session 12). The
+ * drain comes before any refill: a writer that kept touching new chunks for
+ * a thread that used them as fast never drained, and chunk memory grew to
+ * the budget in every run (session 11). Chunk lock held. */
 #define SCOPEPROF__DRAIN_AT ((size_t)1 << 20)
 static inline int scopeprof__drain_due(const scopeprof__state *g) {
     size_t at = g->cfg.budget / 8;
@@ -5789,6 +5789,14 @@ SCOPEPROF__INTERNAL int scopeprof__writer_alone(void) {
     return threads == 1 || (threads == 2 && state == 'Z');
 }
 
+/* Wait on the writer's wake-up until CLOCK_MONOTONIC time `at` (ns; the
+ * condition's clock: scopeprof__writer_init_locks), or a signal of it.
+ * buf.lock held. */
+static inline void scopeprof__writer_wait(scopeprof__state *g, uint64_t at) {
+    struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+    pthread_cond_timedwait(&g->wr.wake, &g->buf.lock, &ts);
+}
+
 SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
     scopeprof__state *g = (scopeprof__state *)arg;
     scopeprof__sigs_all_held = 1; /* scopeprof__writer_start made it so */
@@ -5801,9 +5809,7 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         uint64_t now = scopeprof__mono_ns();
         int timed = now - last >= period;
         if (!timed && !scopeprof__writer_has_work(g)) {
-            uint64_t at = last + period;
-            struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
-            pthread_cond_timedwait(&g->wr.wake, &g->buf.lock, &ts);
+            scopeprof__writer_wait(g, last + period);
             continue;
         }
         int drain = timed || scopeprof__drain_due(g), wrote = 0;
@@ -5818,9 +5824,7 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
             /* Due but nothing could be written (a schedule's cycle callback
              * runs, or the oldest chunk's GPU work does): a millisecond's
              * wait, not a loop round the registry lock. */
-            uint64_t at = scopeprof__mono_ns() + 1000000u;
-            struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
-            pthread_cond_timedwait(&g->wr.wake, &g->buf.lock, &ts);
+            scopeprof__writer_wait(g, scopeprof__mono_ns() + 1000000u);
         }
     }
     pthread_mutex_unlock(&g->buf.lock);

@@ -60,12 +60,12 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
 /* Whether the writer has a drain due: an eighth of the budget or 1 MiB is
  * queued, whichever is less. A written chunk is recycled with its pages
  * warm, so the less is queued, the fewer chunks a run ever touches for the
- * first time (about 16 page faults each): at an eighth of the default budget
- * (8 MiB) a run of 3.5M scopes kept 13-15 MiB of chunks, at 1 MiB 8-10 MiB
- * and used about 5% less CPU (bench/regimes.c, session 12). The drain comes before any refill: a writer that
- * kept touching new chunks for a thread that used them as fast never
- * drained, and chunk memory grew to the budget in every run (session 11).
- * Chunk lock held. */
+ * first time (about 16 page faults each): at an eighth of the default
+ * budget (8 MiB) a run of 3.5M scopes kept 13-15 MiB of chunks, at 1 MiB
+ * 8-10 MiB, and used about 5% less CPU (bench/regimes.c, session 12). The
+ * drain comes before any refill: a writer that kept touching new chunks for
+ * a thread that used them as fast never drained, and chunk memory grew to
+ * the budget in every run (session 11). Chunk lock held. */
 #define SCOPEPROF__DRAIN_AT ((size_t)1 << 20)
 static inline int scopeprof__drain_due(const scopeprof__state *g) {
     size_t at = g->cfg.budget / 8;

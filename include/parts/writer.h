@@ -507,6 +507,14 @@ SCOPEPROF__INTERNAL int scopeprof__writer_alone(void) {
     return threads == 1 || (threads == 2 && state == 'Z');
 }
 
+/* Wait on the writer's wake-up until CLOCK_MONOTONIC time `at` (ns; the
+ * condition's clock: scopeprof__writer_init_locks), or a signal of it.
+ * buf.lock held. */
+static inline void scopeprof__writer_wait(scopeprof__state *g, uint64_t at) {
+    struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+    pthread_cond_timedwait(&g->wr.wake, &g->buf.lock, &ts);
+}
+
 SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
     scopeprof__state *g = (scopeprof__state *)arg;
     scopeprof__sigs_all_held = 1; /* scopeprof__writer_start made it so */
@@ -519,9 +527,7 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         uint64_t now = scopeprof__mono_ns();
         int timed = now - last >= period;
         if (!timed && !scopeprof__writer_has_work(g)) {
-            uint64_t at = last + period;
-            struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
-            pthread_cond_timedwait(&g->wr.wake, &g->buf.lock, &ts);
+            scopeprof__writer_wait(g, last + period);
             continue;
         }
         int drain = timed || scopeprof__drain_due(g), wrote = 0;
@@ -536,9 +542,7 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
             /* Due but nothing could be written (a schedule's cycle callback
              * runs, or the oldest chunk's GPU work does): a millisecond's
              * wait, not a loop round the registry lock. */
-            uint64_t at = scopeprof__mono_ns() + 1000000u;
-            struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
-            pthread_cond_timedwait(&g->wr.wake, &g->buf.lock, &ts);
+            scopeprof__writer_wait(g, scopeprof__mono_ns() + 1000000u);
         }
     }
     pthread_mutex_unlock(&g->buf.lock);

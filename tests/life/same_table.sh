@@ -62,13 +62,23 @@ for comp in 1 0; do
 done
 grep -q '^Overhead compensation' "$work/train1.err" || { echo "FAIL: no compensation note in the compensated run"; failed=1; }
 
+# same_life MODE LABEL: tests/life/prog_life MODE's exit table against
+# `scopeprof table` of its trace, compensated, then raw; the exit text is
+# left in $work/MODE1.err and MODE0.err.
+same_life() {
+  local mode=$1 label=$2 comp
+  for comp in 1 0; do
+    SCOPEPROF_OUTPUT="$work/$mode$comp.sprof" SCOPEPROF_COMPENSATE=$comp \
+      "$BUILD/tests/life/prog_life" "$mode" >/dev/null 2>"$work/$mode$comp.all"
+    sed '$d' "$work/$mode$comp.all" >"$work/$mode$comp.err"
+    same "$label, SCOPEPROF_COMPENSATE=$comp" "$work/$mode$comp.err" "$work/$mode$comp.sprof"
+  done
+}
+
 # Runs of one leaf scope at depths 0 to 2 on two threads, which the writer
-# sums together (summary.h, scopeprof__sum_run): compensated, then raw.
+# sums together (summary.h, scopeprof__sum_run).
+same_life runs "runs of one scope"
 for comp in 1 0; do
-  SCOPEPROF_OUTPUT="$work/runs$comp.sprof" SCOPEPROF_COMPENSATE=$comp \
-    "$BUILD/tests/life/prog_life" runs >/dev/null 2>"$work/runs$comp.all"
-  sed '$d' "$work/runs$comp.all" >"$work/runs$comp.err"
-  same "runs of one scope, SCOPEPROF_COMPENSATE=$comp" "$work/runs$comp.err" "$work/runs$comp.sprof"
   grep -q '^ *run_leaf  .*  37560  $' "$work/runs$comp.err" ||
     { echo "FAIL: runs: run_leaf is not 2 x (40 x 350 + 100 + ... + 139) = 37,560 calls:"; cat "$work/runs$comp.err"; failed=1; }
 done
@@ -76,12 +86,7 @@ done
 # Ranges that outlive the scope they began in: a child that started before
 # its parent, two overlapping records of one key (prog_life overlap). The
 # exit table tests the children's whole span, as the reporter does.
-for comp in 1 0; do
-  SCOPEPROF_OUTPUT="$work/overlap$comp.sprof" SCOPEPROF_COMPENSATE=$comp \
-    "$BUILD/tests/life/prog_life" overlap >/dev/null 2>"$work/overlap$comp.all"
-  sed '$d' "$work/overlap$comp.all" >"$work/overlap$comp.err"
-  same "ranges across scopes, SCOPEPROF_COMPENSATE=$comp" "$work/overlap$comp.err" "$work/overlap$comp.sprof"
-done
+same_life overlap "ranges across scopes"
 
 # Input shapes (issue 26): every row, grouped by shape and by name.
 for prog in samples/gemm_shapes tests/core/prog_shape; do
