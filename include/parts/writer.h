@@ -81,11 +81,16 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
              * the run and is summed on its own). */
             if (e == end || e->key != raw) continue; /* the usual case in a tree: no run */
             const scopeprof__slot *run = e;
+            const uint64_t want = (uint64_t)raw << 32;
             uint64_t dur = 0;
             do {
-                if (e->dur == SCOPEPROF_REC_LONG_MARK || e->start < stop) break;
-                dur += e->dur, stop = e->start + e->dur, e++;
-            } while (e < end && e->key == raw);
+                /* Key and duration as one word less the key: the duration
+                 * (under LONG_MARK) when the key is ours and the record
+                 * short, else at least LONG_MARK; one test for both. */
+                uint64_t d = ((uint64_t)e->key << 32 | e->dur) - want;
+                if (d >= SCOPEPROF_REC_LONG_MARK || e->start < stop) break;
+                dur += d, stop = e->start + d, e++;
+            } while (e < end);
             if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur, stop);
             continue;
         }
