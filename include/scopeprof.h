@@ -2171,7 +2171,7 @@ extern "C" {
 
 
 struct scopeprof__chunk {
-    scopeprof__chunk *next; /* in the full queue or the free list */
+    scopeprof__chunk *next; /* in the full queue or the spare list */
     scopeprof__thread *thread;
     uint32_t count; /* events, once the chunk is queued */
     uint32_t first; /* events before this one were already written */
@@ -2226,7 +2226,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 16u /* 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 17u /* 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -2295,15 +2295,16 @@ typedef struct scopeprof__state {
         char *arena;
         size_t arena_left;
     } reg;
-    /* Chunks (buffers.h), under buf.lock: the full queue, the free list, the
-     * writer's ready list, and t->chunk / t->cur switches. Out of memory,
+    /* Chunks (buffers.h), under buf.lock: the full queue, the spare list
+     * (written chunks and those the writer touched ahead), and t->chunk /
+     * t->cur switches. Out of memory,
      * threads without a buffer write into off_slots (never read), threads
      * without a state use off_thread. */
     struct {
         pthread_mutex_t lock;
-        scopeprof__chunk *full_head, *full_tail, *free_list;
-        scopeprof__chunk *ready; /* fresh chunks whose pages the writer already touched */
-        uint32_t nready;
+        scopeprof__chunk *full_head, *full_tail;
+        scopeprof__chunk *spare; /* empty chunks with their pages present: written ones, touched ones */
+        uint32_t nspare;
         size_t bytes;          /* chunk memory held */
         size_t queued;         /* bytes in the full queue */
         size_t peak_bytes;     /* most chunk memory held at once */
@@ -2674,11 +2675,11 @@ SCOPEPROF__API uint64_t scopeprof__ticks_slow(void) { return scopeprof__mono_ns(
  * two single reads would pair them milliseconds apart and skew every
  * converted time (GPU work then appeared before its launch). Without a TSC
  * the ticks are the clock. */
-static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
+static inline void scopeprof__clock_pair_of(int use_tsc, uint64_t *ns, uint64_t *tick) {
     *ns = scopeprof__mono_ns();
     *tick = *ns;
 #if defined(__x86_64__) || defined(__i386__)
-    if (!g->clock.use_tsc) return;
+    if (!use_tsc) return;
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 4; i++) {
         uint64_t a = __builtin_ia32_rdtsc();
@@ -2690,9 +2691,47 @@ static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns
             *tick = a + (b - a) / 2;
         }
     }
-#else
-    (void)g;
 #endif
+}
+static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
+    scopeprof__clock_pair_of(g->clock.use_tsc, ns, tick);
+}
+
+/* The clock rate (ns per TSC tick) is measured over at least this long
+ * (scopeprof__calibrate), from the earliest clock pair known: the one taken
+ * when the program started (below), else the registry's (tick0, ns0). */
+#define SCOPEPROF__RATE_NS 20000000u
+__attribute__((weak, visibility("hidden"))) uint64_t scopeprof__start_pair[2]; /* ns, tick; 0: none */
+#if defined(__x86_64__) || defined(__i386__)
+/* A clock pair when the program starts (a constructor: two clock reads, no
+ * allocation), so that a program whose profiling begins 20 ms or more after
+ * its start has the rate at its first write without waiting. Any pair of the
+ * two clocks will do: a module's own, or the first module's. */
+__attribute__((constructor)) static void scopeprof__start_clock(void) {
+    uint64_t ns, tick;
+    scopeprof__clock_pair_of(1, &ns, &tick);
+    if (!scopeprof__start_pair[0]) scopeprof__start_pair[1] = tick, scopeprof__start_pair[0] = ns;
+}
+#endif
+
+/* The pair the rate is measured from: scopeprof__start_pair if it is the
+ * earlier (and the ticks are the TSC), else the registry's. */
+static inline void scopeprof__rate_from(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
+    *ns = g->clock.ns0, *tick = g->clock.tick0;
+    if (g->clock.use_tsc && scopeprof__start_pair[0] && scopeprof__start_pair[0] < *ns)
+        *ns = scopeprof__start_pair[0], *tick = scopeprof__start_pair[1];
+}
+
+/* ns until the clock rate can be measured without a wait: 0 when the ticks
+ * are ns, or SCOPEPROF__RATE_NS have passed since scopeprof__rate_from's
+ * pair. Reads no state that changes (the background writer asks it without
+ * the registry lock). */
+static inline uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
+    uint64_t ns, tick, since;
+    if (!g->clock.use_tsc) return 0;
+    scopeprof__rate_from(g, &ns, &tick);
+    since = scopeprof__mono_ns() - ns;
+    return since < SCOPEPROF__RATE_NS ? SCOPEPROF__RATE_NS - since : 0;
 }
 
 /* The TSC is usable when the CPU says it is invariant (CPUID 0x80000007,
@@ -2807,20 +2846,23 @@ SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
         g->clock.ns_per_tick = 1.0;
         return;
     }
-    /* Ratio of TSC to CLOCK_MONOTONIC since start-up, taken at the first
-     * write. Over at least 20 ms, the rate is within ~1e-6 even with a few
-     * microseconds of read jitter, and times converted long after it are
-     * still close. At the last write (g->life.ending) it covers every event
-     * there will be, so a converted time is off by the jitter at most,
-     * however short the run: no wait. A process that writes sooner sleeps
-     * the rest (spinning it, a short one spent 20 ms of CPU). */
-    for (uint64_t since; !g->life.ending && (since = scopeprof__mono_ns() - g->clock.ns0) < 20000000u;) {
-        struct timespec rest = {0, (long)(20000000u - since)};
+    /* Ratio of TSC to CLOCK_MONOTONIC since the program's start (or the
+     * registry's), taken at the first write. Over at least 20 ms, the rate
+     * is within ~1e-6 even with a few microseconds of read jitter, and times
+     * converted long after it are still close. At the last write
+     * (g->life.ending) it covers every event there will be, so a converted
+     * time is off by the jitter at most, however short the run: no wait. A
+     * process that writes sooner sleeps the rest (spinning it, a short one
+     * spent 20 ms of CPU); the background writer does not come here before
+     * (scopeprof__writer_main). */
+    for (uint64_t left; !g->life.ending && (left = scopeprof__rate_wait(g)) > 0;) {
+        struct timespec rest = {0, (long)left};
         nanosleep(&rest, NULL); /* async-signal-safe: the crash path may be here */
     }
-    uint64_t ns, tk;
+    uint64_t ns, tk, ns_from, tk_from;
     scopeprof__clock_pair(g, &ns, &tk);
-    g->clock.ns_per_tick = (double)(ns - g->clock.ns0) / (double)(tk - g->clock.tick0);
+    scopeprof__rate_from(g, &ns_from, &tk_from);
+    g->clock.ns_per_tick = (double)(ns - ns_from) / (double)(tk - tk_from);
 }
 
 /* A tick in ns, as every reader of the file converts it (format.h). */
@@ -3570,23 +3612,30 @@ extern "C" {
 /* A new chunk, from mmap (scopeprof__map): never malloc, as a chunk is taken
  * in a recording thread's slow path, which a PROFILE_SCOPE in a signal
  * handler reaches, and by the writer, which a fork may interrupt. Chunks are
- * recycled through the free list, never unmapped while the process records. */
+ * recycled through the spare list, never unmapped while the process records. */
 static inline scopeprof__chunk *scopeprof__chunk_map(void) {
     return (scopeprof__chunk *)scopeprof__map(sizeof(scopeprof__chunk));
 }
 
-/* An empty chunk for a recording thread: a written one from the free list
- * (its pages are warm), else one the writer allocated and touched ahead
- * (ready), else a new one, whose page faults this thread then takes (only
+/* An empty chunk to the spare list: one just written (recycled), or one
+ * the writer allocated and touched ahead. Last in, first out: the next
+ * thread that needs a chunk takes the one most recently written, whose
+ * pages are likeliest still in the cache. Chunk lock held. */
+static inline void scopeprof__spare_push(scopeprof__state *g, scopeprof__chunk *c) {
+    c->next = g->buf.spare;
+    g->buf.spare = c;
+    g->buf.nspare++;
+}
+
+/* An empty chunk for a recording thread: a spare one (its pages are
+ * present), else a new one, whose page faults this thread then takes (only
  * when the writer is behind or absent). NULL when mmap fails. Whether the
  * budget allows it is chunk_next's to decide. Chunk lock held. */
 SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g) {
-    scopeprof__chunk *c = g->buf.free_list;
+    scopeprof__chunk *c = g->buf.spare;
     if (c) {
-        g->buf.free_list = c->next;
-    } else if ((c = g->buf.ready) != NULL) {
-        g->buf.ready = c->next;
-        g->buf.nready--;
+        g->buf.spare = c->next;
+        g->buf.nspare--;
     } else { /* mapped, not malloc'd: this may run in a signal handler */
         c = scopeprof__chunk_map();
         if (!c) return NULL;
@@ -3614,11 +3663,6 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
     g->buf.queued += sizeof *c;
 }
 
-/* Chunks the writer keeps allocated and touched ahead of the recording
- * threads (4 MiB): at 20 ns a scope, one thread fills them in 5 ms, and the
- * writer refills one in ~16 page faults. */
-#define SCOPEPROF__READY 64u
-
 /* Whether the writer has a drain due: an eighth of the budget or 1 MiB is
  * queued, whichever is less. A written chunk is recycled with its pages
  * warm, so the less is queued, the fewer chunks a run ever touches for the
@@ -3634,20 +3678,30 @@ static inline int scopeprof__drain_due(const scopeprof__state *g) {
     return g->buf.queued >= (at < SCOPEPROF__DRAIN_AT ? at : SCOPEPROF__DRAIN_AT);
 }
 
+/* The spare chunks the writer keeps (scopeprof__writer_refill allocates and
+ * touches new ones up to this count): twice what a drain waits for, and two
+ * more, so that a thread finds one while a drain is under way, and before
+ * the first drain has recycled any (a process's first 1 MiB). At 20 ns a
+ * scope one thread fills them in about 2.5 ms; the writer touches one in ~16
+ * page faults. Written chunks count among them: with a separate ready list
+ * of 64, topped up after every drain beside the recycled chunks, a run of
+ * 3.5M scopes touched 8-10 MiB of chunks (session 12). */
+#define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / sizeof(scopeprof__chunk)) + 2u)
+
 /* Whether the writer should wake before its next timed flush: a drain is
- * due, or a refill is and the budget has room for it. Chunk lock held. */
+ * due, or a refill is (half the spare chunks are gone) and the budget has
+ * room for it. Chunk lock held. */
 static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
     if (scopeprof__drain_due(g)) return 1;
-    return g->buf.nready < SCOPEPROF__READY / 2 && !g->buf.free_list &&
-           g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+    return g->buf.nspare < SCOPEPROF__SPARE / 2 && g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
 }
 
-/* Whether the thread that needs a chunk must write first: no recycled or
- * ready chunk, and a new one would pass the budget, or, with a running
+/* Whether the thread that needs a chunk must write first: no spare chunk,
+ * and a new one would pass the budget, or, with a running
  * writer that is behind, the budget plus a quarter (the writer's slack).
  * Chunk lock held. */
 static inline int scopeprof__must_write_here(const scopeprof__state *g) {
-    if (g->buf.free_list || g->buf.ready || !g->buf.full_head) return 0;
+    if (g->buf.spare || !g->buf.full_head) return 0;
     size_t room = g->wr.state == SCOPEPROF__WRITER_RUNNING ? g->cfg.budget + g->cfg.budget / 4 : g->cfg.budget;
     return g->buf.bytes + sizeof(scopeprof__chunk) > room;
 }
@@ -5571,12 +5625,10 @@ static inline void scopeprof__qunlock(scopeprof__state *g, int locked) {
     if (locked) pthread_mutex_unlock(&g->buf.lock);
 }
 
-/* A written chunk back to the free list, where the next thread that needs
- * one takes it before any other (its pages are warm). */
+/* A written chunk back to the spare list (scopeprof__spare_push). */
 SCOPEPROF__INTERNAL void scopeprof__recycle(scopeprof__state *g, scopeprof__chunk *c) {
     int l = scopeprof__qlock(g);
-    c->next = g->buf.free_list;
-    g->buf.free_list = c;
+    scopeprof__spare_push(g, c);
     scopeprof__qunlock(g, l);
 }
 
@@ -5601,8 +5653,7 @@ SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait) 
     scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
     l = scopeprof__qlock(g);
     c->thread->nqueued--; /* after its write: the thread is not reaped before */
-    c->next = g->buf.free_list;
-    g->buf.free_list = c;
+    scopeprof__spare_push(g, c);
     scopeprof__qunlock(g, l);
     return 1;
 }
@@ -5682,12 +5733,12 @@ SCOPEPROF__API void scopeprof__flush(void) {
 }
 
 /* ---- The background writer ---------------------------------------------
- * One thread per process drains full chunks: it converts, aggregates and
- * writes them under the registry lock, one chunk at a time (so nothing that
- * needs that lock waits for more than one chunk's write), and recycles them
- * to the free list. It also allocates chunks ahead and touches their pages
- * (the ready list), so recording threads neither write nor take first-touch
- * page faults. Every SCOPEPROF_FLUSH_MS (100) it also writes what live
+ * One thread per process drains full chunks: it sums and writes them under
+ * the registry lock, one chunk at a time (so nothing that needs that lock
+ * waits for more than one chunk's write), and recycles them to the spare
+ * list. It also allocates chunks ahead and touches their pages when too few
+ * are spare, so recording threads neither write nor take first-touch page
+ * faults. Every SCOPEPROF_FLUSH_MS (100) it also writes what live
  * threads have published, so a process killed without a chance to write
  * (SIGKILL, the OOM killer) loses at most that much of its recent past.
  * When it falls behind, chunk memory grows past the budget by up to a
@@ -5721,9 +5772,10 @@ static inline void scopeprof__chunk_touch(scopeprof__chunk *c) {
     p[sizeof *c - 1] = 0;
 }
 
-/* Allocate and touch chunks until the ready list is full, the budget has no
- * room or a drain is due (it comes first: scopeprof__drain_due). The pages
- * are written now, on this thread, rather than by the first event that
+/* Allocate and touch chunks until there are SCOPEPROF__SPARE spare ones, the
+ * budget has no room or a drain is due (it comes first: scopeprof__drain_due)
+ * and can be made (the clock rate is known: scopeprof__writer_main). The
+ * pages are written now, on this thread, rather than by the first event that
  * lands on each. */
 SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
     for (;;) {
@@ -5736,7 +5788,8 @@ SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
          * tests' clock alignment under ASan. */
         scopeprof__lock(g);
         pthread_mutex_lock(&g->buf.lock);
-        int go = g->buf.nready < SCOPEPROF__READY && !g->life.finalized && !scopeprof__drain_due(g) &&
+        int go = g->buf.nspare < SCOPEPROF__SPARE && !g->life.finalized &&
+                 (!scopeprof__drain_due(g) || scopeprof__rate_wait(g)) &&
                  g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
         pthread_mutex_unlock(&g->buf.lock);
         scopeprof__chunk *c = go ? scopeprof__chunk_map() : NULL;
@@ -5747,9 +5800,7 @@ SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
         scopeprof__lock(g);
         g->wr.touching = NULL;
         pthread_mutex_lock(&g->buf.lock);
-        c->next = g->buf.ready;
-        g->buf.ready = c;
-        g->buf.nready++;
+        scopeprof__spare_push(g, c);
         g->buf.bytes += sizeof *c;
         if (g->buf.bytes > g->buf.peak_bytes) g->buf.peak_bytes = g->buf.bytes;
         pthread_mutex_unlock(&g->buf.lock);
@@ -5823,7 +5874,13 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
             scopeprof__writer_wait(g, last + period);
             continue;
         }
-        int drain = timed || scopeprof__drain_due(g), wrote = 0;
+        /* The first write needs the clock rate, which takes 20 ms from the
+         * program's start to measure (scopeprof__calibrate): till then the
+         * writer touches new chunks for the threads, rather than sleep in
+         * the write while they touch their own. */
+        uint64_t early = scopeprof__rate_wait(g);
+        int drain = !early && (timed || scopeprof__drain_due(g)), wrote = 0;
+        timed = timed && !early;
         pthread_mutex_unlock(&g->buf.lock);
         scopeprof__writer_refill(g);
         if (drain) wrote = scopeprof__writer_drain(g, timed);
@@ -5831,7 +5888,9 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         if (timed) last = now;
         if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
         pthread_mutex_lock(&g->buf.lock);
-        if (drain && !wrote && !timed) {
+        if (early) {
+            scopeprof__writer_wait(g, now + early); /* or a thread's wake-up: refill */
+        } else if (drain && !wrote && !timed) {
             /* Due but nothing could be written (a schedule's cycle callback
              * runs, or the oldest chunk's GPU work does): a millisecond's
              * wait, not a loop round the registry lock. */
@@ -6052,24 +6111,20 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__atfork_child_memory(g);
     __atomic_store_n(&g->life.sig_pending, 0, __ATOMIC_RELAXED); /* the parent's signal */
     scopeprof__thread *self = (scopeprof__thread *)pthread_getspecific(g->key);
-    /* Every chunk but the forking thread's current one goes to the free list. */
+    /* Every chunk but the forking thread's current one goes to the spare list. */
     while (g->buf.full_head) {
         scopeprof__chunk *c = g->buf.full_head;
         g->buf.full_head = c->next;
-        c->next = g->buf.free_list;
-        g->buf.free_list = c;
+        scopeprof__spare_push(g, c);
     }
     g->buf.full_tail = NULL;
     /* The other threads do not exist in the child: their buffers go to the
-     * free list and their state is freed (their GPU state, if any, is left:
+     * spare list and their state is freed (their GPU state, if any, is left:
      * no GPU runtime survives a fork). */
     for (scopeprof__thread *t = g->reg.threads, *next; t; t = next) {
         next = t->next;
         if (t == self) continue;
-        if (t->chunk) {
-            t->chunk->next = g->buf.free_list;
-            g->buf.free_list = t->chunk;
-        }
+        if (t->chunk) scopeprof__spare_push(g, t->chunk);
         free(t->ranges);
         scopeprof__thread_release(g, t);
     }
@@ -6077,7 +6132,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     g->reg.nthreads = 0;
     if (self) {
         self->next = NULL;
-        self->nqueued = 0; /* its queued chunks went to the free list above */
+        self->nqueued = 0; /* its queued chunks went to the spare list above */
         self->index = g->reg.nthreads++;
         self->tid = scopeprof__gettid();
         g->reg.threads = self;

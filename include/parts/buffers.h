@@ -8,23 +8,30 @@ extern "C" {
 /* A new chunk, from mmap (scopeprof__map): never malloc, as a chunk is taken
  * in a recording thread's slow path, which a PROFILE_SCOPE in a signal
  * handler reaches, and by the writer, which a fork may interrupt. Chunks are
- * recycled through the free list, never unmapped while the process records. */
+ * recycled through the spare list, never unmapped while the process records. */
 static inline scopeprof__chunk *scopeprof__chunk_map(void) {
     return (scopeprof__chunk *)scopeprof__map(sizeof(scopeprof__chunk));
 }
 
-/* An empty chunk for a recording thread: a written one from the free list
- * (its pages are warm), else one the writer allocated and touched ahead
- * (ready), else a new one, whose page faults this thread then takes (only
+/* An empty chunk to the spare list: one just written (recycled), or one
+ * the writer allocated and touched ahead. Last in, first out: the next
+ * thread that needs a chunk takes the one most recently written, whose
+ * pages are likeliest still in the cache. Chunk lock held. */
+static inline void scopeprof__spare_push(scopeprof__state *g, scopeprof__chunk *c) {
+    c->next = g->buf.spare;
+    g->buf.spare = c;
+    g->buf.nspare++;
+}
+
+/* An empty chunk for a recording thread: a spare one (its pages are
+ * present), else a new one, whose page faults this thread then takes (only
  * when the writer is behind or absent). NULL when mmap fails. Whether the
  * budget allows it is chunk_next's to decide. Chunk lock held. */
 SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g) {
-    scopeprof__chunk *c = g->buf.free_list;
+    scopeprof__chunk *c = g->buf.spare;
     if (c) {
-        g->buf.free_list = c->next;
-    } else if ((c = g->buf.ready) != NULL) {
-        g->buf.ready = c->next;
-        g->buf.nready--;
+        g->buf.spare = c->next;
+        g->buf.nspare--;
     } else { /* mapped, not malloc'd: this may run in a signal handler */
         c = scopeprof__chunk_map();
         if (!c) return NULL;
@@ -52,11 +59,6 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
     g->buf.queued += sizeof *c;
 }
 
-/* Chunks the writer keeps allocated and touched ahead of the recording
- * threads (4 MiB): at 20 ns a scope, one thread fills them in 5 ms, and the
- * writer refills one in ~16 page faults. */
-#define SCOPEPROF__READY 64u
-
 /* Whether the writer has a drain due: an eighth of the budget or 1 MiB is
  * queued, whichever is less. A written chunk is recycled with its pages
  * warm, so the less is queued, the fewer chunks a run ever touches for the
@@ -72,20 +74,30 @@ static inline int scopeprof__drain_due(const scopeprof__state *g) {
     return g->buf.queued >= (at < SCOPEPROF__DRAIN_AT ? at : SCOPEPROF__DRAIN_AT);
 }
 
+/* The spare chunks the writer keeps (scopeprof__writer_refill allocates and
+ * touches new ones up to this count): twice what a drain waits for, and two
+ * more, so that a thread finds one while a drain is under way, and before
+ * the first drain has recycled any (a process's first 1 MiB). At 20 ns a
+ * scope one thread fills them in about 2.5 ms; the writer touches one in ~16
+ * page faults. Written chunks count among them: with a separate ready list
+ * of 64, topped up after every drain beside the recycled chunks, a run of
+ * 3.5M scopes touched 8-10 MiB of chunks (session 12). */
+#define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / sizeof(scopeprof__chunk)) + 2u)
+
 /* Whether the writer should wake before its next timed flush: a drain is
- * due, or a refill is and the budget has room for it. Chunk lock held. */
+ * due, or a refill is (half the spare chunks are gone) and the budget has
+ * room for it. Chunk lock held. */
 static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
     if (scopeprof__drain_due(g)) return 1;
-    return g->buf.nready < SCOPEPROF__READY / 2 && !g->buf.free_list &&
-           g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+    return g->buf.nspare < SCOPEPROF__SPARE / 2 && g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
 }
 
-/* Whether the thread that needs a chunk must write first: no recycled or
- * ready chunk, and a new one would pass the budget, or, with a running
+/* Whether the thread that needs a chunk must write first: no spare chunk,
+ * and a new one would pass the budget, or, with a running
  * writer that is behind, the budget plus a quarter (the writer's slack).
  * Chunk lock held. */
 static inline int scopeprof__must_write_here(const scopeprof__state *g) {
-    if (g->buf.free_list || g->buf.ready || !g->buf.full_head) return 0;
+    if (g->buf.spare || !g->buf.full_head) return 0;
     size_t room = g->wr.state == SCOPEPROF__WRITER_RUNNING ? g->cfg.budget + g->cfg.budget / 4 : g->cfg.budget;
     return g->buf.bytes + sizeof(scopeprof__chunk) > room;
 }

@@ -19,11 +19,11 @@ SCOPEPROF__API uint64_t scopeprof__ticks_slow(void) { return scopeprof__mono_ns(
  * two single reads would pair them milliseconds apart and skew every
  * converted time (GPU work then appeared before its launch). Without a TSC
  * the ticks are the clock. */
-static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
+static inline void scopeprof__clock_pair_of(int use_tsc, uint64_t *ns, uint64_t *tick) {
     *ns = scopeprof__mono_ns();
     *tick = *ns;
 #if defined(__x86_64__) || defined(__i386__)
-    if (!g->clock.use_tsc) return;
+    if (!use_tsc) return;
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 4; i++) {
         uint64_t a = __builtin_ia32_rdtsc();
@@ -35,9 +35,47 @@ static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns
             *tick = a + (b - a) / 2;
         }
     }
-#else
-    (void)g;
 #endif
+}
+static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
+    scopeprof__clock_pair_of(g->clock.use_tsc, ns, tick);
+}
+
+/* The clock rate (ns per TSC tick) is measured over at least this long
+ * (scopeprof__calibrate), from the earliest clock pair known: the one taken
+ * when the program started (below), else the registry's (tick0, ns0). */
+#define SCOPEPROF__RATE_NS 20000000u
+__attribute__((weak, visibility("hidden"))) uint64_t scopeprof__start_pair[2]; /* ns, tick; 0: none */
+#if defined(__x86_64__) || defined(__i386__)
+/* A clock pair when the program starts (a constructor: two clock reads, no
+ * allocation), so that a program whose profiling begins 20 ms or more after
+ * its start has the rate at its first write without waiting. Any pair of the
+ * two clocks will do: a module's own, or the first module's. */
+__attribute__((constructor)) static void scopeprof__start_clock(void) {
+    uint64_t ns, tick;
+    scopeprof__clock_pair_of(1, &ns, &tick);
+    if (!scopeprof__start_pair[0]) scopeprof__start_pair[1] = tick, scopeprof__start_pair[0] = ns;
+}
+#endif
+
+/* The pair the rate is measured from: scopeprof__start_pair if it is the
+ * earlier (and the ticks are the TSC), else the registry's. */
+static inline void scopeprof__rate_from(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
+    *ns = g->clock.ns0, *tick = g->clock.tick0;
+    if (g->clock.use_tsc && scopeprof__start_pair[0] && scopeprof__start_pair[0] < *ns)
+        *ns = scopeprof__start_pair[0], *tick = scopeprof__start_pair[1];
+}
+
+/* ns until the clock rate can be measured without a wait: 0 when the ticks
+ * are ns, or SCOPEPROF__RATE_NS have passed since scopeprof__rate_from's
+ * pair. Reads no state that changes (the background writer asks it without
+ * the registry lock). */
+static inline uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
+    uint64_t ns, tick, since;
+    if (!g->clock.use_tsc) return 0;
+    scopeprof__rate_from(g, &ns, &tick);
+    since = scopeprof__mono_ns() - ns;
+    return since < SCOPEPROF__RATE_NS ? SCOPEPROF__RATE_NS - since : 0;
 }
 
 /* The TSC is usable when the CPU says it is invariant (CPUID 0x80000007,
@@ -152,20 +190,23 @@ SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
         g->clock.ns_per_tick = 1.0;
         return;
     }
-    /* Ratio of TSC to CLOCK_MONOTONIC since start-up, taken at the first
-     * write. Over at least 20 ms, the rate is within ~1e-6 even with a few
-     * microseconds of read jitter, and times converted long after it are
-     * still close. At the last write (g->life.ending) it covers every event
-     * there will be, so a converted time is off by the jitter at most,
-     * however short the run: no wait. A process that writes sooner sleeps
-     * the rest (spinning it, a short one spent 20 ms of CPU). */
-    for (uint64_t since; !g->life.ending && (since = scopeprof__mono_ns() - g->clock.ns0) < 20000000u;) {
-        struct timespec rest = {0, (long)(20000000u - since)};
+    /* Ratio of TSC to CLOCK_MONOTONIC since the program's start (or the
+     * registry's), taken at the first write. Over at least 20 ms, the rate
+     * is within ~1e-6 even with a few microseconds of read jitter, and times
+     * converted long after it are still close. At the last write
+     * (g->life.ending) it covers every event there will be, so a converted
+     * time is off by the jitter at most, however short the run: no wait. A
+     * process that writes sooner sleeps the rest (spinning it, a short one
+     * spent 20 ms of CPU); the background writer does not come here before
+     * (scopeprof__writer_main). */
+    for (uint64_t left; !g->life.ending && (left = scopeprof__rate_wait(g)) > 0;) {
+        struct timespec rest = {0, (long)left};
         nanosleep(&rest, NULL); /* async-signal-safe: the crash path may be here */
     }
-    uint64_t ns, tk;
+    uint64_t ns, tk, ns_from, tk_from;
     scopeprof__clock_pair(g, &ns, &tk);
-    g->clock.ns_per_tick = (double)(ns - g->clock.ns0) / (double)(tk - g->clock.tick0);
+    scopeprof__rate_from(g, &ns_from, &tk_from);
+    g->clock.ns_per_tick = (double)(ns - ns_from) / (double)(tk - tk_from);
 }
 
 /* A tick in ns, as every reader of the file converts it (format.h). */

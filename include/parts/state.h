@@ -35,7 +35,7 @@ extern "C" {
 
 
 struct scopeprof__chunk {
-    scopeprof__chunk *next; /* in the full queue or the free list */
+    scopeprof__chunk *next; /* in the full queue or the spare list */
     scopeprof__thread *thread;
     uint32_t count; /* events, once the chunk is queued */
     uint32_t first; /* events before this one were already written */
@@ -90,7 +90,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 16u /* 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 17u /* 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -159,15 +159,16 @@ typedef struct scopeprof__state {
         char *arena;
         size_t arena_left;
     } reg;
-    /* Chunks (buffers.h), under buf.lock: the full queue, the free list, the
-     * writer's ready list, and t->chunk / t->cur switches. Out of memory,
+    /* Chunks (buffers.h), under buf.lock: the full queue, the spare list
+     * (written chunks and those the writer touched ahead), and t->chunk /
+     * t->cur switches. Out of memory,
      * threads without a buffer write into off_slots (never read), threads
      * without a state use off_thread. */
     struct {
         pthread_mutex_t lock;
-        scopeprof__chunk *full_head, *full_tail, *free_list;
-        scopeprof__chunk *ready; /* fresh chunks whose pages the writer already touched */
-        uint32_t nready;
+        scopeprof__chunk *full_head, *full_tail;
+        scopeprof__chunk *spare; /* empty chunks with their pages present: written ones, touched ones */
+        uint32_t nspare;
         size_t bytes;          /* chunk memory held */
         size_t queued;         /* bytes in the full queue */
         size_t peak_bytes;     /* most chunk memory held at once */

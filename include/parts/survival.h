@@ -163,24 +163,20 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     scopeprof__atfork_child_memory(g);
     __atomic_store_n(&g->life.sig_pending, 0, __ATOMIC_RELAXED); /* the parent's signal */
     scopeprof__thread *self = (scopeprof__thread *)pthread_getspecific(g->key);
-    /* Every chunk but the forking thread's current one goes to the free list. */
+    /* Every chunk but the forking thread's current one goes to the spare list. */
     while (g->buf.full_head) {
         scopeprof__chunk *c = g->buf.full_head;
         g->buf.full_head = c->next;
-        c->next = g->buf.free_list;
-        g->buf.free_list = c;
+        scopeprof__spare_push(g, c);
     }
     g->buf.full_tail = NULL;
     /* The other threads do not exist in the child: their buffers go to the
-     * free list and their state is freed (their GPU state, if any, is left:
+     * spare list and their state is freed (their GPU state, if any, is left:
      * no GPU runtime survives a fork). */
     for (scopeprof__thread *t = g->reg.threads, *next; t; t = next) {
         next = t->next;
         if (t == self) continue;
-        if (t->chunk) {
-            t->chunk->next = g->buf.free_list;
-            g->buf.free_list = t->chunk;
-        }
+        if (t->chunk) scopeprof__spare_push(g, t->chunk);
         free(t->ranges);
         scopeprof__thread_release(g, t);
     }
@@ -188,7 +184,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     g->reg.nthreads = 0;
     if (self) {
         self->next = NULL;
-        self->nqueued = 0; /* its queued chunks went to the free list above */
+        self->nqueued = 0; /* its queued chunks went to the spare list above */
         self->index = g->reg.nthreads++;
         self->tid = scopeprof__gettid();
         g->reg.threads = self;

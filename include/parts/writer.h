@@ -283,12 +283,10 @@ static inline void scopeprof__qunlock(scopeprof__state *g, int locked) {
     if (locked) pthread_mutex_unlock(&g->buf.lock);
 }
 
-/* A written chunk back to the free list, where the next thread that needs
- * one takes it before any other (its pages are warm). */
+/* A written chunk back to the spare list (scopeprof__spare_push). */
 SCOPEPROF__INTERNAL void scopeprof__recycle(scopeprof__state *g, scopeprof__chunk *c) {
     int l = scopeprof__qlock(g);
-    c->next = g->buf.free_list;
-    g->buf.free_list = c;
+    scopeprof__spare_push(g, c);
     scopeprof__qunlock(g, l);
 }
 
@@ -313,8 +311,7 @@ SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait) 
     scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
     l = scopeprof__qlock(g);
     c->thread->nqueued--; /* after its write: the thread is not reaped before */
-    c->next = g->buf.free_list;
-    g->buf.free_list = c;
+    scopeprof__spare_push(g, c);
     scopeprof__qunlock(g, l);
     return 1;
 }
@@ -394,12 +391,12 @@ SCOPEPROF__API void scopeprof__flush(void) {
 }
 
 /* ---- The background writer ---------------------------------------------
- * One thread per process drains full chunks: it converts, aggregates and
- * writes them under the registry lock, one chunk at a time (so nothing that
- * needs that lock waits for more than one chunk's write), and recycles them
- * to the free list. It also allocates chunks ahead and touches their pages
- * (the ready list), so recording threads neither write nor take first-touch
- * page faults. Every SCOPEPROF_FLUSH_MS (100) it also writes what live
+ * One thread per process drains full chunks: it sums and writes them under
+ * the registry lock, one chunk at a time (so nothing that needs that lock
+ * waits for more than one chunk's write), and recycles them to the spare
+ * list. It also allocates chunks ahead and touches their pages when too few
+ * are spare, so recording threads neither write nor take first-touch page
+ * faults. Every SCOPEPROF_FLUSH_MS (100) it also writes what live
  * threads have published, so a process killed without a chance to write
  * (SIGKILL, the OOM killer) loses at most that much of its recent past.
  * When it falls behind, chunk memory grows past the budget by up to a
@@ -433,9 +430,10 @@ static inline void scopeprof__chunk_touch(scopeprof__chunk *c) {
     p[sizeof *c - 1] = 0;
 }
 
-/* Allocate and touch chunks until the ready list is full, the budget has no
- * room or a drain is due (it comes first: scopeprof__drain_due). The pages
- * are written now, on this thread, rather than by the first event that
+/* Allocate and touch chunks until there are SCOPEPROF__SPARE spare ones, the
+ * budget has no room or a drain is due (it comes first: scopeprof__drain_due)
+ * and can be made (the clock rate is known: scopeprof__writer_main). The
+ * pages are written now, on this thread, rather than by the first event that
  * lands on each. */
 SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
     for (;;) {
@@ -448,7 +446,8 @@ SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
          * tests' clock alignment under ASan. */
         scopeprof__lock(g);
         pthread_mutex_lock(&g->buf.lock);
-        int go = g->buf.nready < SCOPEPROF__READY && !g->life.finalized && !scopeprof__drain_due(g) &&
+        int go = g->buf.nspare < SCOPEPROF__SPARE && !g->life.finalized &&
+                 (!scopeprof__drain_due(g) || scopeprof__rate_wait(g)) &&
                  g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
         pthread_mutex_unlock(&g->buf.lock);
         scopeprof__chunk *c = go ? scopeprof__chunk_map() : NULL;
@@ -459,9 +458,7 @@ SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
         scopeprof__lock(g);
         g->wr.touching = NULL;
         pthread_mutex_lock(&g->buf.lock);
-        c->next = g->buf.ready;
-        g->buf.ready = c;
-        g->buf.nready++;
+        scopeprof__spare_push(g, c);
         g->buf.bytes += sizeof *c;
         if (g->buf.bytes > g->buf.peak_bytes) g->buf.peak_bytes = g->buf.bytes;
         pthread_mutex_unlock(&g->buf.lock);
@@ -535,7 +532,13 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
             scopeprof__writer_wait(g, last + period);
             continue;
         }
-        int drain = timed || scopeprof__drain_due(g), wrote = 0;
+        /* The first write needs the clock rate, which takes 20 ms from the
+         * program's start to measure (scopeprof__calibrate): till then the
+         * writer touches new chunks for the threads, rather than sleep in
+         * the write while they touch their own. */
+        uint64_t early = scopeprof__rate_wait(g);
+        int drain = !early && (timed || scopeprof__drain_due(g)), wrote = 0;
+        timed = timed && !early;
         pthread_mutex_unlock(&g->buf.lock);
         scopeprof__writer_refill(g);
         if (drain) wrote = scopeprof__writer_drain(g, timed);
@@ -543,7 +546,9 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         if (timed) last = now;
         if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
         pthread_mutex_lock(&g->buf.lock);
-        if (drain && !wrote && !timed) {
+        if (early) {
+            scopeprof__writer_wait(g, now + early); /* or a thread's wake-up: refill */
+        } else if (drain && !wrote && !timed) {
             /* Due but nothing could be written (a schedule's cycle callback
              * runs, or the oldest chunk's GPU work does): a millisecond's
              * wait, not a loop round the registry lock. */

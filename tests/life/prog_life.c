@@ -411,14 +411,21 @@ static int mode_overlap(void) {
  * at the exit, over the whole run, without waiting (clock.h). Prints
  * "clock T0 T1", CLOCK_MONOTONIC before and after "timed", a scope of at
  * least 3 ms (after "warm", which starts the profiler); the trace's times
- * must lie between. */
+ * must lie between. With `late`, the profiler starts 30 ms after the
+ * program, and a PROFILE_FLUSH right after "timed" is the first write: the
+ * rate is then measured from the clock pair read when the program started
+ * (clock.h, scopeprof__rate_from), and "timed" must convert as well. */
 static uint64_t mono_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int mode_clock(void) {
+static int mode_clock(int late) {
+    if (late) {
+        struct timespec ms30 = {0, 30000000};
+        nanosleep(&ms30, NULL);
+    }
     { PROFILE_SCOPE("warm"); } /* the registry and the writer start here */
     uint64_t t0 = mono_ns();
     {
@@ -426,6 +433,7 @@ static int mode_clock(void) {
         for (uint64_t in = mono_ns(); mono_ns() - in < 3000000u;) BUMP();
     }
     uint64_t t1 = mono_ns();
+    if (late) PROFILE_FLUSH();
     printf("clock %llu %llu\n", (unsigned long long)t0, (unsigned long long)t1);
     return 0;
 }
@@ -1068,7 +1076,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "threads") == 0 && argc > 2) return mode_threads(atoi(argv[2]));
     if (strcmp(m, "deep") == 0 && argc > 2) return mode_deep(atoi(argv[2]));
     if (strcmp(m, "runs") == 0) return mode_runs();
-    if (strcmp(m, "clock") == 0) return mode_clock();
+    if (strcmp(m, "clock") == 0) return mode_clock(argc > 2 && strcmp(argv[2], "late") == 0);
     if (strcmp(m, "overlap") == 0) return mode_overlap();
     if (strcmp(m, "long") == 0) return mode_long();
     if (strcmp(m, "bigname") == 0) return mode_bigname();
