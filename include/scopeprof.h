@@ -2697,42 +2697,6 @@ static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns
     scopeprof__clock_pair_of(g->clock.use_tsc, ns, tick);
 }
 
-/* The clock rate (ns per TSC tick) is measured over at least this long
- * (scopeprof__calibrate), from the earliest clock pair known: the one taken
- * when the program started (below), else the registry's (tick0, ns0). */
-#define SCOPEPROF__RATE_NS 20000000u
-__attribute__((weak, visibility("hidden"))) uint64_t scopeprof__start_pair[2]; /* ns, tick; 0: none */
-#if defined(__x86_64__) || defined(__i386__)
-/* A clock pair when the program starts (a constructor: two clock reads, no
- * allocation), so that a program whose profiling begins 20 ms or more after
- * its start has the rate at its first write without waiting. Any pair of the
- * two clocks will do: a module's own, or the first module's. */
-__attribute__((constructor)) static void scopeprof__start_clock(void) {
-    uint64_t ns, tick;
-    scopeprof__clock_pair_of(1, &ns, &tick);
-    if (!scopeprof__start_pair[0]) scopeprof__start_pair[1] = tick, scopeprof__start_pair[0] = ns;
-}
-#endif
-
-/* The pair the rate is measured from: scopeprof__start_pair if it is the
- * earlier (and the ticks are the TSC), else the registry's. */
-static inline void scopeprof__rate_from(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
-    *ns = g->clock.ns0, *tick = g->clock.tick0;
-    if (g->clock.use_tsc && scopeprof__start_pair[0] && scopeprof__start_pair[0] < *ns)
-        *ns = scopeprof__start_pair[0], *tick = scopeprof__start_pair[1];
-}
-
-/* ns until the clock rate can be measured without a wait: 0 when the ticks
- * are ns, or SCOPEPROF__RATE_NS have passed since scopeprof__rate_from's
- * pair. Reads no state that changes (the background writer asks it without
- * the registry lock). */
-static inline uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
-    uint64_t ns, tick, since;
-    if (!g->clock.use_tsc) return 0;
-    scopeprof__rate_from(g, &ns, &tick);
-    since = scopeprof__mono_ns() - ns;
-    return since < SCOPEPROF__RATE_NS ? SCOPEPROF__RATE_NS - since : 0;
-}
 
 /* The TSC is usable when the CPU says it is invariant (CPUID 0x80000007,
  * EDX bit 8): constant rate, running in every power state. */
@@ -2746,6 +2710,56 @@ static inline int scopeprof__tsc_invariant(void) {
 #else
     return 0;
 #endif
+}
+
+/* ---- The clock rate ----------------------------------------------------
+ * ns per TSC tick, measured over at least SCOPEPROF__RATE_NS
+ * (scopeprof__calibrate) from the earliest clock pair known: the one read
+ * when the program started (a constructor, below), else the registry's
+ * (tick0, ns0). */
+#define SCOPEPROF__RATE_NS 20000000u
+/* A start pair older than this is not used: over a long time before
+ * profiling began, a suspend or a virtual machine's migration may have
+ * moved one clock against the other. */
+#define SCOPEPROF__START_PAIR_MAX_NS 60000000000u
+__attribute__((weak, visibility("hidden"))) uint64_t scopeprof__start_pair[2]; /* ns, tick; ns 0: none */
+#if defined(__x86_64__) || defined(__i386__)
+/* The pair when the program starts (two clock reads, no allocation), so that
+ * a program whose profiling begins 20 ms or more after its start has the
+ * rate at its first write without waiting. Only with an invariant TSC: no
+ * `rdtsc` in a program that profiling would not read it in (a sandbox may
+ * forbid it). Published with a release store, as a constructor of another
+ * file may already have started the writer, which reads it. Any pair of the
+ * two clocks will do: a module's own, or the first module's. */
+__attribute__((constructor)) static void scopeprof__start_clock(void) {
+    uint64_t ns, tick;
+    if (!scopeprof__tsc_invariant() || __atomic_load_n(&scopeprof__start_pair[0], __ATOMIC_ACQUIRE)) return;
+    scopeprof__clock_pair_of(1, &ns, &tick);
+    __atomic_store_n(&scopeprof__start_pair[1], tick, __ATOMIC_RELAXED);
+    __atomic_store_n(&scopeprof__start_pair[0], ns, __ATOMIC_RELEASE);
+}
+#endif
+
+/* The pair the rate is measured from: scopeprof__start_pair if it is the
+ * earlier and recent enough (and the ticks are the TSC), else the registry's. */
+static inline void scopeprof__rate_from(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
+    uint64_t early = __atomic_load_n(&scopeprof__start_pair[0], __ATOMIC_ACQUIRE);
+    *ns = g->clock.ns0, *tick = g->clock.tick0;
+    if (g->clock.use_tsc && early && early < *ns && *ns - early <= SCOPEPROF__START_PAIR_MAX_NS)
+        *ns = early, *tick = __atomic_load_n(&scopeprof__start_pair[1], __ATOMIC_RELAXED);
+}
+
+/* ns until the clock rate can be measured without a wait: 0 when the ticks
+ * are ns, or SCOPEPROF__RATE_NS have passed since scopeprof__rate_from's
+ * pair. Reads nothing under a lock (the background writer asks it without
+ * the registry lock): the registry's pair never changes, the start pair is
+ * published once. */
+static inline uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
+    uint64_t ns, tick, since;
+    if (!g->clock.use_tsc) return 0;
+    scopeprof__rate_from(g, &ns, &tick);
+    since = scopeprof__mono_ns() - ns;
+    return since < SCOPEPROF__RATE_NS ? SCOPEPROF__RATE_NS - since : 0;
 }
 
 /* ---- Overhead calibration (docs/DESIGN.md, "Overhead compensation") --------
@@ -3685,8 +3699,12 @@ static inline int scopeprof__drain_due(const scopeprof__state *g) {
  * scope one thread fills them in about 2.5 ms; the writer touches one in ~16
  * page faults. Written chunks count among them: with a separate ready list
  * of 64, topped up after every drain beside the recycled chunks, a run of
- * 3.5M scopes touched 8-10 MiB of chunks (session 12). */
-#define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / sizeof(scopeprof__chunk)) + 2u)
+ * 3.5M scopes touched 8-10 MiB of chunks (session 12). Counted in whole
+ * pages, as each chunk is mapped: with a small SCOPEPROF_EVENTS_PER_CHUNK
+ * (2 slots: a 56-byte chunk in a page of its own) a count of chunk sizes
+ * kept 37,000 spare pages. */
+#define SCOPEPROF__CHUNK_PAGES_BYTES ((sizeof(scopeprof__chunk) + 4095u) & ~(size_t)4095u)
+#define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / SCOPEPROF__CHUNK_PAGES_BYTES) + 2u)
 
 /* Whether the writer should wake before its next timed flush: a drain is
  * due, or a refill is (half the spare chunks are gone) and the budget has
@@ -5776,8 +5794,9 @@ static inline void scopeprof__chunk_touch(scopeprof__chunk *c) {
  * budget has no room or a drain is due (it comes first: scopeprof__drain_due)
  * and can be made (the clock rate is known: scopeprof__writer_main). The
  * pages are written now, on this thread, rather than by the first event that
- * lands on each. */
-SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
+ * lands on each. Returns 0 if a chunk was due and could not be mapped (out
+ * of memory, or of mappings), else 1. */
+SCOPEPROF__INTERNAL int scopeprof__writer_refill(scopeprof__state *g) {
     for (;;) {
         /* malloc under the registry lock, which fork's prepare handler
          * takes: a fork never finds this thread inside the allocator (ASan's,
@@ -5795,7 +5814,7 @@ SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
         scopeprof__chunk *c = go ? scopeprof__chunk_map() : NULL;
         g->wr.touching = c;
         scopeprof__unlock(g);
-        if (!c) return;
+        if (!c) return !go;
         scopeprof__chunk_touch(c);
         scopeprof__lock(g);
         g->wr.touching = NULL;
@@ -5882,14 +5901,19 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         int drain = !early && (timed || scopeprof__drain_due(g)), wrote = 0;
         timed = timed && !early;
         pthread_mutex_unlock(&g->buf.lock);
-        scopeprof__writer_refill(g);
+        int mapped = scopeprof__writer_refill(g);
         if (drain) wrote = scopeprof__writer_drain(g, timed);
-        scopeprof__writer_refill(g);
+        mapped &= scopeprof__writer_refill(g);
         if (timed) last = now;
         if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
         pthread_mutex_lock(&g->buf.lock);
         if (early) {
             scopeprof__writer_wait(g, now + early); /* or a thread's wake-up: refill */
+        } else if (!mapped && !drain) {
+            /* Woken to refill, and mmap failed: not a loop round the locks
+             * until memory comes back; the threads map their own or stop
+             * (scopeprof__oom). */
+            scopeprof__writer_wait(g, last + period);
         } else if (drain && !wrote && !timed) {
             /* Due but nothing could be written (a schedule's cycle callback
              * runs, or the oldest chunk's GPU work does): a millisecond's

@@ -81,8 +81,12 @@ static inline int scopeprof__drain_due(const scopeprof__state *g) {
  * scope one thread fills them in about 2.5 ms; the writer touches one in ~16
  * page faults. Written chunks count among them: with a separate ready list
  * of 64, topped up after every drain beside the recycled chunks, a run of
- * 3.5M scopes touched 8-10 MiB of chunks (session 12). */
-#define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / sizeof(scopeprof__chunk)) + 2u)
+ * 3.5M scopes touched 8-10 MiB of chunks (session 12). Counted in whole
+ * pages, as each chunk is mapped: with a small SCOPEPROF_EVENTS_PER_CHUNK
+ * (2 slots: a 56-byte chunk in a page of its own) a count of chunk sizes
+ * kept 37,000 spare pages. */
+#define SCOPEPROF__CHUNK_PAGES_BYTES ((sizeof(scopeprof__chunk) + 4095u) & ~(size_t)4095u)
+#define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / SCOPEPROF__CHUNK_PAGES_BYTES) + 2u)
 
 /* Whether the writer should wake before its next timed flush: a drain is
  * due, or a refill is (half the spare chunks are gone) and the budget has

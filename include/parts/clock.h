@@ -41,42 +41,6 @@ static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns
     scopeprof__clock_pair_of(g->clock.use_tsc, ns, tick);
 }
 
-/* The clock rate (ns per TSC tick) is measured over at least this long
- * (scopeprof__calibrate), from the earliest clock pair known: the one taken
- * when the program started (below), else the registry's (tick0, ns0). */
-#define SCOPEPROF__RATE_NS 20000000u
-__attribute__((weak, visibility("hidden"))) uint64_t scopeprof__start_pair[2]; /* ns, tick; 0: none */
-#if defined(__x86_64__) || defined(__i386__)
-/* A clock pair when the program starts (a constructor: two clock reads, no
- * allocation), so that a program whose profiling begins 20 ms or more after
- * its start has the rate at its first write without waiting. Any pair of the
- * two clocks will do: a module's own, or the first module's. */
-__attribute__((constructor)) static void scopeprof__start_clock(void) {
-    uint64_t ns, tick;
-    scopeprof__clock_pair_of(1, &ns, &tick);
-    if (!scopeprof__start_pair[0]) scopeprof__start_pair[1] = tick, scopeprof__start_pair[0] = ns;
-}
-#endif
-
-/* The pair the rate is measured from: scopeprof__start_pair if it is the
- * earlier (and the ticks are the TSC), else the registry's. */
-static inline void scopeprof__rate_from(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
-    *ns = g->clock.ns0, *tick = g->clock.tick0;
-    if (g->clock.use_tsc && scopeprof__start_pair[0] && scopeprof__start_pair[0] < *ns)
-        *ns = scopeprof__start_pair[0], *tick = scopeprof__start_pair[1];
-}
-
-/* ns until the clock rate can be measured without a wait: 0 when the ticks
- * are ns, or SCOPEPROF__RATE_NS have passed since scopeprof__rate_from's
- * pair. Reads no state that changes (the background writer asks it without
- * the registry lock). */
-static inline uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
-    uint64_t ns, tick, since;
-    if (!g->clock.use_tsc) return 0;
-    scopeprof__rate_from(g, &ns, &tick);
-    since = scopeprof__mono_ns() - ns;
-    return since < SCOPEPROF__RATE_NS ? SCOPEPROF__RATE_NS - since : 0;
-}
 
 /* The TSC is usable when the CPU says it is invariant (CPUID 0x80000007,
  * EDX bit 8): constant rate, running in every power state. */
@@ -90,6 +54,56 @@ static inline int scopeprof__tsc_invariant(void) {
 #else
     return 0;
 #endif
+}
+
+/* ---- The clock rate ----------------------------------------------------
+ * ns per TSC tick, measured over at least SCOPEPROF__RATE_NS
+ * (scopeprof__calibrate) from the earliest clock pair known: the one read
+ * when the program started (a constructor, below), else the registry's
+ * (tick0, ns0). */
+#define SCOPEPROF__RATE_NS 20000000u
+/* A start pair older than this is not used: over a long time before
+ * profiling began, a suspend or a virtual machine's migration may have
+ * moved one clock against the other. */
+#define SCOPEPROF__START_PAIR_MAX_NS 60000000000u
+__attribute__((weak, visibility("hidden"))) uint64_t scopeprof__start_pair[2]; /* ns, tick; ns 0: none */
+#if defined(__x86_64__) || defined(__i386__)
+/* The pair when the program starts (two clock reads, no allocation), so that
+ * a program whose profiling begins 20 ms or more after its start has the
+ * rate at its first write without waiting. Only with an invariant TSC: no
+ * `rdtsc` in a program that profiling would not read it in (a sandbox may
+ * forbid it). Published with a release store, as a constructor of another
+ * file may already have started the writer, which reads it. Any pair of the
+ * two clocks will do: a module's own, or the first module's. */
+__attribute__((constructor)) static void scopeprof__start_clock(void) {
+    uint64_t ns, tick;
+    if (!scopeprof__tsc_invariant() || __atomic_load_n(&scopeprof__start_pair[0], __ATOMIC_ACQUIRE)) return;
+    scopeprof__clock_pair_of(1, &ns, &tick);
+    __atomic_store_n(&scopeprof__start_pair[1], tick, __ATOMIC_RELAXED);
+    __atomic_store_n(&scopeprof__start_pair[0], ns, __ATOMIC_RELEASE);
+}
+#endif
+
+/* The pair the rate is measured from: scopeprof__start_pair if it is the
+ * earlier and recent enough (and the ticks are the TSC), else the registry's. */
+static inline void scopeprof__rate_from(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
+    uint64_t early = __atomic_load_n(&scopeprof__start_pair[0], __ATOMIC_ACQUIRE);
+    *ns = g->clock.ns0, *tick = g->clock.tick0;
+    if (g->clock.use_tsc && early && early < *ns && *ns - early <= SCOPEPROF__START_PAIR_MAX_NS)
+        *ns = early, *tick = __atomic_load_n(&scopeprof__start_pair[1], __ATOMIC_RELAXED);
+}
+
+/* ns until the clock rate can be measured without a wait: 0 when the ticks
+ * are ns, or SCOPEPROF__RATE_NS have passed since scopeprof__rate_from's
+ * pair. Reads nothing under a lock (the background writer asks it without
+ * the registry lock): the registry's pair never changes, the start pair is
+ * published once. */
+static inline uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
+    uint64_t ns, tick, since;
+    if (!g->clock.use_tsc) return 0;
+    scopeprof__rate_from(g, &ns, &tick);
+    since = scopeprof__mono_ns() - ns;
+    return since < SCOPEPROF__RATE_NS ? SCOPEPROF__RATE_NS - since : 0;
 }
 
 /* ---- Overhead calibration (docs/DESIGN.md, "Overhead compensation") --------

@@ -434,8 +434,9 @@ static inline void scopeprof__chunk_touch(scopeprof__chunk *c) {
  * budget has no room or a drain is due (it comes first: scopeprof__drain_due)
  * and can be made (the clock rate is known: scopeprof__writer_main). The
  * pages are written now, on this thread, rather than by the first event that
- * lands on each. */
-SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
+ * lands on each. Returns 0 if a chunk was due and could not be mapped (out
+ * of memory, or of mappings), else 1. */
+SCOPEPROF__INTERNAL int scopeprof__writer_refill(scopeprof__state *g) {
     for (;;) {
         /* malloc under the registry lock, which fork's prepare handler
          * takes: a fork never finds this thread inside the allocator (ASan's,
@@ -453,7 +454,7 @@ SCOPEPROF__INTERNAL void scopeprof__writer_refill(scopeprof__state *g) {
         scopeprof__chunk *c = go ? scopeprof__chunk_map() : NULL;
         g->wr.touching = c;
         scopeprof__unlock(g);
-        if (!c) return;
+        if (!c) return !go;
         scopeprof__chunk_touch(c);
         scopeprof__lock(g);
         g->wr.touching = NULL;
@@ -540,14 +541,19 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         int drain = !early && (timed || scopeprof__drain_due(g)), wrote = 0;
         timed = timed && !early;
         pthread_mutex_unlock(&g->buf.lock);
-        scopeprof__writer_refill(g);
+        int mapped = scopeprof__writer_refill(g);
         if (drain) wrote = scopeprof__writer_drain(g, timed);
-        scopeprof__writer_refill(g);
+        mapped &= scopeprof__writer_refill(g);
         if (timed) last = now;
         if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
         pthread_mutex_lock(&g->buf.lock);
         if (early) {
             scopeprof__writer_wait(g, now + early); /* or a thread's wake-up: refill */
+        } else if (!mapped && !drain) {
+            /* Woken to refill, and mmap failed: not a loop round the locks
+             * until memory comes back; the threads map their own or stop
+             * (scopeprof__oom). */
+            scopeprof__writer_wait(g, last + period);
         } else if (drain && !wrote && !timed) {
             /* Due but nothing could be written (a schedule's cycle callback
              * runs, or the oldest chunk's GPU work does): a millisecond's

@@ -414,7 +414,9 @@ static int mode_overlap(void) {
  * must lie between. With `late`, the profiler starts 30 ms after the
  * program, and a PROFILE_FLUSH right after "timed" is the first write: the
  * rate is then measured from the clock pair read when the program started
- * (clock.h, scopeprof__rate_from), and "timed" must convert as well. */
+ * (clock.h, scopeprof__rate_from), and "timed" must convert as well. It also
+ * prints "from NS NS0 TSC": the CLOCK_MONOTONIC ns of the pair the rate is
+ * measured from, the registry's ns0, and whether the ticks are the TSC. */
 static uint64_t mono_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -433,7 +435,15 @@ static int mode_clock(int late) {
         for (uint64_t in = mono_ns(); mono_ns() - in < 3000000u;) BUMP();
     }
     uint64_t t1 = mono_ns();
-    if (late) PROFILE_FLUSH();
+    if (late) {
+        PROFILE_FLUSH();
+#if SCOPEPROF__ON
+        uint64_t from_ns, from_tick;
+        scopeprof__rate_from(scopeprof__g, &from_ns, &from_tick);
+        printf("from %llu %llu %d\n", (unsigned long long)from_ns, (unsigned long long)scopeprof__g->clock.ns0,
+               scopeprof__g->clock.use_tsc);
+#endif
+    }
     printf("clock %llu %llu\n", (unsigned long long)t0, (unsigned long long)t1);
     return 0;
 }

@@ -1193,12 +1193,10 @@ static void expect_time_near(const char *printed, double want_us, const char *wh
         fail_msg("%s: printed %s, the trace says %.3fus", what, printed, want_us);
 }
 
-/* A run shorter than 20 ms: the clock rate is measured at the exit, over
- * the whole run, without waiting for 20 ms to pass (clock.h). The trace's
- * times are still the program's own CLOCK_MONOTONIC: a rate 1% off would put
- * the 3 ms scope's end 30 us out. */
 /* prog_life clock [late]: the scope "timed" converts to within the reads'
- * jitter of the program's own CLOCK_MONOTONIC around it. */
+ * jitter of the program's own CLOCK_MONOTONIC around it. With `late`, the
+ * rate must be measured from the program's start: 30 ms before the
+ * registry's pair (where the ticks are the TSC). */
 static void clock_case(const char *late) {
     child r;
     if (late) child_run_args(&r, "prog_life", ARGS("clock", late), NULL);
@@ -1210,6 +1208,15 @@ static void clock_case(const char *late) {
     tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, "timed"), 1);
+    if (late) {
+        const char *from = strstr(r.out, "from ");
+        unsigned long long from_ns = 0, ns0 = 0;
+        int tsc = -1;
+        if (!from || sscanf(from, "from %llu %llu %d", &from_ns, &ns0, &tsc) != 3) fail_msg("no from line: %s", r.out);
+        if (tsc == 1 && from_ns + 25000000u > ns0)
+            fail_msg("the rate is measured from %llu ns, the registry's pair is at %llu: not the program's start",
+                     from_ns, ns0);
+    }
     const uint64_t slack = 20000; /* ns: the reads' jitter, far under 1% of 3 ms */
     for (uint64_t i = 0; i < t.nev; i++) {
         const tr_event *e = &t.ev[i];
@@ -1222,15 +1229,20 @@ static void clock_case(const char *late) {
     child_free(&r);
 }
 
-/* A run shorter than 20 ms: the rate is measured at the exit. */
+/* A run shorter than 20 ms: the clock rate is measured at the exit, over
+ * the whole run, without waiting for 20 ms to pass (clock.h). The trace's
+ * times are still the program's own CLOCK_MONOTONIC: a rate 1% off would put
+ * the 3 ms scope's end 30 us out. */
 static void test_short_run_clock(void **state) {
     (void)state;
     clock_case(NULL);
 }
 
 /* Profiling that starts 30 ms into the program, written at once: the rate
- * is measured from the program's start (a rate taken from that start's
- * nanoseconds but the registry's ticks puts "timed" ten times too long). */
+ * is measured from the program's start, so the first write need not wait
+ * (the pair it is measured from fails without the constructor; a rate
+ * taken from the start's nanoseconds but the registry's ticks puts "timed"
+ * ten times too long). */
 static void test_late_start_clock(void **state) {
     (void)state;
     clock_case("late");
