@@ -19,7 +19,7 @@ SCOPEPROF__API uint64_t scopeprof__ticks_slow(void) { return scopeprof__mono_ns(
  * two single reads would pair them milliseconds apart and skew every
  * converted time (GPU work then appeared before its launch). Without a TSC
  * the ticks are the clock. */
-static inline void scopeprof__clock_pair_of(int use_tsc, uint64_t *ns, uint64_t *tick) {
+SCOPEPROF__INTERNAL void scopeprof__clock_pair_of(int use_tsc, uint64_t *ns, uint64_t *tick) {
     *ns = scopeprof__mono_ns();
     *tick = *ns;
 #if defined(__x86_64__) || defined(__i386__)
@@ -86,7 +86,7 @@ __attribute__((constructor)) static void scopeprof__start_clock(void) {
 
 /* The pair the rate is measured from: scopeprof__start_pair if it is the
  * earlier and recent enough (and the ticks are the TSC), else the registry's. */
-static inline void scopeprof__rate_from(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
+SCOPEPROF__INTERNAL void scopeprof__rate_from(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
     uint64_t early = __atomic_load_n(&scopeprof__start_pair[0], __ATOMIC_ACQUIRE);
     *ns = g->clock.ns0, *tick = g->clock.tick0;
     if (g->clock.use_tsc && early && early < *ns && *ns - early <= SCOPEPROF__START_PAIR_MAX_NS)
@@ -98,7 +98,7 @@ static inline void scopeprof__rate_from(const scopeprof__state *g, uint64_t *ns,
  * pair. Reads nothing under a lock (the background writer asks it without
  * the registry lock): the registry's pair never changes, the start pair is
  * published once. */
-static inline uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
+SCOPEPROF__INTERNAL uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
     uint64_t ns, tick, since;
     if (!g->clock.use_tsc) return 0;
     scopeprof__rate_from(g, &ns, &tick);

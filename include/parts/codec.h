@@ -78,7 +78,7 @@ SCOPEPROF__INTERNAL scopeprof__crc_data *scopeprof__crc_tables(void) {
     if (__get_cpuid(1, &ax, &bx, &cx, &dx) && (cx & bit_PCLMUL) && (cx & bit_AVX) && (cx & bit_OSXSAVE)) {
         unsigned lo, hi; /* XCR0: the OS saves the SSE and AVX registers (bits 1, 2) */
         __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-        d->clmul = (lo & 6) == 6;
+        d->clmul = (((uint64_t)hi << 32 | lo) & 6) == 6;
     }
 #endif
     scopeprof__crc_data *expected = NULL;
