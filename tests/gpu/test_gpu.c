@@ -817,17 +817,21 @@ static void test_capture(void **state) {
 
 /* Issue 13.5: 50 ms of work queued on the null stream before the clock
  * anchor is made. On a blocking stream the anchor would complete after that
- * work and every GPU time would land 50 ms early, before its launch. */
+ * work and every GPU time would land 50 ms early, before its launch. Each
+ * interval is 1 ms, or longer where the thread was away past its kernel's
+ * end (late_records: assert_len; once 1.857 ms in a CI run beside a busy
+ * loop). */
 static void test_anchor_stream_non_blocking(void **state) {
     (void)state;
     result r = run(CHILD_NAME, "null_busy", NULL);
     assert_int_equal(r.rc, 0);
     assert_true(r.tr_ok);
     assert_int_equal(r.tr.ngpu, 3);
+    const int exact = log_counter(&r, "late_records") == 0;
     for (size_t i = 0; i < 3; i++) {
         assert_int_equal(r.tr.gpu[i].status, 0);
         assert_true(r.tr.gpu[i].start >= r.tr.gpu[i].launch);
-        assert_int_equal(dur(&r.tr.gpu[i]), MS_NS);
+        assert_len(dur(&r.tr.gpu[i]), MS_NS, exact);
     }
     result_free(&r);
 }
