@@ -1135,6 +1135,10 @@ uint32_t scopeprof_chunk_crc(uint32_t payload_crc, const unsigned char *chunk_he
  * weak (see above). */
 #define SCOPEPROF__API __attribute__((weak, visibility("hidden")))
 #define SCOPEPROF__INTERNAL __attribute__((weak, visibility("hidden")))
+/* Code that runs once per process (set-up, the exit table), marked cold:
+ * gcc compiles it for size and out of the way of the paths that run per
+ * event, which keeps the implementation under its 64 KiB (tests/dropin/size.sh). */
+#define SCOPEPROF__ONCE __attribute__((cold))
 
 #ifdef __cplusplus
 extern "C" {
@@ -1862,7 +1866,7 @@ static inline double scopeprof__sort_value(const scopeprof_row *r, scopeprof_sor
     return 0;
 }
 
-SCOPEPROF__API uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key) {
+SCOPEPROF__ONCE SCOPEPROF__API uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key) {
     uint32_t n = a->nrows;
     uint32_t *idx = (uint32_t *)malloc((n ? n : 1) * sizeof *idx);
     uint32_t *tmp = (uint32_t *)malloc((n ? n : 1) * sizeof *tmp);
@@ -1969,7 +1973,7 @@ static inline void scopeprof__cell(FILE *out, const char *s, int w) {
     fprintf(out, "%*s  ", w, s);
 }
 
-SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
                                           scopeprof_sort key, int row_limit) {
     enum { NUM_W = 12, SHAPES_MAX_W = 80, SRC_MAX_W = 75 }; /* PyTorch's */
     static const char *const heads[] = {
@@ -2093,7 +2097,7 @@ SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_
 
 /* One line each, so that a script that stops at "Self CPU time total"
  * (PyTorch's last line) reads the table as before. */
-SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
     fprintf(out, "CPU time is wall time on the thread, as in PyTorch: a thread's waits "
                  "(locks, I/O, sleep) count as its self time\n");
     char each[48];
@@ -2197,6 +2201,14 @@ typedef struct scopeprof__live { /* a live allocation */
 #define SCOPEPROF__SITE_BLOCK 4096u
 #define SCOPEPROF__SITE_BLOCKS 4096u
 
+/* The writer sends up to this many queued chunks to the file in one writev
+ * (writer.h, scopeprof__write_some). Each write(2) has a fixed cost beside
+ * its copy: 64 KiB at a time cost the kernel 3.35 ns per 16-byte record on
+ * this VM, 256 KiB 2.43, 1 MiB 2.2 (session 14), and the checks before each
+ * write (getpid, fstat) are made once per call. It is also how many chunks
+ * the writer sums under the registry lock at a stretch. */
+#define SCOPEPROF__BATCH 4u
+
 /* What a thread's scopes closed at one depth hold for their parent, until
  * it closes (summary.h): their durations and span (ticks) and number, the
  * scopes nested in them, and (rare) their GPU time (ns) and memory. The
@@ -2226,7 +2238,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 17u /* 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 18u /* 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -2342,6 +2354,13 @@ typedef struct scopeprof__state {
         uint64_t events_written;
         uint32_t sites_written, gpu_names_written, steps_written;
         uint32_t files; /* files opened: a thread's name_file names the one its name went to */
+        /* EVENTS chunks held to go out in one writev (writer.h,
+         * scopeprof__write_some): while batch_on, each one's header and
+         * prefix, and its pieces (those, then the records in the queued
+         * chunk's own memory). Any other write sends them first. */
+        uint32_t batch_on, batch_n;
+        unsigned char batch_head[SCOPEPROF__BATCH][SCOPEPROF_CHUNK_HEADER_SIZE + 8];
+        struct iovec batch_v[2 * SCOPEPROF__BATCH];
     } out;
     /* The exit summary (summary.h), fed as chunks are written, under
      * `lock`: sums per site and per thread slot's depth, folded into the
@@ -2631,8 +2650,9 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void);
 SCOPEPROF__INTERNAL void scopeprof__atfork_child(void);
 SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait);
-SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait);
+SCOPEPROF__INTERNAL uint32_t scopeprof__write_some(scopeprof__state *g, int may_wait, uint32_t most);
 SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__write_held(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_sites(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_thread(scopeprof__state *g, scopeprof__thread *t, uint64_t every);
 SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset);
@@ -2988,7 +3008,7 @@ typedef struct scopeprof__env {
  * SCOPEPROF_ variable that is not in it: most likely a typo (SCOPEPROF_OUT
  * for SCOPEPROF_OUTPUT), with which the run would quietly go on with the
  * default. In a privileged process (`secure`) nothing is read: the defaults. */
-SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env, int secure) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env, int secure) {
     static const char *const names[] = {
 #define SCOPEPROF__ENV_NAME(name, def, lo, hi, doc) "SCOPEPROF_" #name,
         SCOPEPROF__ENV(SCOPEPROF__ENV_NAME)
@@ -3046,7 +3066,7 @@ enum { SCOPEPROF__WRITER_NONE, SCOPEPROF__WRITER_RUNNING, SCOPEPROF__WRITER_NEVE
  * line says so. To profile
  * such a program, run it as the user it runs as (root runs a setuid-root
  * program without AT_SECURE). */
-SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     scopeprof__env env;
     const char *v;
     g->out.rank = -1;
@@ -3775,7 +3795,7 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
             int may_wait = attempt == 1 || t->depth == 0, wrote = 0;
             if (g->life.finalized) {
             } else if (behind) {
-                wrote = scopeprof__write_one(g, may_wait);
+                wrote = (int)scopeprof__write_some(g, may_wait, 1);
             } else {
                 scopeprof__write_queued(g, may_wait);
             }
@@ -4512,7 +4532,7 @@ static inline void scopeprof__sum_thread_gone(scopeprof__state *g, uint32_t slot
 /* The table's rows (g->sum.agg) from the site sums: one row per name, in
  * first-seen order; by_shape: one per name and input shapes, with the
  * Input Shapes column (the reporter's --group-by shape: key and text alike). */
-SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g, int by_shape) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g, int by_shape) {
     /* Made afresh from the site sums, which hold the whole file so far: a
      * second fold (MPI_Finalize's job table, then the exit's) still converts
      * each row's sums once, as the reporter does. The calibration stays. */
@@ -4809,6 +4829,7 @@ static inline void scopeprof__xfsz_take_back(void) {
  * with the path and the reason and stop writing (the summary is still
  * printed). v is consumed. */
 SCOPEPROF__INTERNAL int scopeprof__write_vec(scopeprof__state *g, struct iovec *v, int nv) {
+    if (g->out.batch_n && v != g->out.batch_v) scopeprof__write_held(g); /* the file keeps the order of writes */
     size_t n = 0;
     for (int i = 0; i < nv; i++) n += v[i].iov_len;
     if (n && g->out.fd >= 0 && scopeprof__cloned(g)) g->out.fd = -2; /* the parent's file */
@@ -4834,6 +4855,13 @@ SCOPEPROF__INTERNAL int scopeprof__write_vec(scopeprof__state *g, struct iovec *
         if (nv) v->iov_base = (char *)v->iov_base + w, v->iov_len -= (size_t)w;
     }
     return g->out.fd >= 0 ? 0 : -1;
+}
+
+/* Write the EVENTS chunks held for one writev (out.batch_*). */
+SCOPEPROF__INTERNAL void scopeprof__write_held(scopeprof__state *g) {
+    uint32_t n = g->out.batch_n;
+    g->out.batch_n = 0;
+    if (n) scopeprof__write_vec(g, g->out.batch_v, (int)(2 * n));
 }
 
 SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
@@ -4946,7 +4974,7 @@ SCOPEPROF__INTERNAL int scopeprof__replace(const char *path, const char **why) {
 /* Create the file at g->out.path, or the first free name after it (see
  * "Creating the file"); g->out.path is then its name. The descriptor, or -1
  * (errno set; 0 when every name tried was taken, which is said here). */
-SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
     char base[sizeof g->out.path], first[sizeof g->out.path];
     memcpy(base, g->out.path, sizeof base);
     const char *why = NULL, *first_why = NULL;
@@ -5566,16 +5594,19 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     free(gr);
     /* Payload = thread index, units, records: the chunk's header and the
      * 8-byte prefix, then the records from the chunk's own memory, in one
-     * write. */
+     * write, or held for the batch's (scopeprof__write_some). */
     scopeprof__slots_le(ev, kept);
     size_t bytes = (size_t)kept * sizeof *ev;
-    unsigned char head[SCOPEPROF_CHUNK_HEADER_SIZE + 8], *pre = head + SCOPEPROF_CHUNK_HEADER_SIZE;
+    uint32_t held = g->out.batch_n++; /* 0 unless batch_on: out.batch_* are empty between writes */
+    unsigned char *head = g->out.batch_head[held], *pre = head + SCOPEPROF_CHUNK_HEADER_SIZE;
     scopeprof__put32(pre, t->index);
     scopeprof__put32(pre + 4, kept);
     uint32_t crc = scopeprof_crc32(scopeprof_crc32(0, pre, 8), ev, bytes);
     scopeprof__chunk_head(head, SCOPEPROF_CHUNK_EVENTS, (uint32_t)(8 + bytes), crc);
-    struct iovec v[2] = {{head, sizeof head}, {ev, bytes}};
-    scopeprof__write_vec(g, v, 2);
+    struct iovec *v = &g->out.batch_v[2 * held];
+    v[0].iov_base = head, v[0].iov_len = sizeof g->out.batch_head[held];
+    v[1].iov_base = ev, v[1].iov_len = bytes;
+    if (!g->out.batch_on || held + 1 == SCOPEPROF__BATCH) scopeprof__write_held(g);
 }
 
 /* Recycle the state of threads that are gone and fully written: their
@@ -5650,30 +5681,50 @@ SCOPEPROF__INTERNAL void scopeprof__recycle(scopeprof__state *g, scopeprof__chun
     scopeprof__qunlock(g, l);
 }
 
-/* Write and recycle the oldest queued chunk; 0 if there was none to write.
- * Without may_wait, a chunk whose GPU scopes are still running is left at the
- * head. Registry lock held: only its holder takes chunks off the queue, so
- * the head seen under the chunk lock is still the head after the GPU check. */
-SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait) {
+/* The oldest queued chunk, taken off the queue; NULL when there is none,
+ * or (without may_wait) when its GPU scopes are still running: it is then
+ * left at the head. Registry lock held: only its holder takes chunks off the
+ * queue, so the head seen under the chunk lock is still the head after the
+ * GPU check. */
+SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__queue_take(scopeprof__state *g, int may_wait) {
     int l = scopeprof__qlock(g);
     scopeprof__chunk *c = g->buf.full_head;
     scopeprof__qunlock(g, l);
-    if (!c) return 0;
+    if (!c) return NULL;
     if (!may_wait && g->gpu.ready) {
         uint32_t k = scopeprof__count_gpu(c->ev + c->first, c->count - c->first);
-        if (k && !g->gpu.ready(g, c->thread, k)) return 0;
+        if (k && !g->gpu.ready(g, c->thread, k)) return NULL;
     }
     l = scopeprof__qlock(g);
     g->buf.full_head = c->next;
     if (!g->buf.full_head) g->buf.full_tail = NULL;
     g->buf.queued -= sizeof *c;
     scopeprof__qunlock(g, l);
-    scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
-    l = scopeprof__qlock(g);
-    c->thread->nqueued--; /* after its write: the thread is not reaped before */
-    scopeprof__spare_push(g, c);
+    return c;
+}
+
+/* Write and recycle up to `most` (at most SCOPEPROF__BATCH) of the oldest
+ * queued chunks (scopeprof__queue_take), their EVENTS chunks in one writev
+ * (out.batch_*; not from a signal handler, whose write goes piece by
+ * piece). Returns how many; 0 if there was none to write. Registry lock
+ * held. A chunk is recycled once its records are in the file. */
+SCOPEPROF__INTERNAL uint32_t scopeprof__write_some(scopeprof__state *g, int may_wait, uint32_t most) {
+    scopeprof__chunk *done = NULL, *c;
+    uint32_t n = 0;
+    g->out.batch_on = !g->life.in_signal;
+    for (; n < most && n < SCOPEPROF__BATCH && (c = scopeprof__queue_take(g, may_wait)) != NULL; n++) {
+        scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
+        c->next = done, done = c;
+    }
+    g->out.batch_on = 0;
+    scopeprof__write_held(g);
+    int l = scopeprof__qlock(g);
+    for (; (c = done) != NULL; scopeprof__spare_push(g, c)) {
+        done = c->next;
+        c->thread->nqueued--; /* after its write: the thread is not reaped before */
+    }
     scopeprof__qunlock(g, l);
-    return 1;
+    return n;
 }
 
 /* Write and recycle the chunks queued now, oldest first (per-thread order).
@@ -5686,7 +5737,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wa
     int l = scopeprof__qlock(g);
     size_t n = g->buf.queued / sizeof(scopeprof__chunk);
     scopeprof__qunlock(g, l);
-    while (n-- > 0 && scopeprof__write_one(g, may_wait)) {}
+    for (uint32_t k; n > 0 && (k = scopeprof__write_some(g, may_wait, (uint32_t)n)) != 0;) n -= k;
     if (!g->life.in_signal) scopeprof__reap_threads(g);
 }
 
@@ -5752,8 +5803,9 @@ SCOPEPROF__API void scopeprof__flush(void) {
 
 /* ---- The background writer ---------------------------------------------
  * One thread per process drains full chunks: it sums and writes them under
- * the registry lock, one chunk at a time (so nothing that needs that lock
- * waits for more than one chunk's write), and recycles them to the spare
+ * the registry lock, SCOPEPROF__BATCH chunks at a time (so nothing that
+ * needs that lock waits for more than a few chunks' write: about 0.1 ms on
+ * this VM), and recycles them to the spare
  * list. It also allocates chunks ahead and touches their pages when too few
  * are spare, so recording threads neither write nor take first-touch page
  * faults. Every SCOPEPROF_FLUSH_MS (100) it also writes what live
@@ -5827,7 +5879,8 @@ SCOPEPROF__INTERNAL int scopeprof__writer_refill(scopeprof__state *g) {
     }
 }
 
-/* Write the queue one chunk at a time, taking the registry lock for each;
+/* Write the queue SCOPEPROF__BATCH chunks at a time, taking the registry
+ * lock for each batch;
  * with `partials`, then what live threads have published. Waits for no GPU:
  * chunks with running GPU scopes wait for a later round, and with a GPU
  * backend the partial chunks are left to the exit's write. */
@@ -5839,7 +5892,7 @@ SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partial
             scopeprof__unlock(g);
             return wrote;
         }
-        more = scopeprof__write_one(g, 0);
+        more = (int)scopeprof__write_some(g, 0, SCOPEPROF__BATCH);
         if (!more && partials && !g->gpu.take) scopeprof__write_partials(g);
         if (!more) scopeprof__reap_threads(g);
         scopeprof__unlock(g);

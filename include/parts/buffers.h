@@ -157,7 +157,7 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
             int may_wait = attempt == 1 || t->depth == 0, wrote = 0;
             if (g->life.finalized) {
             } else if (behind) {
-                wrote = scopeprof__write_one(g, may_wait);
+                wrote = (int)scopeprof__write_some(g, may_wait, 1);
             } else {
                 scopeprof__write_queued(g, may_wait);
             }

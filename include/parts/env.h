@@ -97,7 +97,7 @@ typedef struct scopeprof__env {
  * SCOPEPROF_ variable that is not in it: most likely a typo (SCOPEPROF_OUT
  * for SCOPEPROF_OUTPUT), with which the run would quietly go on with the
  * default. In a privileged process (`secure`) nothing is read: the defaults. */
-SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env, int secure) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__env_read_all(scopeprof__env *env, int secure) {
     static const char *const names[] = {
 #define SCOPEPROF__ENV_NAME(name, def, lo, hi, doc) "SCOPEPROF_" #name,
         SCOPEPROF__ENV(SCOPEPROF__ENV_NAME)
@@ -155,7 +155,7 @@ enum { SCOPEPROF__WRITER_NONE, SCOPEPROF__WRITER_RUNNING, SCOPEPROF__WRITER_NEVE
  * line says so. To profile
  * such a program, run it as the user it runs as (root runs a setuid-root
  * program without AT_SECURE). */
-SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g) {
     scopeprof__env env;
     const char *v;
     g->out.rank = -1;

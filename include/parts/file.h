@@ -205,6 +205,7 @@ static inline void scopeprof__xfsz_take_back(void) {
  * with the path and the reason and stop writing (the summary is still
  * printed). v is consumed. */
 SCOPEPROF__INTERNAL int scopeprof__write_vec(scopeprof__state *g, struct iovec *v, int nv) {
+    if (g->out.batch_n && v != g->out.batch_v) scopeprof__write_held(g); /* the file keeps the order of writes */
     size_t n = 0;
     for (int i = 0; i < nv; i++) n += v[i].iov_len;
     if (n && g->out.fd >= 0 && scopeprof__cloned(g)) g->out.fd = -2; /* the parent's file */
@@ -230,6 +231,13 @@ SCOPEPROF__INTERNAL int scopeprof__write_vec(scopeprof__state *g, struct iovec *
         if (nv) v->iov_base = (char *)v->iov_base + w, v->iov_len -= (size_t)w;
     }
     return g->out.fd >= 0 ? 0 : -1;
+}
+
+/* Write the EVENTS chunks held for one writev (out.batch_*). */
+SCOPEPROF__INTERNAL void scopeprof__write_held(scopeprof__state *g) {
+    uint32_t n = g->out.batch_n;
+    g->out.batch_n = 0;
+    if (n) scopeprof__write_vec(g, g->out.batch_v, (int)(2 * n));
 }
 
 SCOPEPROF__INTERNAL int scopeprof__write_all(scopeprof__state *g, const void *buf, size_t n) {
@@ -342,7 +350,7 @@ SCOPEPROF__INTERNAL int scopeprof__replace(const char *path, const char **why) {
 /* Create the file at g->out.path, or the first free name after it (see
  * "Creating the file"); g->out.path is then its name. The descriptor, or -1
  * (errno set; 0 when every name tried was taken, which is said here). */
-SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
     char base[sizeof g->out.path], first[sizeof g->out.path];
     memcpy(base, g->out.path, sizeof base);
     const char *why = NULL, *first_why = NULL;

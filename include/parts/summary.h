@@ -311,7 +311,7 @@ static inline void scopeprof__sum_thread_gone(scopeprof__state *g, uint32_t slot
 /* The table's rows (g->sum.agg) from the site sums: one row per name, in
  * first-seen order; by_shape: one per name and input shapes, with the
  * Input Shapes column (the reporter's --group-by shape: key and text alike). */
-SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g, int by_shape) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g, int by_shape) {
     /* Made afresh from the site sums, which hold the whole file so far: a
      * second fold (MPI_Finalize's job table, then the exit's) still converts
      * each row's sums once, as the reporter does. The calibration stays. */

@@ -428,7 +428,7 @@ static inline double scopeprof__sort_value(const scopeprof_row *r, scopeprof_sor
     return 0;
 }
 
-SCOPEPROF__API uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key) {
+SCOPEPROF__ONCE SCOPEPROF__API uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key) {
     uint32_t n = a->nrows;
     uint32_t *idx = (uint32_t *)malloc((n ? n : 1) * sizeof *idx);
     uint32_t *tmp = (uint32_t *)malloc((n ? n : 1) * sizeof *tmp);
@@ -535,7 +535,7 @@ static inline void scopeprof__cell(FILE *out, const char *s, int w) {
     fprintf(out, "%*s  ", w, s);
 }
 
-SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_print(FILE *out, const scopeprof_agg *a,
                                           scopeprof_sort key, int row_limit) {
     enum { NUM_W = 12, SHAPES_MAX_W = 80, SRC_MAX_W = 75 }; /* PyTorch's */
     static const char *const heads[] = {
@@ -659,7 +659,7 @@ SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_
 
 /* One line each, so that a script that stops at "Self CPU time total"
  * (PyTorch's last line) reads the table as before. */
-SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
     fprintf(out, "CPU time is wall time on the thread, as in PyTorch: a thread's waits "
                  "(locks, I/O, sleep) count as its self time\n");
     char each[48];

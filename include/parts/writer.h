@@ -206,16 +206,19 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     free(gr);
     /* Payload = thread index, units, records: the chunk's header and the
      * 8-byte prefix, then the records from the chunk's own memory, in one
-     * write. */
+     * write, or held for the batch's (scopeprof__write_some). */
     scopeprof__slots_le(ev, kept);
     size_t bytes = (size_t)kept * sizeof *ev;
-    unsigned char head[SCOPEPROF_CHUNK_HEADER_SIZE + 8], *pre = head + SCOPEPROF_CHUNK_HEADER_SIZE;
+    uint32_t held = g->out.batch_n++; /* 0 unless batch_on: out.batch_* are empty between writes */
+    unsigned char *head = g->out.batch_head[held], *pre = head + SCOPEPROF_CHUNK_HEADER_SIZE;
     scopeprof__put32(pre, t->index);
     scopeprof__put32(pre + 4, kept);
     uint32_t crc = scopeprof_crc32(scopeprof_crc32(0, pre, 8), ev, bytes);
     scopeprof__chunk_head(head, SCOPEPROF_CHUNK_EVENTS, (uint32_t)(8 + bytes), crc);
-    struct iovec v[2] = {{head, sizeof head}, {ev, bytes}};
-    scopeprof__write_vec(g, v, 2);
+    struct iovec *v = &g->out.batch_v[2 * held];
+    v[0].iov_base = head, v[0].iov_len = sizeof g->out.batch_head[held];
+    v[1].iov_base = ev, v[1].iov_len = bytes;
+    if (!g->out.batch_on || held + 1 == SCOPEPROF__BATCH) scopeprof__write_held(g);
 }
 
 /* Recycle the state of threads that are gone and fully written: their
@@ -290,30 +293,50 @@ SCOPEPROF__INTERNAL void scopeprof__recycle(scopeprof__state *g, scopeprof__chun
     scopeprof__qunlock(g, l);
 }
 
-/* Write and recycle the oldest queued chunk; 0 if there was none to write.
- * Without may_wait, a chunk whose GPU scopes are still running is left at the
- * head. Registry lock held: only its holder takes chunks off the queue, so
- * the head seen under the chunk lock is still the head after the GPU check. */
-SCOPEPROF__INTERNAL int scopeprof__write_one(scopeprof__state *g, int may_wait) {
+/* The oldest queued chunk, taken off the queue; NULL when there is none,
+ * or (without may_wait) when its GPU scopes are still running: it is then
+ * left at the head. Registry lock held: only its holder takes chunks off the
+ * queue, so the head seen under the chunk lock is still the head after the
+ * GPU check. */
+SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__queue_take(scopeprof__state *g, int may_wait) {
     int l = scopeprof__qlock(g);
     scopeprof__chunk *c = g->buf.full_head;
     scopeprof__qunlock(g, l);
-    if (!c) return 0;
+    if (!c) return NULL;
     if (!may_wait && g->gpu.ready) {
         uint32_t k = scopeprof__count_gpu(c->ev + c->first, c->count - c->first);
-        if (k && !g->gpu.ready(g, c->thread, k)) return 0;
+        if (k && !g->gpu.ready(g, c->thread, k)) return NULL;
     }
     l = scopeprof__qlock(g);
     g->buf.full_head = c->next;
     if (!g->buf.full_head) g->buf.full_tail = NULL;
     g->buf.queued -= sizeof *c;
     scopeprof__qunlock(g, l);
-    scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
-    l = scopeprof__qlock(g);
-    c->thread->nqueued--; /* after its write: the thread is not reaped before */
-    scopeprof__spare_push(g, c);
+    return c;
+}
+
+/* Write and recycle up to `most` (at most SCOPEPROF__BATCH) of the oldest
+ * queued chunks (scopeprof__queue_take), their EVENTS chunks in one writev
+ * (out.batch_*; not from a signal handler, whose write goes piece by
+ * piece). Returns how many; 0 if there was none to write. Registry lock
+ * held. A chunk is recycled once its records are in the file. */
+SCOPEPROF__INTERNAL uint32_t scopeprof__write_some(scopeprof__state *g, int may_wait, uint32_t most) {
+    scopeprof__chunk *done = NULL, *c;
+    uint32_t n = 0;
+    g->out.batch_on = !g->life.in_signal;
+    for (; n < most && n < SCOPEPROF__BATCH && (c = scopeprof__queue_take(g, may_wait)) != NULL; n++) {
+        scopeprof__write_span(g, c->thread, c->ev + c->first, c->count - c->first);
+        c->next = done, done = c;
+    }
+    g->out.batch_on = 0;
+    scopeprof__write_held(g);
+    int l = scopeprof__qlock(g);
+    for (; (c = done) != NULL; scopeprof__spare_push(g, c)) {
+        done = c->next;
+        c->thread->nqueued--; /* after its write: the thread is not reaped before */
+    }
     scopeprof__qunlock(g, l);
-    return 1;
+    return n;
 }
 
 /* Write and recycle the chunks queued now, oldest first (per-thread order).
@@ -326,7 +349,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wa
     int l = scopeprof__qlock(g);
     size_t n = g->buf.queued / sizeof(scopeprof__chunk);
     scopeprof__qunlock(g, l);
-    while (n-- > 0 && scopeprof__write_one(g, may_wait)) {}
+    for (uint32_t k; n > 0 && (k = scopeprof__write_some(g, may_wait, (uint32_t)n)) != 0;) n -= k;
     if (!g->life.in_signal) scopeprof__reap_threads(g);
 }
 
@@ -392,8 +415,9 @@ SCOPEPROF__API void scopeprof__flush(void) {
 
 /* ---- The background writer ---------------------------------------------
  * One thread per process drains full chunks: it sums and writes them under
- * the registry lock, one chunk at a time (so nothing that needs that lock
- * waits for more than one chunk's write), and recycles them to the spare
+ * the registry lock, SCOPEPROF__BATCH chunks at a time (so nothing that
+ * needs that lock waits for more than a few chunks' write: about 0.1 ms on
+ * this VM), and recycles them to the spare
  * list. It also allocates chunks ahead and touches their pages when too few
  * are spare, so recording threads neither write nor take first-touch page
  * faults. Every SCOPEPROF_FLUSH_MS (100) it also writes what live
@@ -467,7 +491,8 @@ SCOPEPROF__INTERNAL int scopeprof__writer_refill(scopeprof__state *g) {
     }
 }
 
-/* Write the queue one chunk at a time, taking the registry lock for each;
+/* Write the queue SCOPEPROF__BATCH chunks at a time, taking the registry
+ * lock for each batch;
  * with `partials`, then what live threads have published. Waits for no GPU:
  * chunks with running GPU scopes wait for a later round, and with a GPU
  * backend the partial chunks are left to the exit's write. */
@@ -479,7 +504,7 @@ SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partial
             scopeprof__unlock(g);
             return wrote;
         }
-        more = scopeprof__write_one(g, 0);
+        more = (int)scopeprof__write_some(g, 0, SCOPEPROF__BATCH);
         if (!more && partials && !g->gpu.take) scopeprof__write_partials(g);
         if (!more) scopeprof__reap_threads(g);
         scopeprof__unlock(g);
