@@ -2210,13 +2210,14 @@ typedef struct scopeprof__live { /* a live allocation */
 #define SCOPEPROF__BATCH 4u
 
 /* What a thread's scopes closed at one depth hold for their parent, until
- * it closes (summary.h): their durations and span (ticks) and number, the
- * scopes nested in them, and (rare) their GPU time (ns) and memory. The
- * first four hold something only while n > 0 (the first scope sets them);
- * the rare ones are zeroed when used. */
+ * it closes (summary.h): their durations (ticks) and number, the scopes
+ * nested in them, the earliest start among them, and (rare) their GPU time
+ * (ns) and memory. All zero when empty, and emptied by the parent that
+ * takes them: not_start holds ~(the earliest start), so that the empty
+ * level's 0 is later than any start. */
 typedef struct scopeprof__level {
     int64_t sum;
-    uint64_t min_start, max_end;
+    uint64_t not_start;
     uint64_t nested;
     uint32_t n, rare;
     int64_t gpu_ns;
@@ -2238,7 +2239,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 18u /* 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 18u /* 18: out.batch_*, a drain's chunks in one writev; a level's not_start (no max_end); 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -4333,8 +4334,15 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
  * levels are L, once scopeprof__sum_lacks said nothing is missing.
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
  * applied (self sums are then not clamped per event: table.h). The caller
- * counts the events (g->sum.events). The common case, a scope with no
- * children and nothing rare, takes a few adds and no branch it mispredicts. */
+ * counts the events (g->sum.events).
+ *
+ * Every scope takes the same steps, leaf or parent, with no branch that the
+ * usual tree mispredicts: its children are what its level below holds (a
+ * leaf's is empty: zeros), which it takes and empties, and it adds itself
+ * to its own level for its parent. What closed at its depth + 1 and began
+ * before it (a range that outlived the scope it began in) is not its child.
+ * Ends need no test: a thread's records come in close order, so whatever
+ * closed before a scope ended before it. */
 static inline __attribute__((always_inline)) void
 scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
                   uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
@@ -4346,61 +4354,43 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
-    uint64_t nested = 0;
-    if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) {
-        s->t.self += dur; /* a leaf: the levels past `top` are empty, so nothing is above it */
-    } else {
-        if (L->top > depth + 1) scopeprof__sum_drop(L, depth + 1);
-        scopeprof__level *kids = &L->lv[depth + 1];
-        int64_t self = dur;
-        uint32_t children = 0, rare = kids->rare;
-        if (kids->n && kids->min_start >= start && kids->max_end <= end) { /* inside: subtracted */
-            self = dur - kids->sum;
-            nested = kids->nested;
-            children = kids->n;
-        }
-        s->t.self += comp || self > 0 ? self : 0;
-        s->t.nested += nested;
-        s->t.children += children;
-        if (rare | (gpu_ns >= 0)) {
-            scopeprof__sum_rare(g, s, rare ? kids : NULL, children != 0, depth ? &L->lv[depth] : NULL, gpu_ns);
-            memset(kids, 0, sizeof *kids);
-        }
-        kids->n = 0; /* emptied: what else it holds counts from its next first child */
+    if (__builtin_expect(L->top > depth + 1, 0)) scopeprof__sum_drop(L, depth + 1);
+    scopeprof__level *kids = &L->lv[depth + 1], *mine = kids - 1;
+    int64_t sum = kids->sum;
+    uint64_t nested = kids->nested;
+    uint32_t children = kids->n;
+    if (__builtin_expect(kids->not_start > ~start, 0)) sum = 0, nested = 0, children = 0; /* not inside */
+    int64_t self = dur - sum, lo = comp ? INT64_MIN : 0; /* clamped at 0 without compensation */
+    s->t.self += self < lo ? lo : self;
+    s->t.nested += nested;
+    s->t.children += children;
+    if (__builtin_expect(kids->rare | (gpu_ns >= 0), 0)) {
+        scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? mine : NULL, gpu_ns);
+        memset(kids, 0, sizeof *kids);
     }
-    if (depth) { /* what the parent will subtract */
-        scopeprof__level *mine = &L->lv[depth];
-        if (mine->n++ == 0) {
-            mine->min_start = start, mine->max_end = end;
-            mine->sum = dur, mine->nested = 1 + nested;
-        } else {
-            if (start < mine->min_start) mine->min_start = start;
-            if (end > mine->max_end) mine->max_end = end;
-            mine->nested += 1 + nested;
-            mine->sum += dur;
-        }
-    }
+    kids->sum = 0, kids->nested = 0, kids->n = 0, kids->not_start = 0;
+    /* What the parent will take (level 0 has no parent: never taken). */
+    mine->sum += dur;
+    mine->nested += 1 + nested;
+    mine->n++;
+    if (~start > mine->not_start) mine->not_start = ~start;
     L->top = depth;
 }
 
 /* n more scopes of the site whose sums are s, at `depth`, of durations
- * summing to dur, the last ending at `last_end`: each closed right after
- * one of the same site and depth that scopeprof__sum_at summed, and started
- * after the one before it ended. So each is a leaf (nothing closed between
- * them), their parent level's earliest start stays, and its latest end is
- * the last one's: what n calls of scopeprof__sum_at would do. */
+ * summing to dur: each closed right after one of the same site and depth
+ * that scopeprof__sum_at summed, and started after the one before it ended.
+ * So each is a leaf (nothing closed between them) and their level's
+ * earliest start stays: what n calls of scopeprof__sum_at would do. */
 static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *s, uint32_t depth, uint32_t n,
-                                      uint64_t dur, uint64_t last_end) {
+                                      uint64_t dur) {
     s->t.count += n;
     s->t.total += (int64_t)dur;
     s->t.self += (int64_t)dur;
-    if (depth) {
-        scopeprof__level *mine = &L->lv[depth];
-        mine->n += n;
-        mine->nested += n;
-        mine->sum += (int64_t)dur;
-        if (last_end > mine->max_end) mine->max_end = last_end;
-    }
+    scopeprof__level *mine = &L->lv[depth];
+    mine->n += n;
+    mine->nested += n;
+    mine->sum += (int64_t)dur;
 }
 
 /* Whether the site's sums (sites[site], of site_cap: g->sum's, or the
@@ -5479,7 +5469,7 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
                 if (d >= SCOPEPROF_REC_LONG_MARK || e->start < stop) break;
                 dur += d, stop = e->start + d, e++;
             } while (e < end);
-            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur, stop);
+            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur);
             continue;
         }
         uint32_t slots;

@@ -112,8 +112,15 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
  * levels are L, once scopeprof__sum_lacks said nothing is missing.
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
  * applied (self sums are then not clamped per event: table.h). The caller
- * counts the events (g->sum.events). The common case, a scope with no
- * children and nothing rare, takes a few adds and no branch it mispredicts. */
+ * counts the events (g->sum.events).
+ *
+ * Every scope takes the same steps, leaf or parent, with no branch that the
+ * usual tree mispredicts: its children are what its level below holds (a
+ * leaf's is empty: zeros), which it takes and empties, and it adds itself
+ * to its own level for its parent. What closed at its depth + 1 and began
+ * before it (a range that outlived the scope it began in) is not its child.
+ * Ends need no test: a thread's records come in close order, so whatever
+ * closed before a scope ended before it. */
 static inline __attribute__((always_inline)) void
 scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
                   uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
@@ -125,61 +132,43 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
-    uint64_t nested = 0;
-    if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) {
-        s->t.self += dur; /* a leaf: the levels past `top` are empty, so nothing is above it */
-    } else {
-        if (L->top > depth + 1) scopeprof__sum_drop(L, depth + 1);
-        scopeprof__level *kids = &L->lv[depth + 1];
-        int64_t self = dur;
-        uint32_t children = 0, rare = kids->rare;
-        if (kids->n && kids->min_start >= start && kids->max_end <= end) { /* inside: subtracted */
-            self = dur - kids->sum;
-            nested = kids->nested;
-            children = kids->n;
-        }
-        s->t.self += comp || self > 0 ? self : 0;
-        s->t.nested += nested;
-        s->t.children += children;
-        if (rare | (gpu_ns >= 0)) {
-            scopeprof__sum_rare(g, s, rare ? kids : NULL, children != 0, depth ? &L->lv[depth] : NULL, gpu_ns);
-            memset(kids, 0, sizeof *kids);
-        }
-        kids->n = 0; /* emptied: what else it holds counts from its next first child */
+    if (__builtin_expect(L->top > depth + 1, 0)) scopeprof__sum_drop(L, depth + 1);
+    scopeprof__level *kids = &L->lv[depth + 1], *mine = kids - 1;
+    int64_t sum = kids->sum;
+    uint64_t nested = kids->nested;
+    uint32_t children = kids->n;
+    if (__builtin_expect(kids->not_start > ~start, 0)) sum = 0, nested = 0, children = 0; /* not inside */
+    int64_t self = dur - sum, lo = comp ? INT64_MIN : 0; /* clamped at 0 without compensation */
+    s->t.self += self < lo ? lo : self;
+    s->t.nested += nested;
+    s->t.children += children;
+    if (__builtin_expect(kids->rare | (gpu_ns >= 0), 0)) {
+        scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? mine : NULL, gpu_ns);
+        memset(kids, 0, sizeof *kids);
     }
-    if (depth) { /* what the parent will subtract */
-        scopeprof__level *mine = &L->lv[depth];
-        if (mine->n++ == 0) {
-            mine->min_start = start, mine->max_end = end;
-            mine->sum = dur, mine->nested = 1 + nested;
-        } else {
-            if (start < mine->min_start) mine->min_start = start;
-            if (end > mine->max_end) mine->max_end = end;
-            mine->nested += 1 + nested;
-            mine->sum += dur;
-        }
-    }
+    kids->sum = 0, kids->nested = 0, kids->n = 0, kids->not_start = 0;
+    /* What the parent will take (level 0 has no parent: never taken). */
+    mine->sum += dur;
+    mine->nested += 1 + nested;
+    mine->n++;
+    if (~start > mine->not_start) mine->not_start = ~start;
     L->top = depth;
 }
 
 /* n more scopes of the site whose sums are s, at `depth`, of durations
- * summing to dur, the last ending at `last_end`: each closed right after
- * one of the same site and depth that scopeprof__sum_at summed, and started
- * after the one before it ended. So each is a leaf (nothing closed between
- * them), their parent level's earliest start stays, and its latest end is
- * the last one's: what n calls of scopeprof__sum_at would do. */
+ * summing to dur: each closed right after one of the same site and depth
+ * that scopeprof__sum_at summed, and started after the one before it ended.
+ * So each is a leaf (nothing closed between them) and their level's
+ * earliest start stays: what n calls of scopeprof__sum_at would do. */
 static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *s, uint32_t depth, uint32_t n,
-                                      uint64_t dur, uint64_t last_end) {
+                                      uint64_t dur) {
     s->t.count += n;
     s->t.total += (int64_t)dur;
     s->t.self += (int64_t)dur;
-    if (depth) {
-        scopeprof__level *mine = &L->lv[depth];
-        mine->n += n;
-        mine->nested += n;
-        mine->sum += (int64_t)dur;
-        if (last_end > mine->max_end) mine->max_end = last_end;
-    }
+    scopeprof__level *mine = &L->lv[depth];
+    mine->n += n;
+    mine->nested += n;
+    mine->sum += (int64_t)dur;
 }
 
 /* Whether the site's sums (sites[site], of site_cap: g->sum's, or the
