@@ -112,15 +112,12 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
  * levels are L, once scopeprof__sum_lacks said nothing is missing.
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
  * applied (self sums are then not clamped per event: table.h). The caller
- * counts the events (g->sum.events).
- *
- * Every scope takes the same steps, leaf or parent, with no branch that the
- * usual tree mispredicts: its children are what its level below holds (a
- * leaf's is empty: zeros), which it takes and empties, and it adds itself
- * to its own level for its parent. What closed at its depth + 1 and began
- * before it (a range that outlived the scope it began in) is not its child.
- * Ends need no test: a thread's records come in close order, so whatever
- * closed before a scope ended before it. */
+ * counts the events (g->sum.events). A scope takes its level below as its
+ * children (a leaf's, past `top`, is empty: not read), unless they began
+ * before it (a range that outlived the scope it began in), empties it, and
+ * adds itself to its own level for its parent. Ends need no test: a
+ * thread's records come in close order, so whatever closed before a scope
+ * ended before it. */
 static inline __attribute__((always_inline)) void
 scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
                   uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
@@ -132,26 +129,33 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
-    if (__builtin_expect(L->top > depth + 1, 0)) scopeprof__sum_drop(L, depth + 1);
-    scopeprof__level *kids = &L->lv[depth + 1], *mine = kids - 1;
-    int64_t sum = kids->sum;
-    uint64_t nested = kids->nested;
-    uint32_t children = kids->n;
-    if (__builtin_expect(kids->not_start > ~start, 0)) sum = 0, nested = 0, children = 0; /* not inside */
-    int64_t self = dur - sum, lo = comp ? INT64_MIN : 0; /* clamped at 0 without compensation */
-    s->t.self += self < lo ? lo : self;
-    s->t.nested += nested;
-    s->t.children += children;
-    if (__builtin_expect(kids->rare | (gpu_ns >= 0), 0)) {
-        scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? mine : NULL, gpu_ns);
-        memset(kids, 0, sizeof *kids);
+    scopeprof__level *mine = &L->lv[depth];
+    uint64_t nested = 0;
+    if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) {
+        s->t.self += dur; /* a leaf */
+    } else {
+        if (L->top > depth + 1) scopeprof__sum_drop(L, depth + 1);
+        scopeprof__level *kids = mine + 1;
+        int64_t sum = kids->sum;
+        uint32_t children = kids->n;
+        nested = kids->nested;
+        if (__builtin_expect(kids->not_start > ~start, 0)) sum = 0, nested = 0, children = 0; /* not inside */
+        int64_t self = dur - sum, lo = comp ? INT64_MIN : 0; /* clamped at 0 without compensation */
+        s->t.self += self < lo ? lo : self;
+        s->t.nested += nested;
+        s->t.children += children;
+        if (__builtin_expect(kids->rare | (gpu_ns >= 0), 0)) {
+            scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? mine : NULL, gpu_ns);
+            memset(kids, 0, sizeof *kids);
+        }
+        kids->sum = 0, kids->nested = 0, kids->n = 0, kids->not_start = 0;
     }
-    kids->sum = 0, kids->nested = 0, kids->n = 0, kids->not_start = 0;
-    /* What the parent will take (level 0 has no parent: never taken). */
-    mine->sum += dur;
-    mine->nested += 1 + nested;
-    mine->n++;
-    if (~start > mine->not_start) mine->not_start = ~start;
+    if (depth) { /* what the parent will take */
+        mine->sum += dur;
+        mine->nested += 1 + nested;
+        mine->n++;
+        if (~start > mine->not_start) mine->not_start = ~start;
+    }
     L->top = depth;
 }
 
@@ -165,10 +169,12 @@ static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *
     s->t.count += n;
     s->t.total += (int64_t)dur;
     s->t.self += (int64_t)dur;
-    scopeprof__level *mine = &L->lv[depth];
-    mine->n += n;
-    mine->nested += n;
-    mine->sum += (int64_t)dur;
+    if (depth) {
+        scopeprof__level *mine = &L->lv[depth];
+        mine->n += n;
+        mine->nested += n;
+        mine->sum += (int64_t)dur;
+    }
 }
 
 /* Whether the site's sums (sites[site], of site_cap: g->sum's, or the
