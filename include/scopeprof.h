@@ -1154,14 +1154,20 @@ extern "C" {
  *   bytes per step by folding (below): about 0.3 instructions a byte
  *   against 4. (The two-operand SSE form needs a copy of each accumulator
  *   and a separate load per fold: 29 instructions per 64 bytes against 19.)
+ *   Where the CPU also multiplies 256-bit registers (VPCLMULQDQ with AVX2:
+ *   Intel since 2019, AMD since 2020), 128 bytes per step: two 16-byte
+ *   folds per instruction.
  * The tables and the folding constants are built once and published with a
  * compare-and-swap, so racing first callers never share a half-built one. */
 typedef struct scopeprof__crc_data {
     uint32_t t[8][256];
     /* x^(N-1) mod P for the folding distances N (see scopeprof__crc_fold):
-     * 512 + 64 and 512 bits, then 128 + 64 and 128 bits. */
-    uint64_t fold[4];
-    int clmul; /* the CPU has PCLMULQDQ and AVX, and the OS saves AVX state */
+     * 512 + 64 and 512 bits, 128 + 64 and 128, 1024 + 64 and 1024, 256 + 64
+     * and 256 bits. */
+    uint64_t fold[8];
+    /* 0: tables only; 1: the CPU has PCLMULQDQ and AVX and the OS saves AVX
+     * state; 2: also VPCLMULQDQ and AVX2. */
+    int clmul;
 } scopeprof__crc_data;
 __attribute__((weak, visibility("hidden"))) scopeprof__crc_data *scopeprof__crc_state;
 
@@ -1191,6 +1197,10 @@ SCOPEPROF__INTERNAL scopeprof__crc_data *scopeprof__crc_tables(void) {
     d->fold[1] = scopeprof__crc_xpow(512);
     d->fold[2] = scopeprof__crc_xpow(128 + 64);
     d->fold[3] = scopeprof__crc_xpow(128);
+    d->fold[4] = scopeprof__crc_xpow(1024 + 64);
+    d->fold[5] = scopeprof__crc_xpow(1024);
+    d->fold[6] = scopeprof__crc_xpow(256 + 64);
+    d->fold[7] = scopeprof__crc_xpow(256);
     d->clmul = 0;
 #ifdef SCOPEPROF__CLMUL
     unsigned ax, bx, cx, dx;
@@ -1198,6 +1208,9 @@ SCOPEPROF__INTERNAL scopeprof__crc_data *scopeprof__crc_tables(void) {
         unsigned lo, hi; /* XCR0: the OS saves the SSE and AVX registers (bits 1, 2) */
         __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
         d->clmul = (((uint64_t)hi << 32 | lo) & 6) == 6;
+        /* Leaf 7: AVX2 (EBX bit 5), VPCLMULQDQ (ECX bit 10). */
+        if (d->clmul && __get_cpuid_count(7, 0, &ax, &bx, &cx, &dx) && (bx & (1u << 5)) && (cx & (1u << 10)))
+            d->clmul = 2;
     }
 #endif
     scopeprof__crc_data *expected = NULL;
@@ -1240,6 +1253,18 @@ __attribute__((target("pclmul,avx"))) static inline __m128i scopeprof__crc_fold(
     return _mm_xor_si128(_mm_clmulepi64_si128(a, k, 0x00), _mm_clmulepi64_si128(a, k, 0x11));
 }
 
+/* The end of a fold: the accumulator x with the n bytes at p after it,
+ * 16 at a time (N = 128); the last accumulator's remainder and the bytes
+ * left (under 16) by the tables. */
+__attribute__((target("pclmul,avx"))) static inline uint32_t
+scopeprof__crc_end(const scopeprof__crc_data *d, __m128i x, const unsigned char *p, size_t n) {
+    const __m128i k128 = _mm_set_epi64x((long long)d->fold[3], (long long)d->fold[2]);
+    for (; n >= 16; p += 16, n -= 16) x = _mm_xor_si128(scopeprof__crc_fold(x, k128), _mm_loadu_si128((const __m128i *)(const void *)p));
+    unsigned char last[16];
+    _mm_storeu_si128((__m128i *)(void *)last, x);
+    return scopeprof__crc_slices(d, scopeprof__crc_slices(d, 0, last, 16), p, n);
+}
+
 /* As scopeprof__crc_slices, for n >= 64. */
 SCOPEPROF__INTERNAL __attribute__((target("pclmul,avx"))) uint32_t
 scopeprof__crc_clmul(const scopeprof__crc_data *d, uint32_t c, const unsigned char *p, size_t n) {
@@ -1257,11 +1282,38 @@ scopeprof__crc_clmul(const scopeprof__crc_data *d, uint32_t c, const unsigned ch
     x1 = _mm_xor_si128(scopeprof__crc_fold(x0, k128), x1);
     x2 = _mm_xor_si128(scopeprof__crc_fold(x1, k128), x2);
     x3 = _mm_xor_si128(scopeprof__crc_fold(x2, k128), x3);
-    for (; n >= 16; q++, n -= 16) x3 = _mm_xor_si128(scopeprof__crc_fold(x3, k128), _mm_loadu_si128(q));
-    unsigned char last[16];
-    _mm_storeu_si128((__m128i *)(void *)last, x3);
-    c = scopeprof__crc_slices(d, 0, last, 16);
-    return scopeprof__crc_slices(d, c, (const unsigned char *)q, n);
+    return scopeprof__crc_end(d, x3, (const unsigned char *)q, n);
+}
+
+/* The same on 32-byte registers, for n >= 128: four accumulators of two
+ * 16-byte lanes each step 128 bytes (N = 1024), fold into one (N = 256),
+ * whose two lanes fold into one (N = 128); scopeprof__crc_clmul's end
+ * takes the rest. */
+__attribute__((target("pclmul,avx2,vpclmulqdq"))) static inline __m256i scopeprof__crc_fold2(__m256i a, __m256i k) {
+    return _mm256_xor_si256(_mm256_clmulepi64_epi128(a, k, 0x00), _mm256_clmulepi64_epi128(a, k, 0x11));
+}
+SCOPEPROF__INTERNAL __attribute__((target("pclmul,avx2,vpclmulqdq"))) uint32_t
+scopeprof__crc_vclmul(const scopeprof__crc_data *d, uint32_t c, const unsigned char *p, size_t n) {
+    const __m256i k1024 = _mm256_set_epi64x((long long)d->fold[5], (long long)d->fold[4], (long long)d->fold[5],
+                                            (long long)d->fold[4]);
+    const __m256i k256 = _mm256_set_epi64x((long long)d->fold[7], (long long)d->fold[6], (long long)d->fold[7],
+                                           (long long)d->fold[6]);
+    const __m256i *q = (const __m256i *)(const void *)p;
+    __m256i y0 = _mm256_xor_si256(_mm256_loadu_si256(q), _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)c));
+    __m256i y1 = _mm256_loadu_si256(q + 1), y2 = _mm256_loadu_si256(q + 2), y3 = _mm256_loadu_si256(q + 3);
+    for (q += 4, n -= 128; n >= 128; q += 4, n -= 128) {
+        y0 = _mm256_xor_si256(scopeprof__crc_fold2(y0, k1024), _mm256_loadu_si256(q));
+        y1 = _mm256_xor_si256(scopeprof__crc_fold2(y1, k1024), _mm256_loadu_si256(q + 1));
+        y2 = _mm256_xor_si256(scopeprof__crc_fold2(y2, k1024), _mm256_loadu_si256(q + 2));
+        y3 = _mm256_xor_si256(scopeprof__crc_fold2(y3, k1024), _mm256_loadu_si256(q + 3));
+    }
+    y1 = _mm256_xor_si256(scopeprof__crc_fold2(y0, k256), y1);
+    y2 = _mm256_xor_si256(scopeprof__crc_fold2(y1, k256), y2);
+    y3 = _mm256_xor_si256(scopeprof__crc_fold2(y2, k256), y3);
+    for (; n >= 32; q++, n -= 32) y3 = _mm256_xor_si256(scopeprof__crc_fold2(y3, k256), _mm256_loadu_si256(q));
+    const __m128i k128 = _mm_set_epi64x((long long)d->fold[3], (long long)d->fold[2]);
+    __m128i x = _mm_xor_si128(scopeprof__crc_fold(_mm256_castsi256_si128(y3), k128), _mm256_extracti128_si256(y3, 1));
+    return scopeprof__crc_end(d, x, (const unsigned char *)q, n);
 }
 #endif
 
@@ -1277,6 +1329,7 @@ SCOPEPROF__API uint32_t scopeprof_crc32(uint32_t crc, const void *data, size_t n
         return ~c;
     }
 #ifdef SCOPEPROF__CLMUL
+    if (n >= 128 && d->clmul == 2) return ~scopeprof__crc_vclmul(d, c, p, n);
     if (n >= 64 && d->clmul) return ~scopeprof__crc_clmul(d, c, p, n);
 #endif
     return ~scopeprof__crc_slices(d, c, p, n);
@@ -2211,13 +2264,13 @@ typedef struct scopeprof__live { /* a live allocation */
 
 /* What a thread's scopes closed at one depth hold for their parent, until
  * it closes (summary.h): their durations (ticks) and number, the scopes
- * nested in them, the earliest start among them, and (rare) their GPU time
- * (ns) and memory. All zero when empty, and emptied by the parent that
- * takes them: not_start holds ~(the earliest start), so that the empty
- * level's 0 is later than any start. */
+ * nested in them, the earliest start and latest end among them, and (rare)
+ * their GPU time (ns) and memory. All zero when empty, and emptied by the
+ * parent that takes them: not_start holds ~(the earliest start), so that
+ * the empty level's 0 is later than any start. */
 typedef struct scopeprof__level {
     int64_t sum;
-    uint64_t not_start;
+    uint64_t not_start, max_end;
     uint64_t nested;
     uint32_t n, rare;
     int64_t gpu_ns;
@@ -2239,7 +2292,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 18u /* 18: out.batch_*, a drain's chunks in one writev; a level's not_start (no max_end); 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 18u /* 18: out.batch_*, a drain's chunks in one writev; a level's not_start, all zeros when empty; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -4335,11 +4388,11 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
  * applied (self sums are then not clamped per event: table.h). The caller
  * counts the events (g->sum.events). A scope takes its level below as its
- * children (a leaf's, past `top`, is empty: not read), unless they began
- * before it (a range that outlived the scope it began in), empties it, and
- * adds itself to its own level for its parent. Ends need no test: a
- * thread's records come in close order, so whatever closed before a scope
- * ended before it. */
+ * children (a leaf's, past `top`, is empty: not read) unless they do not
+ * lie inside it, empties it, and adds itself to its own level for its
+ * parent. Children that began before it: a range that outlived the scope
+ * it began in; that ended after it: a signal handler's scope that landed in
+ * its close after its clock read, written first (docs/DESIGN.md). */
 static inline __attribute__((always_inline)) void
 scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
                   uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
@@ -4351,43 +4404,46 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
-    scopeprof__level *mine = &L->lv[depth];
     uint64_t nested = 0;
     if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) {
         s->t.self += dur; /* a leaf */
     } else {
         if (L->top > depth + 1) scopeprof__sum_drop(L, depth + 1);
-        scopeprof__level *kids = mine + 1;
+        scopeprof__level *kids = &L->lv[depth + 1];
         int64_t sum = kids->sum;
         uint32_t children = kids->n;
         nested = kids->nested;
-        if (__builtin_expect(kids->not_start > ~start, 0)) sum = 0, nested = 0, children = 0; /* not inside */
+        if (__builtin_expect(kids->not_start > ~start || kids->max_end > end, 0))
+            sum = 0, nested = 0, children = 0; /* not inside */
         int64_t self = dur - sum, lo = comp ? INT64_MIN : 0; /* clamped at 0 without compensation */
         s->t.self += self < lo ? lo : self;
         s->t.nested += nested;
         s->t.children += children;
         if (__builtin_expect(kids->rare | (gpu_ns >= 0), 0)) {
-            scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? mine : NULL, gpu_ns);
+            scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? kids - 1 : NULL, gpu_ns);
             memset(kids, 0, sizeof *kids);
         }
-        kids->sum = 0, kids->nested = 0, kids->n = 0, kids->not_start = 0;
+        kids->sum = 0, kids->nested = 0, kids->n = 0, kids->not_start = 0, kids->max_end = 0;
     }
     if (depth) { /* what the parent will take */
+        scopeprof__level *mine = &L->lv[depth];
         mine->sum += dur;
         mine->nested += 1 + nested;
         mine->n++;
         if (~start > mine->not_start) mine->not_start = ~start;
+        if (end > mine->max_end) mine->max_end = end;
     }
     L->top = depth;
 }
 
 /* n more scopes of the site whose sums are s, at `depth`, of durations
- * summing to dur: each closed right after one of the same site and depth
- * that scopeprof__sum_at summed, and started after the one before it ended.
- * So each is a leaf (nothing closed between them) and their level's
- * earliest start stays: what n calls of scopeprof__sum_at would do. */
+ * summing to dur, the last ending at `last_end`: each closed right after one
+ * of the same site and depth that scopeprof__sum_at summed, and started
+ * after the one before it ended. So each is a leaf (nothing closed between
+ * them), their level's earliest start stays, and its latest end is the
+ * last one's: what n calls of scopeprof__sum_at would do. */
 static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *s, uint32_t depth, uint32_t n,
-                                      uint64_t dur) {
+                                      uint64_t dur, uint64_t last_end) {
     s->t.count += n;
     s->t.total += (int64_t)dur;
     s->t.self += (int64_t)dur;
@@ -4396,6 +4452,7 @@ static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *
         mine->n += n;
         mine->nested += n;
         mine->sum += (int64_t)dur;
+        if (last_end > mine->max_end) mine->max_end = last_end;
     }
 }
 
@@ -5475,7 +5532,7 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
                 if (d >= SCOPEPROF_REC_LONG_MARK || e->start < stop) break;
                 dur += d, stop = e->start + d, e++;
             } while (e < end);
-            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur);
+            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur, stop);
             continue;
         }
         uint32_t slots;

@@ -71,13 +71,13 @@ typedef struct scopeprof__live { /* a live allocation */
 
 /* What a thread's scopes closed at one depth hold for their parent, until
  * it closes (summary.h): their durations (ticks) and number, the scopes
- * nested in them, the earliest start among them, and (rare) their GPU time
- * (ns) and memory. All zero when empty, and emptied by the parent that
- * takes them: not_start holds ~(the earliest start), so that the empty
- * level's 0 is later than any start. */
+ * nested in them, the earliest start and latest end among them, and (rare)
+ * their GPU time (ns) and memory. All zero when empty, and emptied by the
+ * parent that takes them: not_start holds ~(the earliest start), so that
+ * the empty level's 0 is later than any start. */
 typedef struct scopeprof__level {
     int64_t sum;
-    uint64_t not_start;
+    uint64_t not_start, max_end;
     uint64_t nested;
     uint32_t n, rare;
     int64_t gpu_ns;
@@ -99,7 +99,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 18u /* 18: out.batch_*, a drain's chunks in one writev; a level's not_start (no max_end); 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 18u /* 18: out.batch_*, a drain's chunks in one writev; a level's not_start, all zeros when empty; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)

@@ -113,11 +113,11 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
  * applied (self sums are then not clamped per event: table.h). The caller
  * counts the events (g->sum.events). A scope takes its level below as its
- * children (a leaf's, past `top`, is empty: not read), unless they began
- * before it (a range that outlived the scope it began in), empties it, and
- * adds itself to its own level for its parent. Ends need no test: a
- * thread's records come in close order, so whatever closed before a scope
- * ended before it. */
+ * children (a leaf's, past `top`, is empty: not read) unless they do not
+ * lie inside it, empties it, and adds itself to its own level for its
+ * parent. Children that began before it: a range that outlived the scope
+ * it began in; that ended after it: a signal handler's scope that landed in
+ * its close after its clock read, written first (docs/DESIGN.md). */
 static inline __attribute__((always_inline)) void
 scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
                   uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
@@ -129,43 +129,46 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
-    scopeprof__level *mine = &L->lv[depth];
     uint64_t nested = 0;
     if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) {
         s->t.self += dur; /* a leaf */
     } else {
         if (L->top > depth + 1) scopeprof__sum_drop(L, depth + 1);
-        scopeprof__level *kids = mine + 1;
+        scopeprof__level *kids = &L->lv[depth + 1];
         int64_t sum = kids->sum;
         uint32_t children = kids->n;
         nested = kids->nested;
-        if (__builtin_expect(kids->not_start > ~start, 0)) sum = 0, nested = 0, children = 0; /* not inside */
+        if (__builtin_expect(kids->not_start > ~start || kids->max_end > end, 0))
+            sum = 0, nested = 0, children = 0; /* not inside */
         int64_t self = dur - sum, lo = comp ? INT64_MIN : 0; /* clamped at 0 without compensation */
         s->t.self += self < lo ? lo : self;
         s->t.nested += nested;
         s->t.children += children;
         if (__builtin_expect(kids->rare | (gpu_ns >= 0), 0)) {
-            scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? mine : NULL, gpu_ns);
+            scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? kids - 1 : NULL, gpu_ns);
             memset(kids, 0, sizeof *kids);
         }
-        kids->sum = 0, kids->nested = 0, kids->n = 0, kids->not_start = 0;
+        kids->sum = 0, kids->nested = 0, kids->n = 0, kids->not_start = 0, kids->max_end = 0;
     }
     if (depth) { /* what the parent will take */
+        scopeprof__level *mine = &L->lv[depth];
         mine->sum += dur;
         mine->nested += 1 + nested;
         mine->n++;
         if (~start > mine->not_start) mine->not_start = ~start;
+        if (end > mine->max_end) mine->max_end = end;
     }
     L->top = depth;
 }
 
 /* n more scopes of the site whose sums are s, at `depth`, of durations
- * summing to dur: each closed right after one of the same site and depth
- * that scopeprof__sum_at summed, and started after the one before it ended.
- * So each is a leaf (nothing closed between them) and their level's
- * earliest start stays: what n calls of scopeprof__sum_at would do. */
+ * summing to dur, the last ending at `last_end`: each closed right after one
+ * of the same site and depth that scopeprof__sum_at summed, and started
+ * after the one before it ended. So each is a leaf (nothing closed between
+ * them), their level's earliest start stays, and its latest end is the
+ * last one's: what n calls of scopeprof__sum_at would do. */
 static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *s, uint32_t depth, uint32_t n,
-                                      uint64_t dur) {
+                                      uint64_t dur, uint64_t last_end) {
     s->t.count += n;
     s->t.total += (int64_t)dur;
     s->t.self += (int64_t)dur;
@@ -174,6 +177,7 @@ static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *
         mine->n += n;
         mine->nested += n;
         mine->sum += (int64_t)dur;
+        if (last_end > mine->max_end) mine->max_end = last_end;
     }
 }
 

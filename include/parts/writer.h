@@ -91,7 +91,7 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
                 if (d >= SCOPEPROF_REC_LONG_MARK || e->start < stop) break;
                 dur += d, stop = e->start + d, e++;
             } while (e < end);
-            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur);
+            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur, stop);
             continue;
         }
         uint32_t slots;
