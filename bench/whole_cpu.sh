@@ -13,8 +13,9 @@
 #   peak RSS   of the profiled process (default settings).
 # RUNS profiled and floor processes alternate in each regime (medians
 # printed). With BASE=DIR (another build's folder, e.g. a worktree of an
-# earlier commit), each run also starts that build's profiled process just
-# before this one's, and a second line per regime gives its figures: the
+# earlier commit), each run also starts that build's profiled process, just
+# before this one's in even runs and just after it in odd ones (use an even
+# RUNS for equal turns), and a second line per regime gives its figures: the
 # two builds side by side in one loop, which is how to compare them on a
 # shared machine (runs minutes apart move by 0.1-0.3x). Instructions per
 # scope: bench/whole_cost.sh. A benchmark: it prints, never fails on a time.

@@ -1135,9 +1135,10 @@ uint32_t scopeprof_chunk_crc(uint32_t payload_crc, const unsigned char *chunk_he
  * weak (see above). */
 #define SCOPEPROF__API __attribute__((weak, visibility("hidden")))
 #define SCOPEPROF__INTERNAL __attribute__((weak, visibility("hidden")))
-/* Code that runs once per process (set-up, the exit table), marked cold:
- * gcc compiles it for size and out of the way of the paths that run per
- * event, which keeps the implementation under its 64 KiB (tests/dropin/size.sh). */
+/* Code that runs once per process or per file (set-up, creating the file,
+ * the exit table), marked cold: gcc compiles it for size and out of the way
+ * of the paths that run per event, which keeps the implementation under its
+ * 64 KiB (tests/dropin/size.sh). */
 #define SCOPEPROF__ONCE __attribute__((cold))
 
 #ifdef __cplusplus
