@@ -19,8 +19,10 @@
 # two builds side by side in one loop, which is how to compare them on a
 # shared machine (runs minutes apart move by 0.1-0.3x). Instructions per
 # scope: bench/whole_cost.sh. A benchmark: it prints, never fails on a time.
-# REGIMES picks some (default all four).
-#   BUILD=build [BASE=DIR] [REGIMES=...] bash bench/whole_cpu.sh [RUNS]
+# REGIMES picks some (default all four); NOTABLE=0 leaves out the runs
+# without the table (their column then reads -), for twice the runs in the
+# same time.
+#   BUILD=build [BASE=DIR] [REGIMES=...] [NOTABLE=0] bash bench/whole_cpu.sh [RUNS]
 set -eu
 runs=${1:-3}
 B=${BUILD:-build}/bench
@@ -37,6 +39,7 @@ run() {
   sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/err" >>"$tmp/cpu$k"
   sed -n 's/.*  x *\([0-9.]*\)  worst.*/\1/p' "$tmp/out" >>"$tmp/rec$k"
   sed -n 's/.*maxrss_kb=\([0-9]*\).*/\1/p' "$tmp/err" | awk '{print $1 / 1024}' >>"$tmp/rss$k"
+  [ "${NOTABLE:-1}" = 0 ] && return
   SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$tmp/t.sprof" "$b/rusage_run" "$b/regimes" $m >/dev/null 2>"$tmp/err0"
   rm -f "$tmp/t.sprof"
   sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$tmp/err0" >>"$tmp/cpu0$k"
@@ -44,8 +47,10 @@ run() {
 # ratio CPU_FILE: (profiled CPU - 2/3 of the floor process's) / (1/3 of it), per run.
 ratio() { paste "$1" "$tmp/fl" | awk '{print ($1 - 2 * $2 / 3) / ($2 / 3)}' | med; }
 line() { # line LABEL SUFFIX
-  printf '%-8s %9.2fx %9.2fx %9.2fx %12.3f %10.1f\n' "$1" "$(med <"$tmp/rec$2")" "$(ratio "$tmp/cpu$2")" \
-    "$(ratio "$tmp/cpu0$2")" "$(med <"$tmp/fl")" "$(med <"$tmp/rss$2")"
+  local off=-
+  [ "${NOTABLE:-1}" = 0 ] || off=$(printf '%.2fx' "$(ratio "$tmp/cpu0$2")")
+  printf '%-8s %9.2fx %9.2fx %10s %12.3f %10.1f\n' "$1" "$(med <"$tmp/rec$2")" "$(ratio "$tmp/cpu$2")" \
+    "$off" "$(med <"$tmp/fl")" "$(med <"$tmp/rss$2")"
 }
 for m in ${REGIMES:-fresh past threads stream}; do
   for k in "" _base; do : >"$tmp/rec$k"; : >"$tmp/cpu$k"; : >"$tmp/cpu0$k"; : >"$tmp/rss$k"; done
