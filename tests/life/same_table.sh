@@ -96,19 +96,25 @@ same_life overlap "ranges across scopes"
 # records close before an earlier one: required (else the case did not
 # happen in this run), then left out of the comparison.
 for comp in 1 0; do
-  SCOPEPROF_OUTPUT="$work/late$comp.sprof" SCOPEPROF_COMPENSATE=$comp \
-    "$BUILD/tests/life/prog_life" late_close >/dev/null 2>"$work/late$comp.all"
-  sed '$d' "$work/late$comp.all" >"$work/late$comp.err"
-  "$BUILD/scopeprof" table "$work/late$comp.sprof" >"$work/late$comp.rep" 2>&1 || true
-  if ! grep -q 'close before an earlier event of their thread' "$work/late$comp.rep"; then
-    echo "FAIL: late_close: no record out of close order in this run:"; cat "$work/late$comp.rep"; failed=1
-    continue
+  w="$work/late$comp"
+  if ! SCOPEPROF_OUTPUT="$w.sprof" SCOPEPROF_COMPENSATE=$comp \
+    "$BUILD/tests/life/prog_life" late_close >/dev/null 2>"$w.all"; then
+    echo "FAIL: late_close: prog_life failed:"; cat "$w.all"; failed=1; continue
   fi
-  grep -v 'close before an earlier event of their thread' "$work/late$comp.rep" >"$work/late$comp.got"
-  if diff -u "$work/late$comp.err" "$work/late$comp.got" >"$work/late$comp.diff"; then
-    echo "ok: records out of close order, SCOPEPROF_COMPENSATE=$comp: $(grep -c '' "$work/late$comp.err") lines the same"
+  sed '$d' "$w.all" >"$w.err"
+  "$BUILD/scopeprof" table "$w.sprof" >"$w.rep" 2>&1 || true
+  rm -f "$w.sprof" # tens of MB
+  if ! grep -q '^Self CPU time total' "$w.err"; then
+    echo "FAIL: late_close: no table printed at exit:"; cat "$w.all"; failed=1; continue
+  fi
+  if ! grep -q 'close before an earlier event of their thread' "$w.rep"; then
+    echo "FAIL: late_close: no record out of close order in this run:"; cat "$w.rep"; failed=1; continue
+  fi
+  grep -v 'close before an earlier event of their thread' "$w.rep" >"$w.got" || true
+  if diff -u "$w.err" "$w.got" >"$w.diff"; then
+    echo "ok: records out of close order, SCOPEPROF_COMPENSATE=$comp: $(grep -c '' "$w.err") lines the same"
   else
-    echo "FAIL: late_close: the exit table (-) and scopeprof table (+) differ:"; cat "$work/late$comp.diff"; failed=1
+    echo "FAIL: late_close: the exit table (-) and scopeprof table (+) differ:"; cat "$w.diff"; failed=1
   fi
 done
 
