@@ -1,5 +1,7 @@
 # Core tests (issue 2). Everything builds under $(BUILD)/tests/core:
 #   test_agg[_asan]            aggregation and table, events with known times
+#   test_sums[_asan]           the exit summary's sums against the reporter's
+#                              aggregation, on random records
 #   test_record[_asan|_tsan]   runs the prog_* / multi_* programs of the same
 #                              variant as child processes and checks their
 #                              exit summary and trace file
@@ -64,6 +66,18 @@ $(CORE)/test_agg_asan: tests/core/test_agg.c tests/core/agg_reference.h $(HEADER
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $< -o $@ -lcmocka
 TEST_BINS += $(CORE)/test_agg $(CORE)/test_agg_asan
 TEST_CMDS += $(CORE)/test_agg $(CORE)/test_agg_asan
+
+# The exit summary's sums against the reporter's aggregation, on random
+# records (profiling on: the writer's sums exist only there). Single-threaded,
+# so plain and ASan/UBSan.
+$(CORE)/test_sums: tests/core/test_sums.c $(HEADER)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE -DVARIANT='""' $< -o $@ -lcmocka $(CORE_LIBS)
+$(CORE)/test_sums_asan: tests/core/test_sums.c $(HEADER)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -DPROFILE_ENABLE -DVARIANT='"_asan"' $< -o $@ -lcmocka $(CORE_LIBS)
+TEST_BINS += $(CORE)/test_sums $(CORE)/test_sums_asan
+TEST_CMDS += $(CORE)/test_sums $(CORE)/test_sums_asan
 
 # The disabled build: objects of disabled_use.c without PROFILE_ENABLE, with
 # PROFILE_ENABLE=0, with the macro lines deleted (ref) and enabled (control),
