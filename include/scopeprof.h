@@ -1162,15 +1162,20 @@ extern "C" {
  * compare-and-swap, so racing first callers never share a half-built one. */
 typedef struct scopeprof__crc_data {
     uint32_t t[8][256];
-    /* x^(N-1) mod P for the folding distances N (see scopeprof__crc_fold):
-     * 512 + 64 and 512 bits, 128 + 64 and 128, 1024 + 64 and 1024, 256 + 64
-     * and 256 bits. */
+    /* x^(N-1) mod P for the folding distances N (see scopeprof__crc_fold),
+     * in pairs (D + 64, D) for the distances D of 512, 128, 1024 and 256
+     * bits: the pair at SCOPEPROF__K<D> is one 16-byte lane (scopeprof__crc_k). */
     uint64_t fold[8];
     /* 0: tables only; 1: the CPU has PCLMULQDQ and AVX and the OS saves AVX
      * state; 2: also VPCLMULQDQ and AVX2. */
     int clmul;
 } scopeprof__crc_data;
 __attribute__((weak, visibility("hidden"))) scopeprof__crc_data *scopeprof__crc_state;
+
+/* Where each folding distance's pair of constants begins in
+ * scopeprof__crc_data.fold (the distances, in this order, are in
+ * scopeprof__crc_tables). */
+enum { SCOPEPROF__K512 = 0, SCOPEPROF__K128 = 2, SCOPEPROF__K1024 = 4, SCOPEPROF__K256 = 6 };
 
 /* x^(n-1) mod P as the folding multiplies by it: reflected, in the top 32
  * bits of a 64-bit lane (why n-1: a carry-less product of two reflected
@@ -1194,14 +1199,11 @@ SCOPEPROF__INTERNAL scopeprof__crc_data *scopeprof__crc_tables(void) {
     }
     for (uint32_t i = 0; i < 256; i++)
         for (int k = 1; k < 8; k++) d->t[k][i] = (d->t[k - 1][i] >> 8) ^ d->t[0][d->t[k - 1][i] & 0xFF];
-    d->fold[0] = scopeprof__crc_xpow(512 + 64);
-    d->fold[1] = scopeprof__crc_xpow(512);
-    d->fold[2] = scopeprof__crc_xpow(128 + 64);
-    d->fold[3] = scopeprof__crc_xpow(128);
-    d->fold[4] = scopeprof__crc_xpow(1024 + 64);
-    d->fold[5] = scopeprof__crc_xpow(1024);
-    d->fold[6] = scopeprof__crc_xpow(256 + 64);
-    d->fold[7] = scopeprof__crc_xpow(256);
+    static const unsigned dist[4] = {512, 128, 1024, 256}; /* SCOPEPROF__K512, _K128, _K1024, _K256 */
+    for (int k = 0; k < 4; k++) {
+        d->fold[2 * k] = scopeprof__crc_xpow(dist[k] + 64);
+        d->fold[2 * k + 1] = scopeprof__crc_xpow(dist[k]);
+    }
     d->clmul = 0;
 #ifdef SCOPEPROF__CLMUL
     unsigned ax, bx, cx, dx;
@@ -1254,12 +1256,19 @@ __attribute__((target("pclmul,avx"))) static inline __m128i scopeprof__crc_fold(
     return _mm_xor_si128(_mm_clmulepi64_si128(a, k, 0x00), _mm_clmulepi64_si128(a, k, 0x11));
 }
 
+/* The constants of one folding distance (SCOPEPROF__K512 ...) as one lane:
+ * the low half multiplies a lane's low 8 bytes, the high half its high 8
+ * (x86-64 is little-endian: fold[i] is the low half). */
+__attribute__((target("pclmul,avx"))) static inline __m128i scopeprof__crc_k(const scopeprof__crc_data *d, int i) {
+    return _mm_loadu_si128((const __m128i *)(const void *)&d->fold[i]);
+}
+
 /* The end of a fold: the accumulator x with the n bytes at p after it,
  * 16 at a time (N = 128); the last accumulator's remainder and the bytes
  * left (under 16) by the tables. */
 __attribute__((target("pclmul,avx"))) static inline uint32_t
 scopeprof__crc_end(const scopeprof__crc_data *d, __m128i x, const unsigned char *p, size_t n) {
-    const __m128i k128 = _mm_set_epi64x((long long)d->fold[3], (long long)d->fold[2]);
+    const __m128i k128 = scopeprof__crc_k(d, SCOPEPROF__K128);
     for (; n >= 16; p += 16, n -= 16) x = _mm_xor_si128(scopeprof__crc_fold(x, k128), _mm_loadu_si128((const __m128i *)(const void *)p));
     unsigned char last[16];
     _mm_storeu_si128((__m128i *)(void *)last, x);
@@ -1269,8 +1278,7 @@ scopeprof__crc_end(const scopeprof__crc_data *d, __m128i x, const unsigned char 
 /* As scopeprof__crc_slices, for n >= 64. */
 SCOPEPROF__INTERNAL __attribute__((target("pclmul,avx"))) uint32_t
 scopeprof__crc_clmul(const scopeprof__crc_data *d, uint32_t c, const unsigned char *p, size_t n) {
-    const __m128i k512 = _mm_set_epi64x((long long)d->fold[1], (long long)d->fold[0]);
-    const __m128i k128 = _mm_set_epi64x((long long)d->fold[3], (long long)d->fold[2]);
+    const __m128i k512 = scopeprof__crc_k(d, SCOPEPROF__K512), k128 = scopeprof__crc_k(d, SCOPEPROF__K128);
     const __m128i *q = (const __m128i *)(const void *)p;
     __m128i x0 = _mm_xor_si128(_mm_loadu_si128(q), _mm_cvtsi32_si128((int)c));
     __m128i x1 = _mm_loadu_si128(q + 1), x2 = _mm_loadu_si128(q + 2), x3 = _mm_loadu_si128(q + 3);
@@ -1288,17 +1296,15 @@ scopeprof__crc_clmul(const scopeprof__crc_data *d, uint32_t c, const unsigned ch
 
 /* The same on 32-byte registers, for n >= 128: four accumulators of two
  * 16-byte lanes each step 128 bytes (N = 1024), fold into one (N = 256),
- * whose two lanes fold into one (N = 128); scopeprof__crc_clmul's end
- * takes the rest. */
+ * whose two lanes fold into one (N = 128); scopeprof__crc_end takes the
+ * rest. */
 __attribute__((target("pclmul,avx2,vpclmulqdq"))) static inline __m256i scopeprof__crc_fold2(__m256i a, __m256i k) {
     return _mm256_xor_si256(_mm256_clmulepi64_epi128(a, k, 0x00), _mm256_clmulepi64_epi128(a, k, 0x11));
 }
 SCOPEPROF__INTERNAL __attribute__((target("pclmul,avx2,vpclmulqdq"))) uint32_t
 scopeprof__crc_vclmul(const scopeprof__crc_data *d, uint32_t c, const unsigned char *p, size_t n) {
-    const __m256i k1024 = _mm256_set_epi64x((long long)d->fold[5], (long long)d->fold[4], (long long)d->fold[5],
-                                            (long long)d->fold[4]);
-    const __m256i k256 = _mm256_set_epi64x((long long)d->fold[7], (long long)d->fold[6], (long long)d->fold[7],
-                                           (long long)d->fold[6]);
+    const __m256i k1024 = _mm256_broadcastsi128_si256(scopeprof__crc_k(d, SCOPEPROF__K1024));
+    const __m256i k256 = _mm256_broadcastsi128_si256(scopeprof__crc_k(d, SCOPEPROF__K256));
     const __m256i *q = (const __m256i *)(const void *)p;
     __m256i y0 = _mm256_xor_si256(_mm256_loadu_si256(q), _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)c));
     __m256i y1 = _mm256_loadu_si256(q + 1), y2 = _mm256_loadu_si256(q + 2), y3 = _mm256_loadu_si256(q + 3);
@@ -1312,8 +1318,8 @@ scopeprof__crc_vclmul(const scopeprof__crc_data *d, uint32_t c, const unsigned c
     y2 = _mm256_xor_si256(scopeprof__crc_fold2(y1, k256), y2);
     y3 = _mm256_xor_si256(scopeprof__crc_fold2(y2, k256), y3);
     for (; n >= 32; q++, n -= 32) y3 = _mm256_xor_si256(scopeprof__crc_fold2(y3, k256), _mm256_loadu_si256(q));
-    const __m128i k128 = _mm_set_epi64x((long long)d->fold[3], (long long)d->fold[2]);
-    __m128i x = _mm_xor_si128(scopeprof__crc_fold(_mm256_castsi256_si128(y3), k128), _mm256_extracti128_si256(y3, 1));
+    __m128i x = _mm_xor_si128(scopeprof__crc_fold(_mm256_castsi256_si128(y3), scopeprof__crc_k(d, SCOPEPROF__K128)),
+                              _mm256_extracti128_si256(y3, 1));
     return scopeprof__crc_end(d, x, (const unsigned char *)q, n);
 }
 #endif
