@@ -4428,9 +4428,10 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         s->t.children += children;
         if (__builtin_expect(kids->rare | (gpu_ns >= 0), 0)) {
             scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? kids - 1 : NULL, gpu_ns);
-            memset(kids, 0, sizeof *kids);
+            memset(kids, 0, sizeof *kids); /* emptied, the rare sums too */
+        } else {
+            kids->sum = 0, kids->nested = 0, kids->n = 0, kids->not_start = 0, kids->max_end = 0; /* emptied */
         }
-        kids->sum = 0, kids->nested = 0, kids->n = 0, kids->not_start = 0, kids->max_end = 0;
     }
     if (depth) { /* what the parent will take */
         scopeprof__level *mine = &L->lv[depth];
