@@ -77,7 +77,7 @@
  *                              use (registration lock, an mmap); a thread's first
  *                              scope (registration lock, an mmap); the process's
  *                              first scope (the registry: calloc, the
- *                              environment, ~0.1 ms of calibration, the writer
+ *                              environment, ~0.2 ms of calibration, the writer
  *                              thread started; and each module's first, a read
  *                              of /proc/self/maps); every 4096 events a buffer swap
  *                              (chunk lock, maybe an mmap); when the writer is a
@@ -815,12 +815,14 @@ extern "C" {
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
 #define SCOPEPROF_FORMAT_MAJOR 5
-#define SCOPEPROF_FORMAT_MINOR 0
+#define SCOPEPROF_FORMAT_MINOR 1
 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk;
  * 3.2: CLOCK chunk; 4.0: events hold clock ticks, converted by the reader
  * with the TICKS chunk's rate, and an EVENTS chunk counts 16-byte units (the
  * writer writes its buffers as they are: issue 22); 5.0: a long record's
- * last field counts the units of input shapes that follow it (issue 26). */
+ * last field counts the units of input shapes that follow it (issue 26);
+ * 5.1: the OVERHEAD chunk's last field, reserved before, is an empty scope's
+ * duration. */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -863,6 +865,8 @@ typedef struct scopeprof_row {
     int64_t gpu_self_ns, gpu_total_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
     int gpu_role; /* SCOPEPROF_ROW_*: does its self GPU time count in the total? */
+    int short_calls; /* compensated, its calls averaged under twice an empty
+                      * scope's duration: mostly the profiler's own cost */
     /* Compensated total and self, signed (scopeprof__add_ps): ns and what is
      * under 1 ns. total_ns and self_ns show them clamped (scopeprof__comp_shown). */
     int64_t comp_ns[2];
@@ -915,6 +919,9 @@ typedef struct scopeprof_agg {
      * none (raw times). The caller sets them per trace (each process has its
      * own calibration). */
     uint32_t comp_inside_ps, comp_outside_ps;
+    /* An empty scope's measured duration, ps (0: unknown): rows whose calls
+     * average under twice that are named under the table (short_calls). */
+    uint32_t comp_empty_ps;
     /* Nanoseconds per unit of the times fed from now on (scopeprof_agg_units):
      * 0 or 1 when they are ns. */
     double unit_ns;
@@ -1682,6 +1689,7 @@ SCOPEPROF__INTERNAL void scopeprof__agg_add_sums(scopeprof_agg *a, uint32_t row,
         scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], -scopeprof__comp_cut(s->count, in, s->children, out));
         scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total);
         scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
+        if ((double)total * 1e3 < 2.0 * a->comp_empty_ps * (double)s->count) r->short_calls = 1;
     } else {
         scopeprof__add(&r->total_ns, total);
         scopeprof__add(&r->self_ns, self);
@@ -2155,6 +2163,24 @@ SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_
     a->comp_state = apply ? SCOPEPROF_COMP_ON : SCOPEPROF_COMP_OFF_RAW;
 }
 
+/* One line: `head`, then the names (the first 10) of the rows whose shown
+ * compensated times were clamped, or with short_calls 1, of those whose
+ * calls were short (short_calls) and not clamped (a row is named once).
+ * Nothing if there are none. */
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const scopeprof_agg *a, int short_calls,
+                                                              const char *head) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        int clamped = scopeprof__comp_clamped(a, &a->rows[i]);
+        if (short_calls ? clamped || !a->rows[i].short_calls : !clamped) continue;
+        if (n++ == 0) fputs(head, out);
+        char name[SCOPEPROF__NAME_W + 1]; /* as in the table */
+        if (n <= 10) fprintf(out, " %s", scopeprof__name_cell(name, a->rows[i].name, SCOPEPROF__NAME_W));
+    }
+    if (n > 10) fprintf(out, " and %u more", n - 10);
+    if (n) fputc('\n', out);
+}
+
 /* One line each, so that a script that stops at "Self CPU time total"
  * (PyTorch's last line) reads the table as before. */
 SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
@@ -2169,17 +2195,12 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scope
     case SCOPEPROF_COMP_ON: {
         fprintf(out, "Overhead compensation: %s per nested scope taken out (calibrated at start-up; "
                      "raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table --no-compensate)\n", each);
-        uint32_t clamped = 0;
-        for (uint32_t i = 0; i < a->nrows; i++) {
-            if (!scopeprof__comp_clamped(a, &a->rows[i])) continue;
-            if (clamped++ == 0)
-                fprintf(out, "Overhead compensation clamped at 0 or at their total (scopes about as "
-                             "short as the calibration; --no-compensate shows raw times):");
-            char name[SCOPEPROF__NAME_W + 1]; /* as in the table */
-            if (clamped <= 10) fprintf(out, " %s", scopeprof__name_cell(name, a->rows[i].name, SCOPEPROF__NAME_W));
-        }
-        if (clamped > 10) fprintf(out, " and %u more", clamped - 10);
-        if (clamped) fputc('\n', out);
+        char head[160];
+        scopeprof__note_rows(out, a, 0, "Overhead compensation clamped at 0 or at their total (scopes about as "
+                                        "short as the calibration; --no-compensate shows raw times):");
+        snprintf(head, sizeof head, "Mostly the profiler's own cost (calls averaging under twice an empty "
+                                    "scope's %.1f ns; their times are not to be trusted):", a->comp_empty_ps / 1e3);
+        scopeprof__note_rows(out, a, 1, head);
         break;
     }
     case SCOPEPROF_COMP_OFF_RAW:
@@ -2299,7 +2320,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 19u /* 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 20u /* 20: clock.comp_empty_ticks, the agg's comp_empty_ps and a row's short_calls; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -2341,13 +2362,13 @@ typedef struct scopeprof__state {
     /* The clock (clock.h): set when the registry is made; ns_per_tick once,
      * under `lock`, at the first write. comp_*: what recording one scope
      * costs, in ticks (0 with SCOPEPROF_COMPENSATE=0): inside its own
-     * interval, and outside it in its parent's. */
+     * interval, outside it in its parent's, and an empty scope's duration. */
     struct {
         int use_tsc;
         uint64_t tick0, ns0;  /* calibration start (ticks, CLOCK_MONOTONIC ns) */
         double ns_per_tick;   /* 0 until calibrated */
         int64_t realtime_minus_mono;
-        double comp_inside_ticks, comp_outside_ticks;
+        double comp_inside_ticks, comp_outside_ticks, comp_empty_ticks;
     } clock;
     /* Registration (registry.h), under reg.lock. Sites, id = index + 1, in
      * blocks that never move (scopeprof__site_at): readers take no lock; a
@@ -2848,17 +2869,46 @@ SCOPEPROF__INTERNAL uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
  * PROFILE_SCOPE's own inline code (scopeprof__scope_begin and _end) on a
  * throwaway thread state whose events are never queued nor written. Per
  * process rather than per thread: threads run the same code on the same
- * cores, and a thread's first scope must stay cheap. */
-enum { SCOPEPROF__CAL_BATCHES = 256, SCOPEPROF__CAL_PER = 8 /* scopes per batch */ };
+ * cores, and a thread's first scope must stay cheap.
+ *
+ * The scopes measured hold work, as a program's do: the clock reads overlap
+ * the work around them on an out-of-order CPU, and cost far less there than
+ * back to back around nothing (on this project's AMD EPYC VM, 5 against 21
+ * ns a scope; the second figure, taken out of 60-150 ns scopes, made their
+ * totals 20-30% short). An empty scope's duration is kept too: a row whose
+ * calls average under twice that is mostly the profiler's own cost, which
+ * the table says (scopeprof_table_notes). */
+enum {
+    SCOPEPROF__CAL_BATCHES = 256,
+    SCOPEPROF__CAL_PER = 8,   /* calls per batch */
+    SCOPEPROF__CAL_WORK = 32  /* dependent multiply-adds per call: some 40 ns */
+};
+
+/* The work of a calibration call: a chain of multiply-adds on a value
+ * carried from call to call, as data flows through a program's functions.
+ * The empty asm keeps the compiler from folding the chain. */
+static inline uint64_t scopeprof__cal_work(uint64_t x) {
+    for (int i = 0; i < SCOPEPROF__CAL_WORK; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        __asm__("" : "+r"(x));
+    }
+    return x;
+}
 
 /* A call of a function without and with a scope in it: what the scope adds
  * is the difference. Not inlined: scopes sit in the functions a program
  * calls, and in one unrolled block the compiler could share the thread
  * pointer and the cursor between scopes, which it cannot across calls. */
-SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_plain(scopeprof_site *s) {
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_plain(scopeprof_site *s, uint64_t *x) {
+    *x = scopeprof__cal_work(*x);
     __asm__ volatile("" : : "r"(s) : "memory");
 }
-SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_scoped(scopeprof_site *s) {
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_scoped(scopeprof_site *s, uint64_t *x) {
+    scopeprof_scope sc __attribute__((cleanup(scopeprof__scope_end), unused)) = scopeprof__scope_begin(s);
+    *x = scopeprof__cal_work(*x);
+    __asm__ volatile("" : : "r"(s) : "memory");
+}
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_empty(scopeprof_site *s) {
     scopeprof_scope sc __attribute__((cleanup(scopeprof__scope_end), unused)) = scopeprof__scope_begin(s);
     __asm__ volatile("" : : "r"(s) : "memory");
 }
@@ -2868,10 +2918,21 @@ static int scopeprof__cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The recorded durations of the scopes in the throwaway buffer (a long
+ * record's is huge: the batch then does not count). */
+static inline uint64_t scopeprof__cal_durs(scopeprof__thread *t, const scopeprof__slot *buf) {
+    uint64_t d = 0;
+    for (const scopeprof__slot *e = buf; e < t->cur; e++) d += e->dur;
+    return d;
+}
+
 /* Batches of SCOPEPROF__CAL_PER calls each way; the lower quartile over
  * batches, so that a batch that an interrupt or a preemption stretched does
  * not count (a minimum would pick the one lucky batch instead of the usual
- * cost). Costs about 256 * 8 * 2 calls: some 100 us with a TSC. */
+ * cost). I + O: what a call with a scope takes more than one without; I:
+ * what the scope recorded beyond the call without one (0 if less: the
+ * clock reads overlapped its work). Costs about 256 * 8 * 3 calls: some
+ * 250 us with a TSC. */
 SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     enum { B = SCOPEPROF__CAL_BATCHES, K = SCOPEPROF__CAL_PER };
     /* Registered already (id 1 of no trace): scope_begin never calls back into
@@ -2880,7 +2941,7 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     scopeprof__slot buf[4 * K]; /* room for K long records: never the slow path */
     scopeprof__thread cal;
     memset(&cal, 0, sizeof cal);
-    uint64_t plain[B], scoped[B], inside[B];
+    uint64_t plain[B], scoped[B], inside[B], empty[B], x = 1;
     /* A signal handler's scopes would land in the throwaway buffer, and
      * could fill it: none runs meanwhile. */
     sigset_t all, old;
@@ -2888,39 +2949,46 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     pthread_sigmask(SIG_BLOCK, &all, &old);
     scopeprof__thread *saved = scopeprof__tls;
     scopeprof__tls = &cal;
+    cal.lim = buf + 4 * K;
     for (int b = -8; b < B; b++) { /* the first 8 warm the caches: not kept */
         cal.cur = buf;
-        cal.lim = buf + 4 * K;
         uint64_t t0 = scopeprof__ticks();
-        for (int k = 0; k < K; k++) scopeprof__cal_plain(&site);
+        for (int k = 0; k < K; k++) scopeprof__cal_plain(&site, &x);
         uint64_t t1 = scopeprof__ticks();
-        for (int k = 0; k < K; k++) scopeprof__cal_scoped(&site);
-        uint64_t t2 = scopeprof__ticks();
+        for (int k = 0; k < K; k++) scopeprof__cal_scoped(&site, &x);
+        uint64_t t2 = scopeprof__ticks(), in = scopeprof__cal_durs(&cal, buf);
+        cal.cur = buf;
+        for (int k = 0; k < K; k++) scopeprof__cal_empty(&site);
         if (b < 0) continue;
-        uint64_t in = 0;
-        for (const scopeprof__slot *e = buf; e < cal.cur; e++) in += e->dur; /* a long one: huge */
         plain[b] = t1 - t0;
         scoped[b] = t2 - t1;
         inside[b] = in;
+        empty[b] = scopeprof__cal_durs(&cal, buf);
     }
     scopeprof__tls = saved;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     qsort(plain, B, sizeof *plain, scopeprof__cmp_u64);
     qsort(scoped, B, sizeof *scoped, scopeprof__cmp_u64);
     qsort(inside, B, sizeof *inside, scopeprof__cmp_u64);
+    qsort(empty, B, sizeof *empty, scopeprof__cmp_u64);
     double each = ((double)scoped[B / 4] - (double)plain[B / 4]) / (double)K;
-    double in = (double)inside[B / 4] / (double)K;
+    double in = ((double)inside[B / 4] - (double)plain[B / 4]) / (double)K;
+    if (in < 0) in = 0;
     g->clock.comp_inside_ticks = in;
     g->clock.comp_outside_ticks = each > in ? each - in : 0;
+    g->clock.comp_empty_ticks = (double)empty[B / 4] / (double)K;
 }
 
-/* The calibration in picoseconds (the tick rate is known from the first
- * write on: scopeprof__calibrate). */
-SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t *in, uint32_t *out) {
+/* The calibration in picoseconds: inside, outside, an empty scope's
+ * duration (the tick rate is known from the first write on:
+ * scopeprof__calibrate). */
+SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t ps[3]) {
     scopeprof__calibrate(g);
-    double f = g->clock.ns_per_tick * 1e3, i = g->clock.comp_inside_ticks * f, o = g->clock.comp_outside_ticks * f;
-    *in = i < 0 ? 0 : i > 4e9 ? 4000000000u : (uint32_t)(i + 0.5);
-    *out = o < 0 ? 0 : o > 4e9 ? 4000000000u : (uint32_t)(o + 0.5);
+    const double ticks[3] = {g->clock.comp_inside_ticks, g->clock.comp_outside_ticks, g->clock.comp_empty_ticks};
+    for (int k = 0; k < 3; k++) {
+        double v = ticks[k] * g->clock.ns_per_tick * 1e3;
+        ps[k] = v < 0 ? 0 : v > 4e9 ? 4000000000u : (uint32_t)(v + 0.5);
+    }
 }
 
 /* Before aggregating: the exit summary's table takes the calibration out
@@ -2931,9 +2999,10 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_apply(scopeprof__state *g) {
         g->sum.agg.comp_state = SCOPEPROF_COMP_OFF_ENV;
         return;
     }
-    uint32_t in, out;
-    scopeprof__overhead_ps(g, &in, &out);
-    scopeprof_agg_calibration(&g->sum.agg, in, out, 1);
+    uint32_t ps[3];
+    scopeprof__overhead_ps(g, ps);
+    scopeprof_agg_calibration(&g->sum.agg, ps[0], ps[1], 1);
+    g->sum.agg.comp_empty_ps = ps[2];
 }
 SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
     if (g->clock.ns_per_tick > 0) return;
@@ -4602,6 +4671,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g
     scopeprof_agg_free(a);
     scopeprof_agg_init(a);
     a->comp_inside_ps = kept.comp_inside_ps, a->comp_outside_ps = kept.comp_outside_ps;
+    a->comp_empty_ps = kept.comp_empty_ps;
     a->comp_state = kept.comp_state, a->comp_lo_ps = kept.comp_lo_ps, a->comp_hi_ps = kept.comp_hi_ps;
     scopeprof__calibrate(g);
     scopeprof_agg_units(a, g->clock.ns_per_tick); /* the sums below are in ticks */
@@ -5081,17 +5151,17 @@ SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g) {
 
 /* OVERHEAD chunk (format 3.1), first after the header so that a reader has
  * it before any event: u32 inside_ps, u32 outside_ps, u32 scopes measured,
- * u32 reserved. With SCOPEPROF_COMPENSATE=0 (since 4.0): all 0, nothing
- * measured, so that the reporter's notes say compensation was off, as the
- * exit summary's do. */
+ * u32 empty_ps (5.1; reserved before). With SCOPEPROF_COMPENSATE=0 (since
+ * 4.0): all 0, nothing measured, so that the reporter's notes say
+ * compensation was off, as the exit summary's do. */
 SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
     unsigned char b[16];
-    uint32_t in = 0, out = 0;
-    if (g->cfg.compensate) scopeprof__overhead_ps(g, &in, &out);
-    scopeprof__put32(b, in);
-    scopeprof__put32(b + 4, out);
+    uint32_t ps[3] = {0, 0, 0};
+    if (g->cfg.compensate) scopeprof__overhead_ps(g, ps);
+    scopeprof__put32(b, ps[0]);
+    scopeprof__put32(b + 4, ps[1]);
     scopeprof__put32(b + 8, g->cfg.compensate ? SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER : 0);
-    scopeprof__put32(b + 12, 0);
+    scopeprof__put32(b + 12, ps[2]);
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_OVERHEAD, b, sizeof b);
 }
 

@@ -76,7 +76,7 @@
  *                              use (registration lock, an mmap); a thread's first
  *                              scope (registration lock, an mmap); the process's
  *                              first scope (the registry: calloc, the
- *                              environment, ~0.1 ms of calibration, the writer
+ *                              environment, ~0.2 ms of calibration, the writer
  *                              thread started; and each module's first, a read
  *                              of /proc/self/maps); every 4096 events a buffer swap
  *                              (chunk lock, maybe an mmap); when the writer is a

@@ -111,17 +111,46 @@ SCOPEPROF__INTERNAL uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
  * PROFILE_SCOPE's own inline code (scopeprof__scope_begin and _end) on a
  * throwaway thread state whose events are never queued nor written. Per
  * process rather than per thread: threads run the same code on the same
- * cores, and a thread's first scope must stay cheap. */
-enum { SCOPEPROF__CAL_BATCHES = 256, SCOPEPROF__CAL_PER = 8 /* scopes per batch */ };
+ * cores, and a thread's first scope must stay cheap.
+ *
+ * The scopes measured hold work, as a program's do: the clock reads overlap
+ * the work around them on an out-of-order CPU, and cost far less there than
+ * back to back around nothing (on this project's AMD EPYC VM, 5 against 21
+ * ns a scope; the second figure, taken out of 60-150 ns scopes, made their
+ * totals 20-30% short). An empty scope's duration is kept too: a row whose
+ * calls average under twice that is mostly the profiler's own cost, which
+ * the table says (scopeprof_table_notes). */
+enum {
+    SCOPEPROF__CAL_BATCHES = 256,
+    SCOPEPROF__CAL_PER = 8,   /* calls per batch */
+    SCOPEPROF__CAL_WORK = 32  /* dependent multiply-adds per call: some 40 ns */
+};
+
+/* The work of a calibration call: a chain of multiply-adds on a value
+ * carried from call to call, as data flows through a program's functions.
+ * The empty asm keeps the compiler from folding the chain. */
+static inline uint64_t scopeprof__cal_work(uint64_t x) {
+    for (int i = 0; i < SCOPEPROF__CAL_WORK; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        __asm__("" : "+r"(x));
+    }
+    return x;
+}
 
 /* A call of a function without and with a scope in it: what the scope adds
  * is the difference. Not inlined: scopes sit in the functions a program
  * calls, and in one unrolled block the compiler could share the thread
  * pointer and the cursor between scopes, which it cannot across calls. */
-SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_plain(scopeprof_site *s) {
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_plain(scopeprof_site *s, uint64_t *x) {
+    *x = scopeprof__cal_work(*x);
     __asm__ volatile("" : : "r"(s) : "memory");
 }
-SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_scoped(scopeprof_site *s) {
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_scoped(scopeprof_site *s, uint64_t *x) {
+    scopeprof_scope sc __attribute__((cleanup(scopeprof__scope_end), unused)) = scopeprof__scope_begin(s);
+    *x = scopeprof__cal_work(*x);
+    __asm__ volatile("" : : "r"(s) : "memory");
+}
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_empty(scopeprof_site *s) {
     scopeprof_scope sc __attribute__((cleanup(scopeprof__scope_end), unused)) = scopeprof__scope_begin(s);
     __asm__ volatile("" : : "r"(s) : "memory");
 }
@@ -131,10 +160,21 @@ static int scopeprof__cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The recorded durations of the scopes in the throwaway buffer (a long
+ * record's is huge: the batch then does not count). */
+static inline uint64_t scopeprof__cal_durs(scopeprof__thread *t, const scopeprof__slot *buf) {
+    uint64_t d = 0;
+    for (const scopeprof__slot *e = buf; e < t->cur; e++) d += e->dur;
+    return d;
+}
+
 /* Batches of SCOPEPROF__CAL_PER calls each way; the lower quartile over
  * batches, so that a batch that an interrupt or a preemption stretched does
  * not count (a minimum would pick the one lucky batch instead of the usual
- * cost). Costs about 256 * 8 * 2 calls: some 100 us with a TSC. */
+ * cost). I + O: what a call with a scope takes more than one without; I:
+ * what the scope recorded beyond the call without one (0 if less: the
+ * clock reads overlapped its work). Costs about 256 * 8 * 3 calls: some
+ * 250 us with a TSC. */
 SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     enum { B = SCOPEPROF__CAL_BATCHES, K = SCOPEPROF__CAL_PER };
     /* Registered already (id 1 of no trace): scope_begin never calls back into
@@ -143,7 +183,7 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     scopeprof__slot buf[4 * K]; /* room for K long records: never the slow path */
     scopeprof__thread cal;
     memset(&cal, 0, sizeof cal);
-    uint64_t plain[B], scoped[B], inside[B];
+    uint64_t plain[B], scoped[B], inside[B], empty[B], x = 1;
     /* A signal handler's scopes would land in the throwaway buffer, and
      * could fill it: none runs meanwhile. */
     sigset_t all, old;
@@ -151,39 +191,46 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     pthread_sigmask(SIG_BLOCK, &all, &old);
     scopeprof__thread *saved = scopeprof__tls;
     scopeprof__tls = &cal;
+    cal.lim = buf + 4 * K;
     for (int b = -8; b < B; b++) { /* the first 8 warm the caches: not kept */
         cal.cur = buf;
-        cal.lim = buf + 4 * K;
         uint64_t t0 = scopeprof__ticks();
-        for (int k = 0; k < K; k++) scopeprof__cal_plain(&site);
+        for (int k = 0; k < K; k++) scopeprof__cal_plain(&site, &x);
         uint64_t t1 = scopeprof__ticks();
-        for (int k = 0; k < K; k++) scopeprof__cal_scoped(&site);
-        uint64_t t2 = scopeprof__ticks();
+        for (int k = 0; k < K; k++) scopeprof__cal_scoped(&site, &x);
+        uint64_t t2 = scopeprof__ticks(), in = scopeprof__cal_durs(&cal, buf);
+        cal.cur = buf;
+        for (int k = 0; k < K; k++) scopeprof__cal_empty(&site);
         if (b < 0) continue;
-        uint64_t in = 0;
-        for (const scopeprof__slot *e = buf; e < cal.cur; e++) in += e->dur; /* a long one: huge */
         plain[b] = t1 - t0;
         scoped[b] = t2 - t1;
         inside[b] = in;
+        empty[b] = scopeprof__cal_durs(&cal, buf);
     }
     scopeprof__tls = saved;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     qsort(plain, B, sizeof *plain, scopeprof__cmp_u64);
     qsort(scoped, B, sizeof *scoped, scopeprof__cmp_u64);
     qsort(inside, B, sizeof *inside, scopeprof__cmp_u64);
+    qsort(empty, B, sizeof *empty, scopeprof__cmp_u64);
     double each = ((double)scoped[B / 4] - (double)plain[B / 4]) / (double)K;
-    double in = (double)inside[B / 4] / (double)K;
+    double in = ((double)inside[B / 4] - (double)plain[B / 4]) / (double)K;
+    if (in < 0) in = 0;
     g->clock.comp_inside_ticks = in;
     g->clock.comp_outside_ticks = each > in ? each - in : 0;
+    g->clock.comp_empty_ticks = (double)empty[B / 4] / (double)K;
 }
 
-/* The calibration in picoseconds (the tick rate is known from the first
- * write on: scopeprof__calibrate). */
-SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t *in, uint32_t *out) {
+/* The calibration in picoseconds: inside, outside, an empty scope's
+ * duration (the tick rate is known from the first write on:
+ * scopeprof__calibrate). */
+SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t ps[3]) {
     scopeprof__calibrate(g);
-    double f = g->clock.ns_per_tick * 1e3, i = g->clock.comp_inside_ticks * f, o = g->clock.comp_outside_ticks * f;
-    *in = i < 0 ? 0 : i > 4e9 ? 4000000000u : (uint32_t)(i + 0.5);
-    *out = o < 0 ? 0 : o > 4e9 ? 4000000000u : (uint32_t)(o + 0.5);
+    const double ticks[3] = {g->clock.comp_inside_ticks, g->clock.comp_outside_ticks, g->clock.comp_empty_ticks};
+    for (int k = 0; k < 3; k++) {
+        double v = ticks[k] * g->clock.ns_per_tick * 1e3;
+        ps[k] = v < 0 ? 0 : v > 4e9 ? 4000000000u : (uint32_t)(v + 0.5);
+    }
 }
 
 /* Before aggregating: the exit summary's table takes the calibration out
@@ -194,9 +241,10 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_apply(scopeprof__state *g) {
         g->sum.agg.comp_state = SCOPEPROF_COMP_OFF_ENV;
         return;
     }
-    uint32_t in, out;
-    scopeprof__overhead_ps(g, &in, &out);
-    scopeprof_agg_calibration(&g->sum.agg, in, out, 1);
+    uint32_t ps[3];
+    scopeprof__overhead_ps(g, ps);
+    scopeprof_agg_calibration(&g->sum.agg, ps[0], ps[1], 1);
+    g->sum.agg.comp_empty_ps = ps[2];
 }
 SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
     if (g->clock.ns_per_tick > 0) return;

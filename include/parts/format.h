@@ -14,12 +14,14 @@ extern "C" {
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
 #define SCOPEPROF_FORMAT_MAJOR 5
-#define SCOPEPROF_FORMAT_MINOR 0
+#define SCOPEPROF_FORMAT_MINOR 1
 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk;
  * 3.2: CLOCK chunk; 4.0: events hold clock ticks, converted by the reader
  * with the TICKS chunk's rate, and an EVENTS chunk counts 16-byte units (the
  * writer writes its buffers as they are: issue 22); 5.0: a long record's
- * last field counts the units of input shapes that follow it (issue 26). */
+ * last field counts the units of input shapes that follow it (issue 26);
+ * 5.1: the OVERHEAD chunk's last field, reserved before, is an empty scope's
+ * duration. */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -62,6 +64,8 @@ typedef struct scopeprof_row {
     int64_t gpu_self_ns, gpu_total_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
     int gpu_role; /* SCOPEPROF_ROW_*: does its self GPU time count in the total? */
+    int short_calls; /* compensated, its calls averaged under twice an empty
+                      * scope's duration: mostly the profiler's own cost */
     /* Compensated total and self, signed (scopeprof__add_ps): ns and what is
      * under 1 ns. total_ns and self_ns show them clamped (scopeprof__comp_shown). */
     int64_t comp_ns[2];
@@ -114,6 +118,9 @@ typedef struct scopeprof_agg {
      * none (raw times). The caller sets them per trace (each process has its
      * own calibration). */
     uint32_t comp_inside_ps, comp_outside_ps;
+    /* An empty scope's measured duration, ps (0: unknown): rows whose calls
+     * average under twice that are named under the table (short_calls). */
+    uint32_t comp_empty_ps;
     /* Nanoseconds per unit of the times fed from now on (scopeprof_agg_units):
      * 0 or 1 when they are ns. */
     double unit_ns;

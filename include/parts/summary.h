@@ -320,6 +320,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g
     scopeprof_agg_free(a);
     scopeprof_agg_init(a);
     a->comp_inside_ps = kept.comp_inside_ps, a->comp_outside_ps = kept.comp_outside_ps;
+    a->comp_empty_ps = kept.comp_empty_ps;
     a->comp_state = kept.comp_state, a->comp_lo_ps = kept.comp_lo_ps, a->comp_hi_ps = kept.comp_hi_ps;
     scopeprof__calibrate(g);
     scopeprof_agg_units(a, g->clock.ns_per_tick); /* the sums below are in ticks */

@@ -184,6 +184,7 @@ SCOPEPROF__INTERNAL void scopeprof__agg_add_sums(scopeprof_agg *a, uint32_t row,
         scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], -scopeprof__comp_cut(s->count, in, s->children, out));
         scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total);
         scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
+        if ((double)total * 1e3 < 2.0 * a->comp_empty_ps * (double)s->count) r->short_calls = 1;
     } else {
         scopeprof__add(&r->total_ns, total);
         scopeprof__add(&r->self_ns, self);
@@ -657,6 +658,24 @@ SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_
     a->comp_state = apply ? SCOPEPROF_COMP_ON : SCOPEPROF_COMP_OFF_RAW;
 }
 
+/* One line: `head`, then the names (the first 10) of the rows whose shown
+ * compensated times were clamped, or with short_calls 1, of those whose
+ * calls were short (short_calls) and not clamped (a row is named once).
+ * Nothing if there are none. */
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const scopeprof_agg *a, int short_calls,
+                                                              const char *head) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        int clamped = scopeprof__comp_clamped(a, &a->rows[i]);
+        if (short_calls ? clamped || !a->rows[i].short_calls : !clamped) continue;
+        if (n++ == 0) fputs(head, out);
+        char name[SCOPEPROF__NAME_W + 1]; /* as in the table */
+        if (n <= 10) fprintf(out, " %s", scopeprof__name_cell(name, a->rows[i].name, SCOPEPROF__NAME_W));
+    }
+    if (n > 10) fprintf(out, " and %u more", n - 10);
+    if (n) fputc('\n', out);
+}
+
 /* One line each, so that a script that stops at "Self CPU time total"
  * (PyTorch's last line) reads the table as before. */
 SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
@@ -671,17 +690,12 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scope
     case SCOPEPROF_COMP_ON: {
         fprintf(out, "Overhead compensation: %s per nested scope taken out (calibrated at start-up; "
                      "raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table --no-compensate)\n", each);
-        uint32_t clamped = 0;
-        for (uint32_t i = 0; i < a->nrows; i++) {
-            if (!scopeprof__comp_clamped(a, &a->rows[i])) continue;
-            if (clamped++ == 0)
-                fprintf(out, "Overhead compensation clamped at 0 or at their total (scopes about as "
-                             "short as the calibration; --no-compensate shows raw times):");
-            char name[SCOPEPROF__NAME_W + 1]; /* as in the table */
-            if (clamped <= 10) fprintf(out, " %s", scopeprof__name_cell(name, a->rows[i].name, SCOPEPROF__NAME_W));
-        }
-        if (clamped > 10) fprintf(out, " and %u more", clamped - 10);
-        if (clamped) fputc('\n', out);
+        char head[160];
+        scopeprof__note_rows(out, a, 0, "Overhead compensation clamped at 0 or at their total (scopes about as "
+                                        "short as the calibration; --no-compensate shows raw times):");
+        snprintf(head, sizeof head, "Mostly the profiler's own cost (calls averaging under twice an empty "
+                                    "scope's %.1f ns; their times are not to be trusted):", a->comp_empty_ps / 1e3);
+        scopeprof__note_rows(out, a, 1, head);
         break;
     }
     case SCOPEPROF_COMP_OFF_RAW:

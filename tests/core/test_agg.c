@@ -768,6 +768,47 @@ static void test_comp_clamped_marked(void **state) {
     scopeprof_agg_free(&a);
 }
 
+/* Rows whose calls average under twice an empty scope's duration are named
+ * in a line of their own (their times are mostly the profiler's); a row
+ * named as clamped is not named again; without the duration (a 5.0 file:
+ * 0) none is named. */
+static void test_comp_short_calls_named(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 0, 5000, 1); /* I = 0, O = 5 ns */
+    a.comp_empty_ps = 10000;                   /* an empty scope: 10 ns */
+    ev(&a, 0, "tiny", 0, 12, 0);               /* 12 + 16 = 28 over 2 calls: 14 < 20 */
+    ev(&a, 0, "tiny", 20, 36, 0);
+    ev(&a, 0, "edge", 100, 120, 0); /* 20: not under twice */
+    ev(&a, 0, "long", 200, 400, 0);
+    ev(&a, 0, "kid", 510, 511, 1); /* top: 30 - 5 (its kid's O) = 25; kid 1 */
+    ev(&a, 0, "top", 500, 530, 0);
+    scopeprof_agg_calibration(&a, 20000, 0, 1); /* I = 20 ns from here (flushes the above) */
+    a.comp_empty_ps = 10000;
+    ev(&a, 0, "gone", 600, 605, 0); /* 5 - 20: clamped, named there only */
+    char *buf = notes_text(&a);
+    const char *line = strstr(buf, "\nMostly the profiler's own cost (calls averaging under twice an empty scope's 10.0 ns");
+    assert_non_null(line);
+    const char *eol = strchr(line + 1, '\n');
+    assert_non_null(eol);
+    assert_memory_equal(eol - 9, " tiny kid", 9); /* in first-seen order */
+    assert_true(strstr(line, "edge") == NULL && strstr(line, "long") == NULL && strstr(line, "top") == NULL);
+    assert_null(strstr(line, "gone"));
+    assert_non_null(strstr(buf, "clamped at 0 or at their total (scopes about as short as the calibration; "
+                                "--no-compensate shows raw times): gone\n"));
+    free(buf);
+    scopeprof_agg_free(&a);
+
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 0, 5000, 1); /* no empty scope's duration */
+    ev(&a, 0, "tiny", 0, 12, 0);
+    buf = notes_text(&a);
+    assert_null(strstr(buf, "Mostly the profiler's own cost"));
+    free(buf);
+    scopeprof_agg_free(&a);
+}
+
 /* Empty children (shorter than the calibration: their compensated sum is
  * negative, shown as 0) never make their parent's self exceed its total,
  * and self + the children's shown totals = total still holds. This is what
@@ -986,6 +1027,7 @@ int main(void) {
         cmocka_unit_test(test_comp_row_never_negative),
         cmocka_unit_test(test_comp_empty_children),
         cmocka_unit_test(test_comp_clamped_marked),
+        cmocka_unit_test(test_comp_short_calls_named),
         cmocka_unit_test(test_comp_outside_children),
         cmocka_unit_test(test_comp_notes),
         cmocka_unit_test(test_agg_fast_path_same),
