@@ -822,7 +822,8 @@ extern "C" {
  * writer writes its buffers as they are: issue 22); 5.0: a long record's
  * last field counts the units of input shapes that follow it (issue 26);
  * 5.1: the OVERHEAD chunk's last field, reserved before, is an empty scope's
- * duration. */
+ * duration, and three fields follow: the cost of a short scope, and where
+ * short ends (overhead compensation in two classes). */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -845,7 +846,9 @@ typedef struct scopeprof_event {
  * sums rather than each event costs nothing per event and gives the same
  * digits whoever sums the same events (the exit summary per call site, the
  * reporter per row); overhead compensation is linear in the counts, so it
- * is applied there too (scopeprof__agg_add_sums). */
+ * is applied there too (scopeprof__agg_add_sums). The *_short counts count
+ * the short scopes among them (compensation's short class: a duration under
+ * scopeprof_agg's comp_short_below). */
 typedef struct scopeprof_sums {
     uint64_t count;
     int64_t total; /* durations */
@@ -853,6 +856,7 @@ typedef struct scopeprof_sums {
                     * per event when no compensation is applied) */
     uint64_t nested;   /* scopes nested in the calls, at any depth (children inside only) */
     uint64_t children; /* direct children inside the calls */
+    uint64_t count_short, nested_short, children_short;
 } scopeprof_sums;
 
 typedef struct scopeprof_row {
@@ -865,8 +869,8 @@ typedef struct scopeprof_row {
     int64_t gpu_self_ns, gpu_total_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
     int gpu_role; /* SCOPEPROF_ROW_*: does its self GPU time count in the total? */
-    int short_calls; /* compensated, its calls averaged under twice an empty
-                      * scope's duration: mostly the profiler's own cost */
+    uint64_t count_short; /* calls in the short class (compensated only): when
+                           * most are, the row is mostly the profiler's cost */
     /* Compensated total and self, signed (scopeprof__add_ps): ns and what is
      * under 1 ns. total_ns and self_ns show them clamped (scopeprof__comp_shown). */
     int64_t comp_ns[2];
@@ -887,6 +891,7 @@ typedef struct scopeprof_agg_pending { /* what an open scope has seen */
     int64_t mem_direct[2];   /* allocations made directly in it */
     uint64_t min_start, max_end; /* the span of its closed children */
     uint64_t nested; /* its closed children and all nested in them (compensation) */
+    uint64_t nested_short, n_short; /* the short ones of those, and of the children */
     uint32_t n; /* closed children */
     uint32_t depth; /* of those children (the open scope's depth + 1) */
 } scopeprof_agg_pending;
@@ -914,21 +919,23 @@ typedef struct scopeprof_agg {
     const char *extra_header; /* header of the extra column, if any */
     /* Overhead compensation (docs/DESIGN.md): what recording one scope adds,
      * in picoseconds, taken out of the events fed from now on: `inside` is
-     * the part within the scope's own measured interval (an empty scope's
-     * duration), `outside` the part its parent measures around it. Both 0:
-     * none (raw times). The caller sets them per trace (each process has its
-     * own calibration). */
+     * the part within the scope's own measured interval, `outside` the part
+     * its parent measures around it; for a scope with work in it, and
+     * (comp_short_*) for a short one, whose duration in the units fed is
+     * under comp_short_below (0: no short class). All 0: none (raw times).
+     * The caller sets them per trace (each process has its own calibration:
+     * scopeprof_agg_calibration, scopeprof_agg_short_class). */
     uint32_t comp_inside_ps, comp_outside_ps;
-    /* An empty scope's measured duration, ps (0: unknown): rows whose calls
-     * average under twice that are named under the table (short_calls). */
-    uint32_t comp_empty_ps;
+    uint32_t comp_short_inside_ps, comp_short_outside_ps;
+    uint64_t comp_short_below;
     /* Nanoseconds per unit of the times fed from now on (scopeprof_agg_units):
      * 0 or 1 when they are ns. */
     double unit_ns;
     /* What the footer says (scopeprof_table_notes): SCOPEPROF_COMP_*, and
-     * the range of inside + outside over the calibrations applied or seen. */
+     * the range of inside + outside over the calibrations applied or seen,
+     * of a scope with work and of a short one (0: none seen). */
     int comp_state;
-    uint32_t comp_lo_ps, comp_hi_ps;
+    uint32_t comp_lo_ps, comp_hi_ps, comp_short_lo_ps, comp_short_hi_ps;
 } scopeprof_agg;
 
 enum {
@@ -1012,6 +1019,11 @@ void scopeprof_table_notes(FILE *out, const scopeprof_agg *a);
  * change flushes what was fed before). */
 void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
                                int apply);
+/* The same for the short class: scopes whose duration (units fed) is under
+ * `below` cost inside_ps and outside_ps instead (below 0: no short class).
+ * Applied, as the last scopeprof_agg_calibration said. */
+void scopeprof_agg_short_class(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
+                               uint64_t below);
 /* PyTorch's formatting: microseconds -> "1.081s", "26.179ms", "422.000us";
  * bytes -> "1.50 Gb", "-382.05 Kb", "144 b". Return buf. */
 char *scopeprof_format_time(char *buf, size_t n, double us);
@@ -1591,10 +1603,10 @@ static inline void scopeprof__add(int64_t *sum, int64_t v) {
 /* Overhead compensation: how much of a scope's measured times its own
  * recording and that of the scopes nested in it added (docs/DESIGN.md,
  * "Overhead compensation"). Let a scope S do work W(S) of its own, and let
- * recording one scope add I inside its own measured interval (an empty
- * scope measures I) and O outside it, within its parent's interval (the
- * code between the parent's clock reads and the child's: the emit, the
- * other half of each clock read). Measured, S lasts
+ * recording one scope add I inside its own measured interval and O outside
+ * it, within its parent's interval (the code between the parent's clock
+ * reads and the child's: the emit, the other half of each clock read). I
+ * and O depend on the scope's class (below); for one class, S lasts
  *     D(S) = W(S) + I + sum over its children c of (D(c) + O),
  * where without profiling it would last T(S) = W(S) + sum T(c). By
  * induction, D(S) - T(S) = I + nested(S) * (I + O), nested(S) counting all
@@ -1602,7 +1614,10 @@ static inline void scopeprof__add(int64_t *sum, int64_t v) {
  *     total = D(S) - I - nested(S) * (I + O)
  *     self  = total - sum over children of their totals
  *           = D(S) - sum D(c) - I - children(S) * O   (the measured self, less)
- * Both are linear in the sums of D, the calls, nested and children, so they
+ * Two classes: a short scope (its D under comp_short_below: about as short
+ * as an empty one) costs I_s and O_s, one with work in it I and O, so each
+ * count above splits in two (the short ones: scopeprof_sums' *_short). Both
+ * are linear in the sums of D, the calls, nested and children, so they
  * are applied to a row's sums (scopeprof__agg_add_sums), never per event;
  * self + children's totals = total still holds exactly, as it does for raw
  * times. What is taken out is in picoseconds, and a row keeps what is under
@@ -1610,13 +1625,19 @@ static inline void scopeprof__add(int64_t *sum, int64_t v) {
  * sum may come out negative (scopes that ran faster than the typical cost):
  * it is kept as is, so that later sums stay unbiased; what a row shows is
  * scopeprof__comp_shown. */
-/* a * x + b * y picoseconds to take out, held at INT64_MAX. */
-static inline int64_t scopeprof__comp_cut(uint64_t a, uint64_t x, uint64_t b, uint64_t y) {
-    uint64_t p, q;
-    if (__builtin_mul_overflow(a, x, &p) || __builtin_mul_overflow(b, y, &q) ||
-        __builtin_add_overflow(p, q, &p) || p > (uint64_t)INT64_MAX)
-        return INT64_MAX;
-    return (int64_t)p;
+/* The sum of n[k] * ps[k] over four k: picoseconds to take out, held at
+ * INT64_MAX. */
+static inline int64_t scopeprof__comp_cut(const uint64_t n[4], const uint64_t ps[4]) {
+    uint64_t sum = 0, p;
+    for (int k = 0; k < 4; k++)
+        if (__builtin_mul_overflow(n[k], ps[k], &p) || __builtin_add_overflow(sum, p, &sum)) return INT64_MAX;
+    return sum > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)sum;
+}
+
+/* Whether anything is taken out (the self sums are then not clamped per
+ * event: scopeprof__comp_shown clamps what is shown). */
+static inline int scopeprof__comp_on(const scopeprof_agg *a) {
+    return (a->comp_inside_ps | a->comp_outside_ps | a->comp_short_inside_ps | a->comp_short_outside_ps) != 0;
 }
 
 /* Add v picoseconds to a compensated sum: *sum ns and *carry ps, kept as
@@ -1678,18 +1699,25 @@ SCOPEPROF__INTERNAL void scopeprof__agg_add_sums(scopeprof_agg *a, uint32_t row,
     scopeprof_row *r = &a->rows[row];
     r->count += s->count;
     int64_t total = scopeprof__unit_ns(a, s->total), self = scopeprof__unit_ns(a, s->self);
-    uint64_t in = a->comp_inside_ps, out = a->comp_outside_ps;
-    if (in | out) {
+    if (scopeprof__comp_on(a)) {
         /* Compensated sums in ns and ps (scopeprof__add_ps); what the row
-         * shows moves by the change of its clamped value. */
+         * shows moves by the change of its clamped value. Each count in
+         * two: the scopes with work, the short ones. */
+        const uint64_t in = a->comp_inside_ps, out = a->comp_outside_ps;
+        const uint64_t in_s = a->comp_short_inside_ps, out_s = a->comp_short_outside_ps;
+        const uint64_t calls[2] = {s->count - s->count_short, s->count_short};
+        const uint64_t total_n[4] = {calls[0], calls[1], s->nested - s->nested_short, s->nested_short};
+        const uint64_t total_ps[4] = {in, in_s, in + out, in_s + out_s};
+        const uint64_t self_n[4] = {calls[0], calls[1], s->children - s->children_short, s->children_short};
+        const uint64_t self_ps[4] = {in, in_s, out, out_s};
         int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
         scopeprof__add(&r->comp_ns[0], total);
-        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], -scopeprof__comp_cut(s->count, in, s->nested, in + out));
+        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], -scopeprof__comp_cut(total_n, total_ps));
         scopeprof__add(&r->comp_ns[1], self);
-        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], -scopeprof__comp_cut(s->count, in, s->children, out));
+        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], -scopeprof__comp_cut(self_n, self_ps));
         scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total);
         scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
-        if ((double)total * 1e3 < 2.0 * a->comp_empty_ps * (double)s->count) r->short_calls = 1;
+        r->count_short += s->count_short;
     } else {
         scopeprof__add(&r->total_ns, total);
         scopeprof__add(&r->self_ns, self);
@@ -1803,11 +1831,14 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
      * for either. Self is clamped per event only when nothing will be
      * compensated (the raw times PyTorch shows); compensated sums stay
      * unclamped until shown (scopeprof__comp_shown). */
-    uint64_t nested = inside ? kids->nested : 0;
-    int comp = (a->comp_inside_ps | a->comp_outside_ps) != 0;
-    scopeprof__add(&r->unit.self, comp || self > 0 ? self : 0);
+    uint64_t nested = inside ? kids->nested : 0, nested_short = inside ? kids->nested_short : 0;
+    uint32_t is_short = (uint64_t)dur < a->comp_short_below; /* compensation's class */
+    scopeprof__add(&r->unit.self, scopeprof__comp_on(a) || self > 0 ? self : 0);
     r->unit.nested += nested;
     r->unit.children += inside ? kids->n : 0;
+    r->unit.count_short += is_short;
+    r->unit.nested_short += nested_short;
+    r->unit.children_short += inside ? kids->n_short : 0;
     if (gpu_total) scopeprof__add(&r->gpu_total_ns, gpu_total);
     if (gpu_self > 0) scopeprof__add(&r->gpu_self_ns, gpu_self);
     int64_t mem_total[2] = {0, 0}; /* CPU, GPU: made in this scope or its children */
@@ -1837,7 +1868,9 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
     if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
     if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
     mine->n++;
+    mine->n_short += is_short;
     mine->nested += 1 + nested; /* at most one per event: cannot overflow */
+    mine->nested_short += is_short + nested_short;
     scopeprof__add(&mine->sum, dur);
     if (gpu_total) scopeprof__add(&mine->gpu_ns, gpu_total);
     if (has_mem) {
@@ -2163,16 +2196,38 @@ SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_
     a->comp_state = apply ? SCOPEPROF_COMP_ON : SCOPEPROF_COMP_OFF_RAW;
 }
 
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_agg_short_class(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
+                                              uint64_t below) {
+    const int apply = a->comp_state == SCOPEPROF_COMP_ON && below;
+    uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
+    if (a->comp_short_inside_ps != (apply ? inside_ps : 0) || a->comp_short_outside_ps != (apply ? outside_ps : 0) ||
+        a->comp_short_below != (apply ? below : 0))
+        scopeprof_agg_flush(a); /* what was fed before keeps its own calibration */
+    a->comp_short_inside_ps = apply ? inside_ps : 0;
+    a->comp_short_outside_ps = apply ? outside_ps : 0;
+    a->comp_short_below = apply ? below : 0;
+    if (!below) return;
+    if (!a->comp_short_hi_ps || each < a->comp_short_lo_ps) a->comp_short_lo_ps = each;
+    if (each > a->comp_short_hi_ps) a->comp_short_hi_ps = each;
+}
+
+/* "X ns" or "X-Y ns" (a range over files). */
+static inline void scopeprof__ns_range(char *b, size_t n, uint32_t lo_ps, uint32_t hi_ps) {
+    if (lo_ps == hi_ps) snprintf(b, n, "%.1f ns", lo_ps / 1e3);
+    else snprintf(b, n, "%.1f-%.1f ns", lo_ps / 1e3, hi_ps / 1e3);
+}
+
 /* One line: `head`, then the names (the first 10) of the rows whose shown
- * compensated times were clamped, or with short_calls 1, of those whose
- * calls were short (short_calls) and not clamped (a row is named once).
- * Nothing if there are none. */
+ * compensated times were clamped, or with short_calls 1, of those most of
+ * whose calls were in the short class and that were not clamped (a row is
+ * named once). Nothing if there are none. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const scopeprof_agg *a, int short_calls,
                                                               const char *head) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < a->nrows; i++) {
-        int clamped = scopeprof__comp_clamped(a, &a->rows[i]);
-        if (short_calls ? clamped || !a->rows[i].short_calls : !clamped) continue;
+        const scopeprof_row *r = &a->rows[i];
+        int clamped = scopeprof__comp_clamped(a, r);
+        if (short_calls ? clamped || r->count_short <= r->count / 2 : !clamped) continue;
         if (n++ == 0) fputs(head, out);
         char name[SCOPEPROF__NAME_W + 1]; /* as in the table */
         if (n <= 10) fprintf(out, " %s", scopeprof__name_cell(name, a->rows[i].name, SCOPEPROF__NAME_W));
@@ -2186,26 +2241,24 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const s
 SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
     fprintf(out, "CPU time is wall time on the thread, as in PyTorch: a thread's waits "
                  "(locks, I/O, sleep) count as its self time\n");
-    char each[48];
-    if (a->comp_lo_ps == a->comp_hi_ps)
-        snprintf(each, sizeof each, "%.1f ns", a->comp_lo_ps / 1e3);
-    else
-        snprintf(each, sizeof each, "%.1f-%.1f ns", a->comp_lo_ps / 1e3, a->comp_hi_ps / 1e3);
+    char each[48], short_ns[48], short_each[128] = "";
+    scopeprof__ns_range(each, sizeof each, a->comp_lo_ps, a->comp_hi_ps);
+    if (a->comp_short_hi_ps) { /* the short class */
+        scopeprof__ns_range(short_ns, sizeof short_ns, a->comp_short_lo_ps, a->comp_short_hi_ps);
+        snprintf(short_each, sizeof short_each, "; %s per short one, about as short as an empty scope", short_ns);
+    }
     switch (a->comp_state) {
-    case SCOPEPROF_COMP_ON: {
-        fprintf(out, "Overhead compensation: %s per nested scope taken out (calibrated at start-up; "
-                     "raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table --no-compensate)\n", each);
-        char head[160];
+    case SCOPEPROF_COMP_ON:
+        fprintf(out, "Overhead compensation: %s per nested scope taken out (calibrated at start-up%s; "
+                     "raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table --no-compensate)\n", each, short_each);
         scopeprof__note_rows(out, a, 0, "Overhead compensation clamped at 0 or at their total (scopes about as "
                                         "short as the calibration; --no-compensate shows raw times):");
-        snprintf(head, sizeof head, "Mostly the profiler's own cost (calls averaging under twice an empty "
-                                    "scope's %.1f ns; their times are not to be trusted):", a->comp_empty_ps / 1e3);
-        scopeprof__note_rows(out, a, 1, head);
+        scopeprof__note_rows(out, a, 1, "Mostly the profiler's own cost (most calls about as short as an empty "
+                                        "scope; their times are not to be trusted):");
         break;
-    }
     case SCOPEPROF_COMP_OFF_RAW:
         fprintf(out, "Overhead compensation: off (--no-compensate); calibrated at start-up: %s per "
-                     "nested scope\n", each);
+                     "nested scope%s\n", each, short_each);
         break;
     case SCOPEPROF_COMP_OFF_ENV:
         fprintf(out, "Overhead compensation: off (SCOPEPROF_COMPENSATE=0)\n");
@@ -2299,7 +2352,8 @@ typedef struct scopeprof__live { /* a live allocation */
 typedef struct scopeprof__level {
     int64_t sum;
     uint64_t not_start, max_end;
-    uint64_t nested;
+    uint64_t nested;                 /* scopes closed inside them, at any depth */
+    uint64_t nested_short, n_short; /* short ones (compensation's class): nested, and of the scopes */
     uint32_t n, rare;
     int64_t gpu_ns;
     int64_t mem_direct[2], mem_kids[2];
@@ -2320,7 +2374,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 20u /* 20: clock.comp_empty_ticks, the agg's comp_empty_ps and a row's short_calls; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 20u /* 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -2362,13 +2416,15 @@ typedef struct scopeprof__state {
     /* The clock (clock.h): set when the registry is made; ns_per_tick once,
      * under `lock`, at the first write. comp_*: what recording one scope
      * costs, in ticks (0 with SCOPEPROF_COMPENSATE=0): inside its own
-     * interval, outside it in its parent's, and an empty scope's duration. */
+     * interval and outside it in its parent's, for a scope with work in it
+     * and (comp_short_*) for a short one: one under comp_short_below. */
     struct {
         int use_tsc;
         uint64_t tick0, ns0;  /* calibration start (ticks, CLOCK_MONOTONIC ns) */
         double ns_per_tick;   /* 0 until calibrated */
         int64_t realtime_minus_mono;
-        double comp_inside_ticks, comp_outside_ticks, comp_empty_ticks;
+        double comp_inside_ticks, comp_outside_ticks, comp_short_inside_ticks, comp_short_outside_ticks;
+        uint64_t comp_short_below;
     } clock;
     /* Registration (registry.h), under reg.lock. Sites, id = index + 1, in
      * blocks that never move (scopeprof__site_at): readers take no lock; a
@@ -2871,34 +2927,42 @@ SCOPEPROF__INTERNAL uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
  * process rather than per thread: threads run the same code on the same
  * cores, and a thread's first scope must stay cheap.
  *
- * The scopes measured hold work, as a program's do: the clock reads overlap
- * the work around them on an out-of-order CPU, and cost far less there than
- * back to back around nothing (on this project's AMD EPYC VM, 5 against 21
- * ns a scope; the second figure, taken out of 60-150 ns scopes, made their
- * totals 20-30% short). An empty scope's duration is kept too: a row whose
- * calls average under twice that is mostly the profiler's own cost, which
- * the table says (scopeprof_table_notes). */
+ * In two classes, as a scope's cost depends on what is around it: the clock
+ * reads overlap the work around them on an out-of-order CPU, and back to
+ * back around nothing they queue behind one another. On this project's AMD
+ * EPYC VM a scope around nothing costs its caller 20 ns, one around some 10
+ * ns of independent arithmetic 11-14 ns, one in a long dependent chain 1-7
+ * ns (docs/DESIGN.md, "Overhead compensation"). So a scope with work in it is timed
+ * around SCOPEPROF__CAL_WORK multiply-adds in four independent chains (code
+ * with instruction-level parallelism, as most code has), and an empty one
+ * around nothing; a scope whose duration is under twice the empty one's is
+ * short, and compensated at the empty one's cost. */
 enum {
     SCOPEPROF__CAL_BATCHES = 256,
-    SCOPEPROF__CAL_PER = 8,   /* calls per batch */
-    SCOPEPROF__CAL_WORK = 32  /* dependent multiply-adds per call: some 40 ns */
+    SCOPEPROF__CAL_PER = 8,  /* calls per batch */
+    SCOPEPROF__CAL_WORK = 32 /* multiply-adds per call, in four chains: some 10 ns */
 };
 
-/* The work of a calibration call: a chain of multiply-adds on a value
+/* The work of a calibration call: four chains of multiply-adds from a value
  * carried from call to call, as data flows through a program's functions.
- * The empty asm keeps the compiler from folding the chain. */
+ * The empty asm keeps the compiler from folding the chains. */
 static inline uint64_t scopeprof__cal_work(uint64_t x) {
-    for (int i = 0; i < SCOPEPROF__CAL_WORK; i++) {
-        x = x * 6364136223846793005u + 1442695040888963407u;
-        __asm__("" : "+r"(x));
+    uint64_t a = x, b = x + 1, c = x + 2, d = x + 3;
+    for (int i = 0; i < SCOPEPROF__CAL_WORK / 4; i++) {
+        a = a * 6364136223846793005u + 1442695040888963407u;
+        b = b * 6364136223846793005u + 1442695040888963407u;
+        c = c * 6364136223846793005u + 1442695040888963407u;
+        d = d * 6364136223846793005u + 1442695040888963407u;
+        __asm__("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
     }
-    return x;
+    return a ^ b ^ c ^ d;
 }
 
-/* A call of a function without and with a scope in it: what the scope adds
- * is the difference. Not inlined: scopes sit in the functions a program
- * calls, and in one unrolled block the compiler could share the thread
- * pointer and the cursor between scopes, which it cannot across calls. */
+/* Calls of a function without and with a scope in it, with work and
+ * without: what the scope adds is the difference. Not inlined: scopes sit
+ * in the functions a program calls, and in one unrolled block the compiler
+ * could share the thread pointer and the cursor between scopes, which it
+ * cannot across calls. */
 SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_plain(scopeprof_site *s, uint64_t *x) {
     *x = scopeprof__cal_work(*x);
     __asm__ volatile("" : : "r"(s) : "memory");
@@ -2908,9 +2972,29 @@ SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_scoped(scopepr
     *x = scopeprof__cal_work(*x);
     __asm__ volatile("" : : "r"(s) : "memory");
 }
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_plain_empty(scopeprof_site *s) {
+    __asm__ volatile("" : : "r"(s) : "memory");
+}
 SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_empty(scopeprof_site *s) {
     scopeprof_scope sc __attribute__((cleanup(scopeprof__scope_end), unused)) = scopeprof__scope_begin(s);
     __asm__ volatile("" : : "r"(s) : "memory");
+}
+
+/* The tick clock for timing a batch: on x86, `lfence` on both sides, so
+ * that the read waits for the work before it to finish and the work after
+ * it waits for the read (without, a read taken while the batch before it
+ * still ran counted part of that batch in the next, and the difference of
+ * two batches came out as an artifact of the CPU's reorder window). */
+static inline uint64_t scopeprof__ticks_fenced(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (scopeprof__use_tsc == 1) {
+        __builtin_ia32_lfence();
+        uint64_t t = __builtin_ia32_rdtsc();
+        __builtin_ia32_lfence();
+        return t;
+    }
+#endif
+    return scopeprof__ticks();
 }
 
 static int scopeprof__cmp_u64(const void *a, const void *b) {
@@ -2926,14 +3010,22 @@ static inline uint64_t scopeprof__cal_durs(scopeprof__thread *t, const scopeprof
     return d;
 }
 
-/* Batches of SCOPEPROF__CAL_PER calls each way; the lower quartile over
- * batches, so that a batch that an interrupt or a preemption stretched does
- * not count (a minimum would pick the one lucky batch instead of the usual
- * cost). I + O: what a call with a scope takes more than one without; I:
- * what the scope recorded beyond the call without one (0 if less: the
- * clock reads overlapped its work). Costs about 256 * 8 * 3 calls: some
- * 250 us with a TSC. */
-SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
+/* One class from its batches (ticks per batch of K calls, lower quartiles):
+ * I + O is what a call with a scope takes more than one without; I what
+ * the scope recorded beyond the call without one (0 if less: the clock
+ * reads overlapped its work). */
+static inline void scopeprof__cal_class(double plain, double scoped, double recorded, double *in, double *out) {
+    double each = (scoped - plain) / SCOPEPROF__CAL_PER, i = (recorded - plain) / SCOPEPROF__CAL_PER;
+    *in = i > 0 ? i : 0;
+    *out = each > *in ? each - *in : 0;
+}
+
+/* Batches of SCOPEPROF__CAL_PER calls each way, with work and without; the
+ * lower quartile over batches, so that a batch that an interrupt or a
+ * preemption stretched does not count (a minimum would pick the one lucky
+ * batch instead of the usual cost). Costs about 256 * 8 * 4 calls: some
+ * 0.2 ms with a TSC. */
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     enum { B = SCOPEPROF__CAL_BATCHES, K = SCOPEPROF__CAL_PER };
     /* Registered already (id 1 of no trace): scope_begin never calls back into
      * the state, whose creation is under way. */
@@ -2941,7 +3033,7 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     scopeprof__slot buf[4 * K]; /* room for K long records: never the slow path */
     scopeprof__thread cal;
     memset(&cal, 0, sizeof cal);
-    uint64_t plain[B], scoped[B], inside[B], empty[B], x = 1;
+    uint64_t t[6][B], x = 1; /* plain, scoped, recorded: with work, then empty */
     /* A signal handler's scopes would land in the throwaway buffer, and
      * could fill it: none runs meanwhile. */
     sigset_t all, old;
@@ -2951,41 +3043,46 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     scopeprof__tls = &cal;
     cal.lim = buf + 4 * K;
     for (int b = -8; b < B; b++) { /* the first 8 warm the caches: not kept */
+        uint64_t c[6]; /* the clock between the batches */
         cal.cur = buf;
-        uint64_t t0 = scopeprof__ticks();
+        c[0] = scopeprof__ticks_fenced();
         for (int k = 0; k < K; k++) scopeprof__cal_plain(&site, &x);
-        uint64_t t1 = scopeprof__ticks();
+        c[1] = scopeprof__ticks_fenced();
         for (int k = 0; k < K; k++) scopeprof__cal_scoped(&site, &x);
-        uint64_t t2 = scopeprof__ticks(), in = scopeprof__cal_durs(&cal, buf);
+        c[2] = scopeprof__ticks_fenced();
+        uint64_t with_work = scopeprof__cal_durs(&cal, buf);
         cal.cur = buf;
+        c[3] = scopeprof__ticks_fenced();
+        for (int k = 0; k < K; k++) scopeprof__cal_plain_empty(&site);
+        c[4] = scopeprof__ticks_fenced();
         for (int k = 0; k < K; k++) scopeprof__cal_empty(&site);
+        c[5] = scopeprof__ticks_fenced();
         if (b < 0) continue;
-        plain[b] = t1 - t0;
-        scoped[b] = t2 - t1;
-        inside[b] = in;
-        empty[b] = scopeprof__cal_durs(&cal, buf);
+        t[0][b] = c[1] - c[0], t[1][b] = c[2] - c[1], t[2][b] = with_work;
+        t[3][b] = c[4] - c[3], t[4][b] = c[5] - c[4], t[5][b] = scopeprof__cal_durs(&cal, buf);
     }
     scopeprof__tls = saved;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    qsort(plain, B, sizeof *plain, scopeprof__cmp_u64);
-    qsort(scoped, B, sizeof *scoped, scopeprof__cmp_u64);
-    qsort(inside, B, sizeof *inside, scopeprof__cmp_u64);
-    qsort(empty, B, sizeof *empty, scopeprof__cmp_u64);
-    double each = ((double)scoped[B / 4] - (double)plain[B / 4]) / (double)K;
-    double in = ((double)inside[B / 4] - (double)plain[B / 4]) / (double)K;
-    if (in < 0) in = 0;
-    g->clock.comp_inside_ticks = in;
-    g->clock.comp_outside_ticks = each > in ? each - in : 0;
-    g->clock.comp_empty_ticks = (double)empty[B / 4] / (double)K;
+    double q[6];
+    for (int k = 0; k < 6; k++) {
+        qsort(t[k], B, sizeof t[k][0], scopeprof__cmp_u64);
+        q[k] = (double)t[k][B / 4];
+    }
+    scopeprof__cal_class(q[0], q[1], q[2], &g->clock.comp_inside_ticks, &g->clock.comp_outside_ticks);
+    scopeprof__cal_class(q[3], q[4], q[5], &g->clock.comp_short_inside_ticks, &g->clock.comp_short_outside_ticks);
+    /* Short: under twice an empty scope's duration (at least 1 tick, and far
+     * under a short record's longest). */
+    double below = 2 * q[5] / K;
+    g->clock.comp_short_below = below < 1 ? 1 : below > 1e6 ? 1000000u : (uint64_t)below;
 }
 
-/* The calibration in picoseconds: inside, outside, an empty scope's
- * duration (the tick rate is known from the first write on:
- * scopeprof__calibrate). */
-SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t ps[3]) {
+/* The calibration in picoseconds: inside and outside, with work and short
+ * (the tick rate is known from the first write on: scopeprof__calibrate). */
+SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t ps[4]) {
     scopeprof__calibrate(g);
-    const double ticks[3] = {g->clock.comp_inside_ticks, g->clock.comp_outside_ticks, g->clock.comp_empty_ticks};
-    for (int k = 0; k < 3; k++) {
+    const double ticks[4] = {g->clock.comp_inside_ticks, g->clock.comp_outside_ticks,
+                             g->clock.comp_short_inside_ticks, g->clock.comp_short_outside_ticks};
+    for (int k = 0; k < 4; k++) {
         double v = ticks[k] * g->clock.ns_per_tick * 1e3;
         ps[k] = v < 0 ? 0 : v > 4e9 ? 4000000000u : (uint32_t)(v + 0.5);
     }
@@ -2999,10 +3096,10 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_apply(scopeprof__state *g) {
         g->sum.agg.comp_state = SCOPEPROF_COMP_OFF_ENV;
         return;
     }
-    uint32_t ps[3];
+    uint32_t ps[4];
     scopeprof__overhead_ps(g, ps);
     scopeprof_agg_calibration(&g->sum.agg, ps[0], ps[1], 1);
-    g->sum.agg.comp_empty_ps = ps[2];
+    scopeprof_agg_short_class(&g->sum.agg, ps[2], ps[3], g->clock.comp_short_below);
 }
 SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
     if (g->clock.ns_per_tick > 0) return;
@@ -4462,7 +4559,8 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
 /* One finished scope (start <= end, ticks) at `depth` of the thread whose
  * levels are L, once scopeprof__sum_lacks said nothing is missing.
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
- * applied (self sums are then not clamped per event: table.h). The caller
+ * applied (self sums are then not clamped per event: table.h); `below`:
+ * a scope shorter than that (ticks) is in compensation's short class. The caller
  * counts the events (g->sum.events). A scope takes its level below as its
  * children (a leaf's, past `top`, is empty: not read) unless they do not
  * lie inside it, empties it, and adds itself to its own level for its
@@ -4471,15 +4569,18 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
  * its close after its clock read, written first (docs/DESIGN.md). */
 static inline __attribute__((always_inline)) void
 scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
-                  uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
+                  uint64_t end, uint32_t depth, int64_t gpu_ns, int comp, uint64_t below) {
     int64_t dur = (int64_t)(end - start);
     s->t.count++;
     s->t.total += dur;
     if (__builtin_expect(depth + 2 > L->cap, 0)) { /* too deep to keep: no parent, no children */
         s->t.self += dur;
+        s->t.count_short += end - start < below;
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
+    const uint64_t is_short = end - start < below;
+    s->t.count_short += is_short;
     uint64_t nested = 0;
     if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) {
         s->t.self += dur; /* a leaf */
@@ -4495,6 +4596,15 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         s->t.self += self < lo ? lo : self;
         s->t.nested += nested;
         s->t.children += children;
+        uint64_t nested_short = kids->nested_short; /* of the short class: its own counts */
+        if (__builtin_expect(nested_short != 0, 0)) {
+            if (children) { /* inside */
+                s->t.nested_short += nested_short;
+                s->t.children_short += kids->n_short;
+                if (depth) kids[-1].nested_short += nested_short; /* for its parent */
+            }
+            kids->nested_short = 0, kids->n_short = 0;
+        }
         if (__builtin_expect(kids->rare | (gpu_ns >= 0), 0)) {
             scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? kids - 1 : NULL, gpu_ns);
             memset(kids, 0, sizeof *kids); /* emptied, the rare sums too */
@@ -4507,6 +4617,8 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         mine->sum += dur;
         mine->nested += 1 + nested;
         mine->n++;
+        mine->nested_short += is_short;
+        mine->n_short += is_short;
         if (~start > mine->not_start) mine->not_start = ~start;
         if (end > mine->max_end) mine->max_end = end;
     }
@@ -4514,20 +4626,24 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
 }
 
 /* n more scopes of the site whose sums are s, at `depth`, of durations
- * summing to dur, the last ending at `last_end`: each closed right after one
- * of the same site and depth that scopeprof__sum_at summed, and started
- * after the one before it ended. So each is a leaf (nothing closed between
+ * summing to dur, the last ending at `last_end`, n_short of them short (all
+ * or none): each closed right after one of the same site and depth that
+ * scopeprof__sum_at summed, and neither started before the one before it
+ * nor ended before it ended. So each is a leaf (nothing closed between
  * them), their level's earliest start stays, and its latest end is the
  * last one's: what n calls of scopeprof__sum_at would do. */
 static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *s, uint32_t depth, uint32_t n,
-                                      uint64_t dur, uint64_t last_end) {
+                                      uint64_t dur, uint64_t last_end, uint64_t n_short) {
     s->t.count += n;
+    s->t.count_short += n_short;
     s->t.total += (int64_t)dur;
     s->t.self += (int64_t)dur;
     if (depth) {
         scopeprof__level *mine = &L->lv[depth];
         mine->n += n;
+        mine->n_short += n_short;
         mine->nested += n;
+        mine->nested_short += n_short;
         mine->sum += (int64_t)dur;
         if (last_end > mine->max_end) mine->max_end = last_end;
     }
@@ -4620,7 +4736,7 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__sum_shaped(scopeprof__state *g, uint32_t
  * line, so that the common path alone has sum_at inlined. `units` slots at
  * `shape` hold its input shapes (0: none). */
 SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
-                                        uint64_t end, uint32_t depth, int64_t gpu_ns, int comp,
+                                        uint64_t end, uint32_t depth, int64_t gpu_ns, int comp, uint64_t below,
                                         const scopeprof__slot *shape, uint32_t units) {
     uint32_t slot = (uint32_t)(L - g->sum.thr), k = UINT32_MAX;
     if (units && g->cfg.group_shape) k = scopeprof__sum_shaped(g, site, shape, units);
@@ -4631,7 +4747,7 @@ SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__sum_event(scopepro
         return;
     }
     scopeprof__sum_at(g, L, k != UINT32_MAX ? &g->sum.shaped[k].s : &g->sum.site[site], start, end, depth, gpu_ns,
-                      comp);
+                      comp, below);
 }
 
 /* An allocation (bytes > 0) or free on `device` (0: CPU) made while `depth`
@@ -4671,8 +4787,10 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g
     scopeprof_agg_free(a);
     scopeprof_agg_init(a);
     a->comp_inside_ps = kept.comp_inside_ps, a->comp_outside_ps = kept.comp_outside_ps;
-    a->comp_empty_ps = kept.comp_empty_ps;
+    a->comp_short_inside_ps = kept.comp_short_inside_ps, a->comp_short_outside_ps = kept.comp_short_outside_ps;
+    a->comp_short_below = kept.comp_short_below;
     a->comp_state = kept.comp_state, a->comp_lo_ps = kept.comp_lo_ps, a->comp_hi_ps = kept.comp_hi_ps;
+    a->comp_short_lo_ps = kept.comp_short_lo_ps, a->comp_short_hi_ps = kept.comp_short_hi_ps;
     scopeprof__calibrate(g);
     scopeprof_agg_units(a, g->clock.ns_per_tick); /* the sums below are in ticks */
     a->has_gpu |= g->sum.has_gpu;
@@ -4706,6 +4824,9 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g
             scopeprof__add(&r->unit.self, s->t.self);
             r->unit.nested += s->t.nested;
             r->unit.children += s->t.children;
+            r->unit.count_short += s->t.count_short;
+            r->unit.nested_short += s->t.nested_short;
+            r->unit.children_short += s->t.children_short;
             scopeprof__add(&r->gpu_total_ns, s->gpu_total_ns);
             scopeprof__add(&r->gpu_self_ns, s->gpu_self_ns);
             scopeprof__add(&r->cpu_mem, s->cpu_mem);
@@ -5151,17 +5272,20 @@ SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g) {
 
 /* OVERHEAD chunk (format 3.1), first after the header so that a reader has
  * it before any event: u32 inside_ps, u32 outside_ps, u32 scopes measured,
- * u32 empty_ps (5.1; reserved before). With SCOPEPROF_COMPENSATE=0 (since
- * 4.0): all 0, nothing measured, so that the reporter's notes say
- * compensation was off, as the exit summary's do. */
+ * u32 short_below (ticks; 5.1, reserved before), u32 short_inside_ps, u32
+ * short_outside_ps (5.1). With SCOPEPROF_COMPENSATE=0 (since 4.0): all 0,
+ * nothing measured, so that the reporter's notes say compensation was off,
+ * as the exit summary's do. */
 SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
-    unsigned char b[16];
-    uint32_t ps[3] = {0, 0, 0};
+    unsigned char b[24];
+    uint32_t ps[4] = {0, 0, 0, 0};
     if (g->cfg.compensate) scopeprof__overhead_ps(g, ps);
     scopeprof__put32(b, ps[0]);
     scopeprof__put32(b + 4, ps[1]);
     scopeprof__put32(b + 8, g->cfg.compensate ? SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER : 0);
-    scopeprof__put32(b + 12, ps[2]);
+    scopeprof__put32(b + 12, g->cfg.compensate ? (uint32_t)g->clock.comp_short_below : 0);
+    scopeprof__put32(b + 16, ps[2]);
+    scopeprof__put32(b + 20, ps[3]);
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_OVERHEAD, b, sizeof b);
 }
 
@@ -5557,22 +5681,23 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
  * shapes if it has them. Returns the scopes summed (0 or 1). */
 SCOPEPROF__INTERNAL uint32_t scopeprof__sum_record(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
                                              const scopeprof_event *e, const scopeprof__slot *s, uint32_t slots,
-                                             int64_t gpu_ns, int comp) {
+                                             int64_t gpu_ns, int comp, uint64_t below) {
     if (e->depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
         scopeprof__sum_mem(g, slot, SCOPEPROF_MEM_DEPTH(e->depth), SCOPEPROF_MEM_DEVICE(e->depth), (int64_t)e->end);
         return 0;
     }
     scopeprof__sum_event(g, L, e->site, e->start, e->end < e->start ? e->start : e->end,
-                         e->depth & SCOPEPROF_DEPTH_MASK, gpu_ns, comp, s + 2, slots > 2 ? slots - 2 : 0);
+                         e->depth & SCOPEPROF_DEPTH_MASK, gpu_ns, comp, below, s + 2, slots > 2 ? slots - 2 : 0);
     return 1;
 }
 
 /* Sum the records of n slots (ticks) into the exit summary, thread levels L.
  * The common case, a short record, is summed without a call; a run of short
- * records of one key (a loop over one leaf scope) costs a few instructions
- * each past the first. */
+ * records of one key and one compensation class (a loop over one leaf
+ * scope) costs a few instructions each past the first. `comp`, `below`: as
+ * scopeprof__sum_at's. */
 static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
-                                           const scopeprof__slot *ev, uint32_t n, int comp) {
+                                           const scopeprof__slot *ev, uint32_t n, int comp, uint64_t below) {
     uint32_t not_scopes = 0; /* slots that are not one scope each: long records' second halves, MEM */
     /* In locals: the compiler cannot know that the stores below leave g alone. */
     scopeprof__sitesum *sites = g->sum.site;
@@ -5593,24 +5718,35 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
                 sites = g->sum.site;
                 site_cap = g->sum.site_cap;
             }
-            scopeprof__sum_at(g, L, &sites[site], start, stop, depth, -1, comp);
-            /* The records right after it with the same key, each started
-             * after the one before ended: leaves, summed together (a record
-             * that started earlier, which only mismatched scopes make, ends
-             * the run and is summed on its own). */
+            scopeprof__sum_at(g, L, &sites[site], start, stop, depth, -1, comp, below);
+            /* The records right after it with the same key and class, each
+             * started after the one before ended: leaves, summed together
+             * (a record that started earlier, which only mismatched scopes
+             * make, ends the run and is summed on its own). A class is a
+             * range of durations [lo, lo + span): the short ones [0, below),
+             * the others [below, LONG_MARK) (below is far under LONG_MARK: the
+             * calibration's bound is at most 10^6 ticks). */
             if (e == end || e->key != raw) continue; /* the usual case in a tree: no run */
             const scopeprof__slot *run = e;
-            const uint64_t want = (uint64_t)raw << 32;
-            uint64_t dur = 0;
+            const uint64_t is_short = stop - start < below;
+            const uint64_t lo = is_short ? 0 : below, span = is_short ? below : SCOPEPROF_REC_LONG_MARK - below;
+            const uint64_t want = ((uint64_t)raw << 32) + lo;
+            uint64_t dur = 0; /* less lo per record, as d (and stop, past the first) */
             do {
-                /* Key and duration as one word less the key: the duration
-                 * (under LONG_MARK) when the key is ours and the record
-                 * short, else at least LONG_MARK; one test for both. */
+                /* Key and duration as one word less the key and lo: the
+                 * duration less lo when the key is ours and the record
+                 * short and in the class, else at least span; one test for
+                 * all. A record that starts after the one before ended (less
+                 * lo, past the first), and lasts lo or more, neither starts
+                 * before it nor ends before it ends: what sum_run needs. */
                 uint64_t d = ((uint64_t)e->key << 32 | e->dur) - want;
-                if (d >= SCOPEPROF_REC_LONG_MARK || e->start < stop) break;
+                if (d >= span || e->start < stop) break;
                 dur += d, stop = e->start + d, e++;
             } while (e < end);
-            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur, stop);
+            if (e != run) {
+                uint32_t k = (uint32_t)(e - run);
+                scopeprof__sum_run(L, &sites[site], depth, k, dur + lo * k, stop + lo, k & (0 - is_short));
+            }
             continue;
         }
         uint32_t slots;
@@ -5622,12 +5758,12 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
              * instructions dearer). */
             slots = 2 + e[1].key;
             scopeprof__sum_event(g, L, e[1].dur, e->start, e[1].start < e->start ? e->start : e[1].start, e->key,
-                                 -1, comp, NULL, 0);
+                                 -1, comp, below, NULL, 0);
             not_scopes += slots - 1;
         } else {
             scopeprof_event x; /* any other long record: decoded */
             slots = scopeprof__slot_get(e, &x);
-            not_scopes += slots - scopeprof__sum_record(g, L, slot, &x, e, slots, -1, comp);
+            not_scopes += slots - scopeprof__sum_record(g, L, slot, &x, e, slots, -1, comp, below);
         }
         e += slots;
         sites = g->sum.site; /* the room may have moved them */
@@ -5642,7 +5778,7 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
  * in place, ticks as they were: a record only ever leaves. Returns the
  * slots kept; *paired the GPU records kept, *summed the scopes summed. */
 SCOPEPROF__INTERNAL uint32_t scopeprof__span_filter(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
-                                                    scopeprof__slot *ev, uint32_t n, int comp,
+                                                    scopeprof__slot *ev, uint32_t n, int comp, uint64_t below,
                                                     scopeprof_gpu_record *gr, uint32_t ngr,
                                                     uint32_t *paired, uint32_t *summed) {
     const int sched = g->sched.on, window = g->sched.window;
@@ -5669,7 +5805,7 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__span_filter(scopeprof__state *g, scopepr
         } else if (gpu_flag) { /* no GPU record: a CPU scope */
             ev[out - slots].key &= ~SCOPEPROF_DEPTH_GPU;
         }
-        if (L) *summed += scopeprof__sum_record(g, L, slot, &e, ev + out - slots, slots, gpu, comp);
+        if (L) *summed += scopeprof__sum_record(g, L, slot, &e, ev + out - slots, slots, gpu, comp, below);
     }
     return out;
 }
@@ -5706,12 +5842,13 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     if (k && (gr = (scopeprof_gpu_record *)malloc(k * sizeof *gr))) ngr = g->gpu.take(g, t, gr, k);
     /* The sums feed only the table: none when it is off (SCOPEPROF_SUMMARY=0). */
     const int aggregate = !g->life.in_signal && g->cfg.summary;
-    const int comp = (g->sum.agg.comp_inside_ps | g->sum.agg.comp_outside_ps) != 0;
+    const int comp = scopeprof__comp_on(&g->sum.agg);
+    const uint64_t below = g->sum.agg.comp_short_below; /* ticks: the sums' units */
     const uint32_t slot = t->slot; /* the summary's slot (the file keeps t->index) */
     scopeprof__levels *L = aggregate && scopeprof__sum_room(g, slot, UINT32_MAX, 0) == 0 ? &g->sum.thr[slot] : NULL;
     uint32_t kept = n;
-    if (g->sched.on || k) kept = scopeprof__span_filter(g, L, slot, ev, n, comp, gr, ngr, &paired, &summed);
-    else if (L) summed = scopeprof__sum_span(g, L, slot, ev, n, comp);
+    if (g->sched.on || k) kept = scopeprof__span_filter(g, L, slot, ev, n, comp, below, gr, ngr, &paired, &summed);
+    else if (L) summed = scopeprof__sum_span(g, L, slot, ev, n, comp, below);
     g->out.events_written += kept; /* 16-byte units, as the END chunk counts them */
     g->sum.events += summed;
     if (g->out.fd == -1 && kept) scopeprof__open_output(g);

@@ -272,7 +272,8 @@ static int agg_header(void *ctx, const sp_reader *r, const sp_header *h) {
      * TICKS and OVERHEAD chunks (the last file's sums are flushed first). */
     scopeprof_agg_flush(&c->agg);
     scopeprof_agg_units(&c->agg, 1.0);
-    c->agg.comp_inside_ps = c->agg.comp_outside_ps = c->agg.comp_empty_ps = 0;
+    c->agg.comp_inside_ps = c->agg.comp_outside_ps = 0;
+    c->agg.comp_short_inside_ps = c->agg.comp_short_outside_ps = 0, c->agg.comp_short_below = 0;
     memset(c->shape_hit, 0, sizeof c->shape_hit); /* the last file's shapes are gone */
     return 0;
 }
@@ -283,10 +284,11 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
     c->rd = r;
     const sp_header *h = sp_reader_header(r);
     scopeprof_agg_units(&c->agg, h->unit_ns); /* TICKS and OVERHEAD come before the first event */
-    if (h->has_overhead)
-        scopeprof_agg_calibration(&c->agg, h->overhead_inside_ps, h->overhead_outside_ps, !c->raw),
-            c->agg.comp_empty_ps = h->overhead_empty_ps;
-    else if (h->overhead_off && c->agg.comp_state == SCOPEPROF_COMP_NONE)
+    if (h->has_overhead) {
+        scopeprof_agg_calibration(&c->agg, h->overhead_inside_ps, h->overhead_outside_ps, !c->raw);
+        scopeprof_agg_short_class(&c->agg, h->overhead_short_inside_ps, h->overhead_short_outside_ps,
+                                  h->overhead_short_below);
+    } else if (h->overhead_off && c->agg.comp_state == SCOPEPROF_COMP_NONE)
         c->agg.comp_state = SCOPEPROF_COMP_OFF_ENV; /* said under the table, as at exit */
     if (c->tap && c->tap->events) c->tap->events(c->tap->ctx, c->file, r, t, ev, n);
     if (t->slot + 1 > c->nthreads) c->nthreads = t->slot + 1;

@@ -547,8 +547,12 @@ static int read_overhead(sp_reader *r, const unsigned char *p, uint32_t len, uin
     r->hdr.has_overhead = 1;
     r->hdr.overhead_inside_ps = get32(p);
     r->hdr.overhead_outside_ps = get32(p + 4);
-    /* Reserved (0) before 5.1. */
-    r->hdr.overhead_empty_ps = len >= 16 && (r->hdr.major > 5 || (r->hdr.major == 5 && r->hdr.minor >= 1)) ? get32(p + 12) : 0;
+    /* The short class since 5.1 (the 4th field was reserved, 0, before). */
+    if (len >= 24 && (r->hdr.major > 5 || (r->hdr.major == 5 && r->hdr.minor >= 1))) {
+        r->hdr.overhead_short_below = get32(p + 12);
+        r->hdr.overhead_short_inside_ps = get32(p + 16);
+        r->hdr.overhead_short_outside_ps = get32(p + 20);
+    }
     return 0;
 }
 

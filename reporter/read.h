@@ -31,7 +31,9 @@ typedef struct sp_header {
      * picoseconds. 0: none in the file (no compensation). */
     int has_overhead;
     uint32_t overhead_inside_ps, overhead_outside_ps;
-    uint32_t overhead_empty_ps; /* an empty scope's duration (5.1; 0: not in the file) */
+    /* The short class (5.1; below 0: none): a scope under `below` (units of
+     * the file's events) costs these instead. */
+    uint32_t overhead_short_below, overhead_short_inside_ps, overhead_short_outside_ps;
     int overhead_off; /* the chunk says nothing was measured (SCOPEPROF_COMPENSATE=0) */
     /* The file's host (its CLOCK chunk, format 3.2), "" when not known. Set
      * with the times' map to one clock when the command aligned the files

@@ -113,34 +113,42 @@ SCOPEPROF__INTERNAL uint64_t scopeprof__rate_wait(const scopeprof__state *g) {
  * process rather than per thread: threads run the same code on the same
  * cores, and a thread's first scope must stay cheap.
  *
- * The scopes measured hold work, as a program's do: the clock reads overlap
- * the work around them on an out-of-order CPU, and cost far less there than
- * back to back around nothing (on this project's AMD EPYC VM, 5 against 21
- * ns a scope; the second figure, taken out of 60-150 ns scopes, made their
- * totals 20-30% short). An empty scope's duration is kept too: a row whose
- * calls average under twice that is mostly the profiler's own cost, which
- * the table says (scopeprof_table_notes). */
+ * In two classes, as a scope's cost depends on what is around it: the clock
+ * reads overlap the work around them on an out-of-order CPU, and back to
+ * back around nothing they queue behind one another. On this project's AMD
+ * EPYC VM a scope around nothing costs its caller 20 ns, one around some 10
+ * ns of independent arithmetic 11-14 ns, one in a long dependent chain 1-7
+ * ns (docs/DESIGN.md, "Overhead compensation"). So a scope with work in it is timed
+ * around SCOPEPROF__CAL_WORK multiply-adds in four independent chains (code
+ * with instruction-level parallelism, as most code has), and an empty one
+ * around nothing; a scope whose duration is under twice the empty one's is
+ * short, and compensated at the empty one's cost. */
 enum {
     SCOPEPROF__CAL_BATCHES = 256,
-    SCOPEPROF__CAL_PER = 8,   /* calls per batch */
-    SCOPEPROF__CAL_WORK = 32  /* dependent multiply-adds per call: some 40 ns */
+    SCOPEPROF__CAL_PER = 8,  /* calls per batch */
+    SCOPEPROF__CAL_WORK = 32 /* multiply-adds per call, in four chains: some 10 ns */
 };
 
-/* The work of a calibration call: a chain of multiply-adds on a value
+/* The work of a calibration call: four chains of multiply-adds from a value
  * carried from call to call, as data flows through a program's functions.
- * The empty asm keeps the compiler from folding the chain. */
+ * The empty asm keeps the compiler from folding the chains. */
 static inline uint64_t scopeprof__cal_work(uint64_t x) {
-    for (int i = 0; i < SCOPEPROF__CAL_WORK; i++) {
-        x = x * 6364136223846793005u + 1442695040888963407u;
-        __asm__("" : "+r"(x));
+    uint64_t a = x, b = x + 1, c = x + 2, d = x + 3;
+    for (int i = 0; i < SCOPEPROF__CAL_WORK / 4; i++) {
+        a = a * 6364136223846793005u + 1442695040888963407u;
+        b = b * 6364136223846793005u + 1442695040888963407u;
+        c = c * 6364136223846793005u + 1442695040888963407u;
+        d = d * 6364136223846793005u + 1442695040888963407u;
+        __asm__("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
     }
-    return x;
+    return a ^ b ^ c ^ d;
 }
 
-/* A call of a function without and with a scope in it: what the scope adds
- * is the difference. Not inlined: scopes sit in the functions a program
- * calls, and in one unrolled block the compiler could share the thread
- * pointer and the cursor between scopes, which it cannot across calls. */
+/* Calls of a function without and with a scope in it, with work and
+ * without: what the scope adds is the difference. Not inlined: scopes sit
+ * in the functions a program calls, and in one unrolled block the compiler
+ * could share the thread pointer and the cursor between scopes, which it
+ * cannot across calls. */
 SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_plain(scopeprof_site *s, uint64_t *x) {
     *x = scopeprof__cal_work(*x);
     __asm__ volatile("" : : "r"(s) : "memory");
@@ -150,9 +158,29 @@ SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_scoped(scopepr
     *x = scopeprof__cal_work(*x);
     __asm__ volatile("" : : "r"(s) : "memory");
 }
+SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_plain_empty(scopeprof_site *s) {
+    __asm__ volatile("" : : "r"(s) : "memory");
+}
 SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__cal_empty(scopeprof_site *s) {
     scopeprof_scope sc __attribute__((cleanup(scopeprof__scope_end), unused)) = scopeprof__scope_begin(s);
     __asm__ volatile("" : : "r"(s) : "memory");
+}
+
+/* The tick clock for timing a batch: on x86, `lfence` on both sides, so
+ * that the read waits for the work before it to finish and the work after
+ * it waits for the read (without, a read taken while the batch before it
+ * still ran counted part of that batch in the next, and the difference of
+ * two batches came out as an artifact of the CPU's reorder window). */
+static inline uint64_t scopeprof__ticks_fenced(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (scopeprof__use_tsc == 1) {
+        __builtin_ia32_lfence();
+        uint64_t t = __builtin_ia32_rdtsc();
+        __builtin_ia32_lfence();
+        return t;
+    }
+#endif
+    return scopeprof__ticks();
 }
 
 static int scopeprof__cmp_u64(const void *a, const void *b) {
@@ -168,14 +196,22 @@ static inline uint64_t scopeprof__cal_durs(scopeprof__thread *t, const scopeprof
     return d;
 }
 
-/* Batches of SCOPEPROF__CAL_PER calls each way; the lower quartile over
- * batches, so that a batch that an interrupt or a preemption stretched does
- * not count (a minimum would pick the one lucky batch instead of the usual
- * cost). I + O: what a call with a scope takes more than one without; I:
- * what the scope recorded beyond the call without one (0 if less: the
- * clock reads overlapped its work). Costs about 256 * 8 * 3 calls: some
- * 250 us with a TSC. */
-SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
+/* One class from its batches (ticks per batch of K calls, lower quartiles):
+ * I + O is what a call with a scope takes more than one without; I what
+ * the scope recorded beyond the call without one (0 if less: the clock
+ * reads overlapped its work). */
+static inline void scopeprof__cal_class(double plain, double scoped, double recorded, double *in, double *out) {
+    double each = (scoped - plain) / SCOPEPROF__CAL_PER, i = (recorded - plain) / SCOPEPROF__CAL_PER;
+    *in = i > 0 ? i : 0;
+    *out = each > *in ? each - *in : 0;
+}
+
+/* Batches of SCOPEPROF__CAL_PER calls each way, with work and without; the
+ * lower quartile over batches, so that a batch that an interrupt or a
+ * preemption stretched does not count (a minimum would pick the one lucky
+ * batch instead of the usual cost). Costs about 256 * 8 * 4 calls: some
+ * 0.2 ms with a TSC. */
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     enum { B = SCOPEPROF__CAL_BATCHES, K = SCOPEPROF__CAL_PER };
     /* Registered already (id 1 of no trace): scope_begin never calls back into
      * the state, whose creation is under way. */
@@ -183,7 +219,7 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     scopeprof__slot buf[4 * K]; /* room for K long records: never the slow path */
     scopeprof__thread cal;
     memset(&cal, 0, sizeof cal);
-    uint64_t plain[B], scoped[B], inside[B], empty[B], x = 1;
+    uint64_t t[6][B], x = 1; /* plain, scoped, recorded: with work, then empty */
     /* A signal handler's scopes would land in the throwaway buffer, and
      * could fill it: none runs meanwhile. */
     sigset_t all, old;
@@ -193,41 +229,46 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__state *g) {
     scopeprof__tls = &cal;
     cal.lim = buf + 4 * K;
     for (int b = -8; b < B; b++) { /* the first 8 warm the caches: not kept */
+        uint64_t c[6]; /* the clock between the batches */
         cal.cur = buf;
-        uint64_t t0 = scopeprof__ticks();
+        c[0] = scopeprof__ticks_fenced();
         for (int k = 0; k < K; k++) scopeprof__cal_plain(&site, &x);
-        uint64_t t1 = scopeprof__ticks();
+        c[1] = scopeprof__ticks_fenced();
         for (int k = 0; k < K; k++) scopeprof__cal_scoped(&site, &x);
-        uint64_t t2 = scopeprof__ticks(), in = scopeprof__cal_durs(&cal, buf);
+        c[2] = scopeprof__ticks_fenced();
+        uint64_t with_work = scopeprof__cal_durs(&cal, buf);
         cal.cur = buf;
+        c[3] = scopeprof__ticks_fenced();
+        for (int k = 0; k < K; k++) scopeprof__cal_plain_empty(&site);
+        c[4] = scopeprof__ticks_fenced();
         for (int k = 0; k < K; k++) scopeprof__cal_empty(&site);
+        c[5] = scopeprof__ticks_fenced();
         if (b < 0) continue;
-        plain[b] = t1 - t0;
-        scoped[b] = t2 - t1;
-        inside[b] = in;
-        empty[b] = scopeprof__cal_durs(&cal, buf);
+        t[0][b] = c[1] - c[0], t[1][b] = c[2] - c[1], t[2][b] = with_work;
+        t[3][b] = c[4] - c[3], t[4][b] = c[5] - c[4], t[5][b] = scopeprof__cal_durs(&cal, buf);
     }
     scopeprof__tls = saved;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    qsort(plain, B, sizeof *plain, scopeprof__cmp_u64);
-    qsort(scoped, B, sizeof *scoped, scopeprof__cmp_u64);
-    qsort(inside, B, sizeof *inside, scopeprof__cmp_u64);
-    qsort(empty, B, sizeof *empty, scopeprof__cmp_u64);
-    double each = ((double)scoped[B / 4] - (double)plain[B / 4]) / (double)K;
-    double in = ((double)inside[B / 4] - (double)plain[B / 4]) / (double)K;
-    if (in < 0) in = 0;
-    g->clock.comp_inside_ticks = in;
-    g->clock.comp_outside_ticks = each > in ? each - in : 0;
-    g->clock.comp_empty_ticks = (double)empty[B / 4] / (double)K;
+    double q[6];
+    for (int k = 0; k < 6; k++) {
+        qsort(t[k], B, sizeof t[k][0], scopeprof__cmp_u64);
+        q[k] = (double)t[k][B / 4];
+    }
+    scopeprof__cal_class(q[0], q[1], q[2], &g->clock.comp_inside_ticks, &g->clock.comp_outside_ticks);
+    scopeprof__cal_class(q[3], q[4], q[5], &g->clock.comp_short_inside_ticks, &g->clock.comp_short_outside_ticks);
+    /* Short: under twice an empty scope's duration (at least 1 tick, and far
+     * under a short record's longest). */
+    double below = 2 * q[5] / K;
+    g->clock.comp_short_below = below < 1 ? 1 : below > 1e6 ? 1000000u : (uint64_t)below;
 }
 
-/* The calibration in picoseconds: inside, outside, an empty scope's
- * duration (the tick rate is known from the first write on:
- * scopeprof__calibrate). */
-SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t ps[3]) {
+/* The calibration in picoseconds: inside and outside, with work and short
+ * (the tick rate is known from the first write on: scopeprof__calibrate). */
+SCOPEPROF__INTERNAL void scopeprof__overhead_ps(scopeprof__state *g, uint32_t ps[4]) {
     scopeprof__calibrate(g);
-    const double ticks[3] = {g->clock.comp_inside_ticks, g->clock.comp_outside_ticks, g->clock.comp_empty_ticks};
-    for (int k = 0; k < 3; k++) {
+    const double ticks[4] = {g->clock.comp_inside_ticks, g->clock.comp_outside_ticks,
+                             g->clock.comp_short_inside_ticks, g->clock.comp_short_outside_ticks};
+    for (int k = 0; k < 4; k++) {
         double v = ticks[k] * g->clock.ns_per_tick * 1e3;
         ps[k] = v < 0 ? 0 : v > 4e9 ? 4000000000u : (uint32_t)(v + 0.5);
     }
@@ -241,10 +282,10 @@ SCOPEPROF__INTERNAL void scopeprof__overhead_apply(scopeprof__state *g) {
         g->sum.agg.comp_state = SCOPEPROF_COMP_OFF_ENV;
         return;
     }
-    uint32_t ps[3];
+    uint32_t ps[4];
     scopeprof__overhead_ps(g, ps);
     scopeprof_agg_calibration(&g->sum.agg, ps[0], ps[1], 1);
-    g->sum.agg.comp_empty_ps = ps[2];
+    scopeprof_agg_short_class(&g->sum.agg, ps[2], ps[3], g->clock.comp_short_below);
 }
 SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g) {
     if (g->clock.ns_per_tick > 0) return;

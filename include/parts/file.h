@@ -396,17 +396,20 @@ SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g) {
 
 /* OVERHEAD chunk (format 3.1), first after the header so that a reader has
  * it before any event: u32 inside_ps, u32 outside_ps, u32 scopes measured,
- * u32 empty_ps (5.1; reserved before). With SCOPEPROF_COMPENSATE=0 (since
- * 4.0): all 0, nothing measured, so that the reporter's notes say
- * compensation was off, as the exit summary's do. */
+ * u32 short_below (ticks; 5.1, reserved before), u32 short_inside_ps, u32
+ * short_outside_ps (5.1). With SCOPEPROF_COMPENSATE=0 (since 4.0): all 0,
+ * nothing measured, so that the reporter's notes say compensation was off,
+ * as the exit summary's do. */
 SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
-    unsigned char b[16];
-    uint32_t ps[3] = {0, 0, 0};
+    unsigned char b[24];
+    uint32_t ps[4] = {0, 0, 0, 0};
     if (g->cfg.compensate) scopeprof__overhead_ps(g, ps);
     scopeprof__put32(b, ps[0]);
     scopeprof__put32(b + 4, ps[1]);
     scopeprof__put32(b + 8, g->cfg.compensate ? SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER : 0);
-    scopeprof__put32(b + 12, ps[2]);
+    scopeprof__put32(b + 12, g->cfg.compensate ? (uint32_t)g->clock.comp_short_below : 0);
+    scopeprof__put32(b + 16, ps[2]);
+    scopeprof__put32(b + 20, ps[3]);
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_OVERHEAD, b, sizeof b);
 }
 

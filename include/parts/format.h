@@ -21,7 +21,8 @@ extern "C" {
  * writer writes its buffers as they are: issue 22); 5.0: a long record's
  * last field counts the units of input shapes that follow it (issue 26);
  * 5.1: the OVERHEAD chunk's last field, reserved before, is an empty scope's
- * duration. */
+ * duration, and three fields follow: the cost of a short scope, and where
+ * short ends (overhead compensation in two classes). */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -44,7 +45,9 @@ typedef struct scopeprof_event {
  * sums rather than each event costs nothing per event and gives the same
  * digits whoever sums the same events (the exit summary per call site, the
  * reporter per row); overhead compensation is linear in the counts, so it
- * is applied there too (scopeprof__agg_add_sums). */
+ * is applied there too (scopeprof__agg_add_sums). The *_short counts count
+ * the short scopes among them (compensation's short class: a duration under
+ * scopeprof_agg's comp_short_below). */
 typedef struct scopeprof_sums {
     uint64_t count;
     int64_t total; /* durations */
@@ -52,6 +55,7 @@ typedef struct scopeprof_sums {
                     * per event when no compensation is applied) */
     uint64_t nested;   /* scopes nested in the calls, at any depth (children inside only) */
     uint64_t children; /* direct children inside the calls */
+    uint64_t count_short, nested_short, children_short;
 } scopeprof_sums;
 
 typedef struct scopeprof_row {
@@ -64,8 +68,8 @@ typedef struct scopeprof_row {
     int64_t gpu_self_ns, gpu_total_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
     int gpu_role; /* SCOPEPROF_ROW_*: does its self GPU time count in the total? */
-    int short_calls; /* compensated, its calls averaged under twice an empty
-                      * scope's duration: mostly the profiler's own cost */
+    uint64_t count_short; /* calls in the short class (compensated only): when
+                           * most are, the row is mostly the profiler's cost */
     /* Compensated total and self, signed (scopeprof__add_ps): ns and what is
      * under 1 ns. total_ns and self_ns show them clamped (scopeprof__comp_shown). */
     int64_t comp_ns[2];
@@ -86,6 +90,7 @@ typedef struct scopeprof_agg_pending { /* what an open scope has seen */
     int64_t mem_direct[2];   /* allocations made directly in it */
     uint64_t min_start, max_end; /* the span of its closed children */
     uint64_t nested; /* its closed children and all nested in them (compensation) */
+    uint64_t nested_short, n_short; /* the short ones of those, and of the children */
     uint32_t n; /* closed children */
     uint32_t depth; /* of those children (the open scope's depth + 1) */
 } scopeprof_agg_pending;
@@ -113,21 +118,23 @@ typedef struct scopeprof_agg {
     const char *extra_header; /* header of the extra column, if any */
     /* Overhead compensation (docs/DESIGN.md): what recording one scope adds,
      * in picoseconds, taken out of the events fed from now on: `inside` is
-     * the part within the scope's own measured interval (an empty scope's
-     * duration), `outside` the part its parent measures around it. Both 0:
-     * none (raw times). The caller sets them per trace (each process has its
-     * own calibration). */
+     * the part within the scope's own measured interval, `outside` the part
+     * its parent measures around it; for a scope with work in it, and
+     * (comp_short_*) for a short one, whose duration in the units fed is
+     * under comp_short_below (0: no short class). All 0: none (raw times).
+     * The caller sets them per trace (each process has its own calibration:
+     * scopeprof_agg_calibration, scopeprof_agg_short_class). */
     uint32_t comp_inside_ps, comp_outside_ps;
-    /* An empty scope's measured duration, ps (0: unknown): rows whose calls
-     * average under twice that are named under the table (short_calls). */
-    uint32_t comp_empty_ps;
+    uint32_t comp_short_inside_ps, comp_short_outside_ps;
+    uint64_t comp_short_below;
     /* Nanoseconds per unit of the times fed from now on (scopeprof_agg_units):
      * 0 or 1 when they are ns. */
     double unit_ns;
     /* What the footer says (scopeprof_table_notes): SCOPEPROF_COMP_*, and
-     * the range of inside + outside over the calibrations applied or seen. */
+     * the range of inside + outside over the calibrations applied or seen,
+     * of a scope with work and of a short one (0: none seen). */
     int comp_state;
-    uint32_t comp_lo_ps, comp_hi_ps;
+    uint32_t comp_lo_ps, comp_hi_ps, comp_short_lo_ps, comp_short_hi_ps;
 } scopeprof_agg;
 
 enum {
@@ -211,6 +218,11 @@ void scopeprof_table_notes(FILE *out, const scopeprof_agg *a);
  * change flushes what was fed before). */
 void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
                                int apply);
+/* The same for the short class: scopes whose duration (units fed) is under
+ * `below` cost inside_ps and outside_ps instead (below 0: no short class).
+ * Applied, as the last scopeprof_agg_calibration said. */
+void scopeprof_agg_short_class(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
+                               uint64_t below);
 /* PyTorch's formatting: microseconds -> "1.081s", "26.179ms", "422.000us";
  * bytes -> "1.50 Gb", "-382.05 Kb", "144 b". Return buf. */
 char *scopeprof_format_time(char *buf, size_t n, double us);

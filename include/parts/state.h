@@ -78,7 +78,8 @@ typedef struct scopeprof__live { /* a live allocation */
 typedef struct scopeprof__level {
     int64_t sum;
     uint64_t not_start, max_end;
-    uint64_t nested;
+    uint64_t nested;                 /* scopes closed inside them, at any depth */
+    uint64_t nested_short, n_short; /* short ones (compensation's class): nested, and of the scopes */
     uint32_t n, rare;
     int64_t gpu_ns;
     int64_t mem_direct[2], mem_kids[2];
@@ -99,7 +100,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 20u /* 20: clock.comp_empty_ticks, the agg's comp_empty_ps and a row's short_calls; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 20u /* 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -141,13 +142,15 @@ typedef struct scopeprof__state {
     /* The clock (clock.h): set when the registry is made; ns_per_tick once,
      * under `lock`, at the first write. comp_*: what recording one scope
      * costs, in ticks (0 with SCOPEPROF_COMPENSATE=0): inside its own
-     * interval, outside it in its parent's, and an empty scope's duration. */
+     * interval and outside it in its parent's, for a scope with work in it
+     * and (comp_short_*) for a short one: one under comp_short_below. */
     struct {
         int use_tsc;
         uint64_t tick0, ns0;  /* calibration start (ticks, CLOCK_MONOTONIC ns) */
         double ns_per_tick;   /* 0 until calibrated */
         int64_t realtime_minus_mono;
-        double comp_inside_ticks, comp_outside_ticks, comp_empty_ticks;
+        double comp_inside_ticks, comp_outside_ticks, comp_short_inside_ticks, comp_short_outside_ticks;
+        uint64_t comp_short_below;
     } clock;
     /* Registration (registry.h), under reg.lock. Sites, id = index + 1, in
      * blocks that never move (scopeprof__site_at): readers take no lock; a

@@ -111,7 +111,8 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
 /* One finished scope (start <= end, ticks) at `depth` of the thread whose
  * levels are L, once scopeprof__sum_lacks said nothing is missing.
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
- * applied (self sums are then not clamped per event: table.h). The caller
+ * applied (self sums are then not clamped per event: table.h); `below`:
+ * a scope shorter than that (ticks) is in compensation's short class. The caller
  * counts the events (g->sum.events). A scope takes its level below as its
  * children (a leaf's, past `top`, is empty: not read) unless they do not
  * lie inside it, empties it, and adds itself to its own level for its
@@ -120,15 +121,18 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
  * its close after its clock read, written first (docs/DESIGN.md). */
 static inline __attribute__((always_inline)) void
 scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
-                  uint64_t end, uint32_t depth, int64_t gpu_ns, int comp) {
+                  uint64_t end, uint32_t depth, int64_t gpu_ns, int comp, uint64_t below) {
     int64_t dur = (int64_t)(end - start);
     s->t.count++;
     s->t.total += dur;
     if (__builtin_expect(depth + 2 > L->cap, 0)) { /* too deep to keep: no parent, no children */
         s->t.self += dur;
+        s->t.count_short += end - start < below;
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
+    const uint64_t is_short = end - start < below;
+    s->t.count_short += is_short;
     uint64_t nested = 0;
     if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) {
         s->t.self += dur; /* a leaf */
@@ -144,6 +148,15 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         s->t.self += self < lo ? lo : self;
         s->t.nested += nested;
         s->t.children += children;
+        uint64_t nested_short = kids->nested_short; /* of the short class: its own counts */
+        if (__builtin_expect(nested_short != 0, 0)) {
+            if (children) { /* inside */
+                s->t.nested_short += nested_short;
+                s->t.children_short += kids->n_short;
+                if (depth) kids[-1].nested_short += nested_short; /* for its parent */
+            }
+            kids->nested_short = 0, kids->n_short = 0;
+        }
         if (__builtin_expect(kids->rare | (gpu_ns >= 0), 0)) {
             scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? kids - 1 : NULL, gpu_ns);
             memset(kids, 0, sizeof *kids); /* emptied, the rare sums too */
@@ -156,6 +169,8 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         mine->sum += dur;
         mine->nested += 1 + nested;
         mine->n++;
+        mine->nested_short += is_short;
+        mine->n_short += is_short;
         if (~start > mine->not_start) mine->not_start = ~start;
         if (end > mine->max_end) mine->max_end = end;
     }
@@ -163,20 +178,24 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
 }
 
 /* n more scopes of the site whose sums are s, at `depth`, of durations
- * summing to dur, the last ending at `last_end`: each closed right after one
- * of the same site and depth that scopeprof__sum_at summed, and started
- * after the one before it ended. So each is a leaf (nothing closed between
+ * summing to dur, the last ending at `last_end`, n_short of them short (all
+ * or none): each closed right after one of the same site and depth that
+ * scopeprof__sum_at summed, and neither started before the one before it
+ * nor ended before it ended. So each is a leaf (nothing closed between
  * them), their level's earliest start stays, and its latest end is the
  * last one's: what n calls of scopeprof__sum_at would do. */
 static inline void scopeprof__sum_run(scopeprof__levels *L, scopeprof__sitesum *s, uint32_t depth, uint32_t n,
-                                      uint64_t dur, uint64_t last_end) {
+                                      uint64_t dur, uint64_t last_end, uint64_t n_short) {
     s->t.count += n;
+    s->t.count_short += n_short;
     s->t.total += (int64_t)dur;
     s->t.self += (int64_t)dur;
     if (depth) {
         scopeprof__level *mine = &L->lv[depth];
         mine->n += n;
+        mine->n_short += n_short;
         mine->nested += n;
+        mine->nested_short += n_short;
         mine->sum += (int64_t)dur;
         if (last_end > mine->max_end) mine->max_end = last_end;
     }
@@ -269,7 +288,7 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__sum_shaped(scopeprof__state *g, uint32_t
  * line, so that the common path alone has sum_at inlined. `units` slots at
  * `shape` hold its input shapes (0: none). */
 SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__sum_event(scopeprof__state *g, scopeprof__levels *L, uint32_t site, uint64_t start,
-                                        uint64_t end, uint32_t depth, int64_t gpu_ns, int comp,
+                                        uint64_t end, uint32_t depth, int64_t gpu_ns, int comp, uint64_t below,
                                         const scopeprof__slot *shape, uint32_t units) {
     uint32_t slot = (uint32_t)(L - g->sum.thr), k = UINT32_MAX;
     if (units && g->cfg.group_shape) k = scopeprof__sum_shaped(g, site, shape, units);
@@ -280,7 +299,7 @@ SCOPEPROF__INTERNAL __attribute__((noinline)) void scopeprof__sum_event(scopepro
         return;
     }
     scopeprof__sum_at(g, L, k != UINT32_MAX ? &g->sum.shaped[k].s : &g->sum.site[site], start, end, depth, gpu_ns,
-                      comp);
+                      comp, below);
 }
 
 /* An allocation (bytes > 0) or free on `device` (0: CPU) made while `depth`
@@ -320,8 +339,10 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g
     scopeprof_agg_free(a);
     scopeprof_agg_init(a);
     a->comp_inside_ps = kept.comp_inside_ps, a->comp_outside_ps = kept.comp_outside_ps;
-    a->comp_empty_ps = kept.comp_empty_ps;
+    a->comp_short_inside_ps = kept.comp_short_inside_ps, a->comp_short_outside_ps = kept.comp_short_outside_ps;
+    a->comp_short_below = kept.comp_short_below;
     a->comp_state = kept.comp_state, a->comp_lo_ps = kept.comp_lo_ps, a->comp_hi_ps = kept.comp_hi_ps;
+    a->comp_short_lo_ps = kept.comp_short_lo_ps, a->comp_short_hi_ps = kept.comp_short_hi_ps;
     scopeprof__calibrate(g);
     scopeprof_agg_units(a, g->clock.ns_per_tick); /* the sums below are in ticks */
     a->has_gpu |= g->sum.has_gpu;
@@ -355,6 +376,9 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g
             scopeprof__add(&r->unit.self, s->t.self);
             r->unit.nested += s->t.nested;
             r->unit.children += s->t.children;
+            r->unit.count_short += s->t.count_short;
+            r->unit.nested_short += s->t.nested_short;
+            r->unit.children_short += s->t.children_short;
             scopeprof__add(&r->gpu_total_ns, s->gpu_total_ns);
             scopeprof__add(&r->gpu_self_ns, s->gpu_self_ns);
             scopeprof__add(&r->cpu_mem, s->cpu_mem);

@@ -86,10 +86,10 @@ static inline void scopeprof__add(int64_t *sum, int64_t v) {
 /* Overhead compensation: how much of a scope's measured times its own
  * recording and that of the scopes nested in it added (docs/DESIGN.md,
  * "Overhead compensation"). Let a scope S do work W(S) of its own, and let
- * recording one scope add I inside its own measured interval (an empty
- * scope measures I) and O outside it, within its parent's interval (the
- * code between the parent's clock reads and the child's: the emit, the
- * other half of each clock read). Measured, S lasts
+ * recording one scope add I inside its own measured interval and O outside
+ * it, within its parent's interval (the code between the parent's clock
+ * reads and the child's: the emit, the other half of each clock read). I
+ * and O depend on the scope's class (below); for one class, S lasts
  *     D(S) = W(S) + I + sum over its children c of (D(c) + O),
  * where without profiling it would last T(S) = W(S) + sum T(c). By
  * induction, D(S) - T(S) = I + nested(S) * (I + O), nested(S) counting all
@@ -97,7 +97,10 @@ static inline void scopeprof__add(int64_t *sum, int64_t v) {
  *     total = D(S) - I - nested(S) * (I + O)
  *     self  = total - sum over children of their totals
  *           = D(S) - sum D(c) - I - children(S) * O   (the measured self, less)
- * Both are linear in the sums of D, the calls, nested and children, so they
+ * Two classes: a short scope (its D under comp_short_below: about as short
+ * as an empty one) costs I_s and O_s, one with work in it I and O, so each
+ * count above splits in two (the short ones: scopeprof_sums' *_short). Both
+ * are linear in the sums of D, the calls, nested and children, so they
  * are applied to a row's sums (scopeprof__agg_add_sums), never per event;
  * self + children's totals = total still holds exactly, as it does for raw
  * times. What is taken out is in picoseconds, and a row keeps what is under
@@ -105,13 +108,19 @@ static inline void scopeprof__add(int64_t *sum, int64_t v) {
  * sum may come out negative (scopes that ran faster than the typical cost):
  * it is kept as is, so that later sums stay unbiased; what a row shows is
  * scopeprof__comp_shown. */
-/* a * x + b * y picoseconds to take out, held at INT64_MAX. */
-static inline int64_t scopeprof__comp_cut(uint64_t a, uint64_t x, uint64_t b, uint64_t y) {
-    uint64_t p, q;
-    if (__builtin_mul_overflow(a, x, &p) || __builtin_mul_overflow(b, y, &q) ||
-        __builtin_add_overflow(p, q, &p) || p > (uint64_t)INT64_MAX)
-        return INT64_MAX;
-    return (int64_t)p;
+/* The sum of n[k] * ps[k] over four k: picoseconds to take out, held at
+ * INT64_MAX. */
+static inline int64_t scopeprof__comp_cut(const uint64_t n[4], const uint64_t ps[4]) {
+    uint64_t sum = 0, p;
+    for (int k = 0; k < 4; k++)
+        if (__builtin_mul_overflow(n[k], ps[k], &p) || __builtin_add_overflow(sum, p, &sum)) return INT64_MAX;
+    return sum > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)sum;
+}
+
+/* Whether anything is taken out (the self sums are then not clamped per
+ * event: scopeprof__comp_shown clamps what is shown). */
+static inline int scopeprof__comp_on(const scopeprof_agg *a) {
+    return (a->comp_inside_ps | a->comp_outside_ps | a->comp_short_inside_ps | a->comp_short_outside_ps) != 0;
 }
 
 /* Add v picoseconds to a compensated sum: *sum ns and *carry ps, kept as
@@ -173,18 +182,25 @@ SCOPEPROF__INTERNAL void scopeprof__agg_add_sums(scopeprof_agg *a, uint32_t row,
     scopeprof_row *r = &a->rows[row];
     r->count += s->count;
     int64_t total = scopeprof__unit_ns(a, s->total), self = scopeprof__unit_ns(a, s->self);
-    uint64_t in = a->comp_inside_ps, out = a->comp_outside_ps;
-    if (in | out) {
+    if (scopeprof__comp_on(a)) {
         /* Compensated sums in ns and ps (scopeprof__add_ps); what the row
-         * shows moves by the change of its clamped value. */
+         * shows moves by the change of its clamped value. Each count in
+         * two: the scopes with work, the short ones. */
+        const uint64_t in = a->comp_inside_ps, out = a->comp_outside_ps;
+        const uint64_t in_s = a->comp_short_inside_ps, out_s = a->comp_short_outside_ps;
+        const uint64_t calls[2] = {s->count - s->count_short, s->count_short};
+        const uint64_t total_n[4] = {calls[0], calls[1], s->nested - s->nested_short, s->nested_short};
+        const uint64_t total_ps[4] = {in, in_s, in + out, in_s + out_s};
+        const uint64_t self_n[4] = {calls[0], calls[1], s->children - s->children_short, s->children_short};
+        const uint64_t self_ps[4] = {in, in_s, out, out_s};
         int64_t shown_total = scopeprof__comp_shown(r, 0), shown_self = scopeprof__comp_shown(r, 1);
         scopeprof__add(&r->comp_ns[0], total);
-        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], -scopeprof__comp_cut(s->count, in, s->nested, in + out));
+        scopeprof__add_ps(&r->comp_ns[0], &r->comp_carry_ps[0], -scopeprof__comp_cut(total_n, total_ps));
         scopeprof__add(&r->comp_ns[1], self);
-        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], -scopeprof__comp_cut(s->count, in, s->children, out));
+        scopeprof__add_ps(&r->comp_ns[1], &r->comp_carry_ps[1], -scopeprof__comp_cut(self_n, self_ps));
         scopeprof__add(&r->total_ns, scopeprof__comp_shown(r, 0) - shown_total);
         scopeprof__add(&r->self_ns, scopeprof__comp_shown(r, 1) - shown_self);
-        if ((double)total * 1e3 < 2.0 * a->comp_empty_ps * (double)s->count) r->short_calls = 1;
+        r->count_short += s->count_short;
     } else {
         scopeprof__add(&r->total_ns, total);
         scopeprof__add(&r->self_ns, self);
@@ -298,11 +314,14 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
      * for either. Self is clamped per event only when nothing will be
      * compensated (the raw times PyTorch shows); compensated sums stay
      * unclamped until shown (scopeprof__comp_shown). */
-    uint64_t nested = inside ? kids->nested : 0;
-    int comp = (a->comp_inside_ps | a->comp_outside_ps) != 0;
-    scopeprof__add(&r->unit.self, comp || self > 0 ? self : 0);
+    uint64_t nested = inside ? kids->nested : 0, nested_short = inside ? kids->nested_short : 0;
+    uint32_t is_short = (uint64_t)dur < a->comp_short_below; /* compensation's class */
+    scopeprof__add(&r->unit.self, scopeprof__comp_on(a) || self > 0 ? self : 0);
     r->unit.nested += nested;
     r->unit.children += inside ? kids->n : 0;
+    r->unit.count_short += is_short;
+    r->unit.nested_short += nested_short;
+    r->unit.children_short += inside ? kids->n_short : 0;
     if (gpu_total) scopeprof__add(&r->gpu_total_ns, gpu_total);
     if (gpu_self > 0) scopeprof__add(&r->gpu_self_ns, gpu_self);
     int64_t mem_total[2] = {0, 0}; /* CPU, GPU: made in this scope or its children */
@@ -332,7 +351,9 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
     if (mine->n == 0 || start < mine->min_start) mine->min_start = start;
     if (mine->n == 0 || end > mine->max_end) mine->max_end = end;
     mine->n++;
+    mine->n_short += is_short;
     mine->nested += 1 + nested; /* at most one per event: cannot overflow */
+    mine->nested_short += is_short + nested_short;
     scopeprof__add(&mine->sum, dur);
     if (gpu_total) scopeprof__add(&mine->gpu_ns, gpu_total);
     if (has_mem) {
@@ -658,16 +679,38 @@ SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_
     a->comp_state = apply ? SCOPEPROF_COMP_ON : SCOPEPROF_COMP_OFF_RAW;
 }
 
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_agg_short_class(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
+                                              uint64_t below) {
+    const int apply = a->comp_state == SCOPEPROF_COMP_ON && below;
+    uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
+    if (a->comp_short_inside_ps != (apply ? inside_ps : 0) || a->comp_short_outside_ps != (apply ? outside_ps : 0) ||
+        a->comp_short_below != (apply ? below : 0))
+        scopeprof_agg_flush(a); /* what was fed before keeps its own calibration */
+    a->comp_short_inside_ps = apply ? inside_ps : 0;
+    a->comp_short_outside_ps = apply ? outside_ps : 0;
+    a->comp_short_below = apply ? below : 0;
+    if (!below) return;
+    if (!a->comp_short_hi_ps || each < a->comp_short_lo_ps) a->comp_short_lo_ps = each;
+    if (each > a->comp_short_hi_ps) a->comp_short_hi_ps = each;
+}
+
+/* "X ns" or "X-Y ns" (a range over files). */
+static inline void scopeprof__ns_range(char *b, size_t n, uint32_t lo_ps, uint32_t hi_ps) {
+    if (lo_ps == hi_ps) snprintf(b, n, "%.1f ns", lo_ps / 1e3);
+    else snprintf(b, n, "%.1f-%.1f ns", lo_ps / 1e3, hi_ps / 1e3);
+}
+
 /* One line: `head`, then the names (the first 10) of the rows whose shown
- * compensated times were clamped, or with short_calls 1, of those whose
- * calls were short (short_calls) and not clamped (a row is named once).
- * Nothing if there are none. */
+ * compensated times were clamped, or with short_calls 1, of those most of
+ * whose calls were in the short class and that were not clamped (a row is
+ * named once). Nothing if there are none. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const scopeprof_agg *a, int short_calls,
                                                               const char *head) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < a->nrows; i++) {
-        int clamped = scopeprof__comp_clamped(a, &a->rows[i]);
-        if (short_calls ? clamped || !a->rows[i].short_calls : !clamped) continue;
+        const scopeprof_row *r = &a->rows[i];
+        int clamped = scopeprof__comp_clamped(a, r);
+        if (short_calls ? clamped || r->count_short <= r->count / 2 : !clamped) continue;
         if (n++ == 0) fputs(head, out);
         char name[SCOPEPROF__NAME_W + 1]; /* as in the table */
         if (n <= 10) fprintf(out, " %s", scopeprof__name_cell(name, a->rows[i].name, SCOPEPROF__NAME_W));
@@ -681,26 +724,24 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const s
 SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
     fprintf(out, "CPU time is wall time on the thread, as in PyTorch: a thread's waits "
                  "(locks, I/O, sleep) count as its self time\n");
-    char each[48];
-    if (a->comp_lo_ps == a->comp_hi_ps)
-        snprintf(each, sizeof each, "%.1f ns", a->comp_lo_ps / 1e3);
-    else
-        snprintf(each, sizeof each, "%.1f-%.1f ns", a->comp_lo_ps / 1e3, a->comp_hi_ps / 1e3);
+    char each[48], short_ns[48], short_each[128] = "";
+    scopeprof__ns_range(each, sizeof each, a->comp_lo_ps, a->comp_hi_ps);
+    if (a->comp_short_hi_ps) { /* the short class */
+        scopeprof__ns_range(short_ns, sizeof short_ns, a->comp_short_lo_ps, a->comp_short_hi_ps);
+        snprintf(short_each, sizeof short_each, "; %s per short one, about as short as an empty scope", short_ns);
+    }
     switch (a->comp_state) {
-    case SCOPEPROF_COMP_ON: {
-        fprintf(out, "Overhead compensation: %s per nested scope taken out (calibrated at start-up; "
-                     "raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table --no-compensate)\n", each);
-        char head[160];
+    case SCOPEPROF_COMP_ON:
+        fprintf(out, "Overhead compensation: %s per nested scope taken out (calibrated at start-up%s; "
+                     "raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table --no-compensate)\n", each, short_each);
         scopeprof__note_rows(out, a, 0, "Overhead compensation clamped at 0 or at their total (scopes about as "
                                         "short as the calibration; --no-compensate shows raw times):");
-        snprintf(head, sizeof head, "Mostly the profiler's own cost (calls averaging under twice an empty "
-                                    "scope's %.1f ns; their times are not to be trusted):", a->comp_empty_ps / 1e3);
-        scopeprof__note_rows(out, a, 1, head);
+        scopeprof__note_rows(out, a, 1, "Mostly the profiler's own cost (most calls about as short as an empty "
+                                        "scope; their times are not to be trusted):");
         break;
-    }
     case SCOPEPROF_COMP_OFF_RAW:
         fprintf(out, "Overhead compensation: off (--no-compensate); calibrated at start-up: %s per "
-                     "nested scope\n", each);
+                     "nested scope%s\n", each, short_each);
         break;
     case SCOPEPROF_COMP_OFF_ENV:
         fprintf(out, "Overhead compensation: off (SCOPEPROF_COMPENSATE=0)\n");

@@ -38,22 +38,23 @@ static inline uint32_t scopeprof__count_gpu(const scopeprof__slot *s, uint32_t n
  * shapes if it has them. Returns the scopes summed (0 or 1). */
 SCOPEPROF__INTERNAL uint32_t scopeprof__sum_record(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
                                              const scopeprof_event *e, const scopeprof__slot *s, uint32_t slots,
-                                             int64_t gpu_ns, int comp) {
+                                             int64_t gpu_ns, int comp, uint64_t below) {
     if (e->depth & SCOPEPROF_DEPTH_MEM) { /* end holds the byte count */
         scopeprof__sum_mem(g, slot, SCOPEPROF_MEM_DEPTH(e->depth), SCOPEPROF_MEM_DEVICE(e->depth), (int64_t)e->end);
         return 0;
     }
     scopeprof__sum_event(g, L, e->site, e->start, e->end < e->start ? e->start : e->end,
-                         e->depth & SCOPEPROF_DEPTH_MASK, gpu_ns, comp, s + 2, slots > 2 ? slots - 2 : 0);
+                         e->depth & SCOPEPROF_DEPTH_MASK, gpu_ns, comp, below, s + 2, slots > 2 ? slots - 2 : 0);
     return 1;
 }
 
 /* Sum the records of n slots (ticks) into the exit summary, thread levels L.
  * The common case, a short record, is summed without a call; a run of short
- * records of one key (a loop over one leaf scope) costs a few instructions
- * each past the first. */
+ * records of one key and one compensation class (a loop over one leaf
+ * scope) costs a few instructions each past the first. `comp`, `below`: as
+ * scopeprof__sum_at's. */
 static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
-                                           const scopeprof__slot *ev, uint32_t n, int comp) {
+                                           const scopeprof__slot *ev, uint32_t n, int comp, uint64_t below) {
     uint32_t not_scopes = 0; /* slots that are not one scope each: long records' second halves, MEM */
     /* In locals: the compiler cannot know that the stores below leave g alone. */
     scopeprof__sitesum *sites = g->sum.site;
@@ -74,24 +75,35 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
                 sites = g->sum.site;
                 site_cap = g->sum.site_cap;
             }
-            scopeprof__sum_at(g, L, &sites[site], start, stop, depth, -1, comp);
-            /* The records right after it with the same key, each started
-             * after the one before ended: leaves, summed together (a record
-             * that started earlier, which only mismatched scopes make, ends
-             * the run and is summed on its own). */
+            scopeprof__sum_at(g, L, &sites[site], start, stop, depth, -1, comp, below);
+            /* The records right after it with the same key and class, each
+             * started after the one before ended: leaves, summed together
+             * (a record that started earlier, which only mismatched scopes
+             * make, ends the run and is summed on its own). A class is a
+             * range of durations [lo, lo + span): the short ones [0, below),
+             * the others [below, LONG_MARK) (below is far under LONG_MARK: the
+             * calibration's bound is at most 10^6 ticks). */
             if (e == end || e->key != raw) continue; /* the usual case in a tree: no run */
             const scopeprof__slot *run = e;
-            const uint64_t want = (uint64_t)raw << 32;
-            uint64_t dur = 0;
+            const uint64_t is_short = stop - start < below;
+            const uint64_t lo = is_short ? 0 : below, span = is_short ? below : SCOPEPROF_REC_LONG_MARK - below;
+            const uint64_t want = ((uint64_t)raw << 32) + lo;
+            uint64_t dur = 0; /* less lo per record, as d (and stop, past the first) */
             do {
-                /* Key and duration as one word less the key: the duration
-                 * (under LONG_MARK) when the key is ours and the record
-                 * short, else at least LONG_MARK; one test for both. */
+                /* Key and duration as one word less the key and lo: the
+                 * duration less lo when the key is ours and the record
+                 * short and in the class, else at least span; one test for
+                 * all. A record that starts after the one before ended (less
+                 * lo, past the first), and lasts lo or more, neither starts
+                 * before it nor ends before it ends: what sum_run needs. */
                 uint64_t d = ((uint64_t)e->key << 32 | e->dur) - want;
-                if (d >= SCOPEPROF_REC_LONG_MARK || e->start < stop) break;
+                if (d >= span || e->start < stop) break;
                 dur += d, stop = e->start + d, e++;
             } while (e < end);
-            if (e != run) scopeprof__sum_run(L, &sites[site], depth, (uint32_t)(e - run), dur, stop);
+            if (e != run) {
+                uint32_t k = (uint32_t)(e - run);
+                scopeprof__sum_run(L, &sites[site], depth, k, dur + lo * k, stop + lo, k & (0 - is_short));
+            }
             continue;
         }
         uint32_t slots;
@@ -103,12 +115,12 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
              * instructions dearer). */
             slots = 2 + e[1].key;
             scopeprof__sum_event(g, L, e[1].dur, e->start, e[1].start < e->start ? e->start : e[1].start, e->key,
-                                 -1, comp, NULL, 0);
+                                 -1, comp, below, NULL, 0);
             not_scopes += slots - 1;
         } else {
             scopeprof_event x; /* any other long record: decoded */
             slots = scopeprof__slot_get(e, &x);
-            not_scopes += slots - scopeprof__sum_record(g, L, slot, &x, e, slots, -1, comp);
+            not_scopes += slots - scopeprof__sum_record(g, L, slot, &x, e, slots, -1, comp, below);
         }
         e += slots;
         sites = g->sum.site; /* the room may have moved them */
@@ -123,7 +135,7 @@ static inline uint32_t scopeprof__sum_span(scopeprof__state *g, scopeprof__level
  * in place, ticks as they were: a record only ever leaves. Returns the
  * slots kept; *paired the GPU records kept, *summed the scopes summed. */
 SCOPEPROF__INTERNAL uint32_t scopeprof__span_filter(scopeprof__state *g, scopeprof__levels *L, uint32_t slot,
-                                                    scopeprof__slot *ev, uint32_t n, int comp,
+                                                    scopeprof__slot *ev, uint32_t n, int comp, uint64_t below,
                                                     scopeprof_gpu_record *gr, uint32_t ngr,
                                                     uint32_t *paired, uint32_t *summed) {
     const int sched = g->sched.on, window = g->sched.window;
@@ -150,7 +162,7 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__span_filter(scopeprof__state *g, scopepr
         } else if (gpu_flag) { /* no GPU record: a CPU scope */
             ev[out - slots].key &= ~SCOPEPROF_DEPTH_GPU;
         }
-        if (L) *summed += scopeprof__sum_record(g, L, slot, &e, ev + out - slots, slots, gpu, comp);
+        if (L) *summed += scopeprof__sum_record(g, L, slot, &e, ev + out - slots, slots, gpu, comp, below);
     }
     return out;
 }
@@ -187,12 +199,13 @@ SCOPEPROF__INTERNAL void scopeprof__write_span(scopeprof__state *g, scopeprof__t
     if (k && (gr = (scopeprof_gpu_record *)malloc(k * sizeof *gr))) ngr = g->gpu.take(g, t, gr, k);
     /* The sums feed only the table: none when it is off (SCOPEPROF_SUMMARY=0). */
     const int aggregate = !g->life.in_signal && g->cfg.summary;
-    const int comp = (g->sum.agg.comp_inside_ps | g->sum.agg.comp_outside_ps) != 0;
+    const int comp = scopeprof__comp_on(&g->sum.agg);
+    const uint64_t below = g->sum.agg.comp_short_below; /* ticks: the sums' units */
     const uint32_t slot = t->slot; /* the summary's slot (the file keeps t->index) */
     scopeprof__levels *L = aggregate && scopeprof__sum_room(g, slot, UINT32_MAX, 0) == 0 ? &g->sum.thr[slot] : NULL;
     uint32_t kept = n;
-    if (g->sched.on || k) kept = scopeprof__span_filter(g, L, slot, ev, n, comp, gr, ngr, &paired, &summed);
-    else if (L) summed = scopeprof__sum_span(g, L, slot, ev, n, comp);
+    if (g->sched.on || k) kept = scopeprof__span_filter(g, L, slot, ev, n, comp, below, gr, ngr, &paired, &summed);
+    else if (L) summed = scopeprof__sum_span(g, L, slot, ev, n, comp, below);
     g->out.events_written += kept; /* 16-byte units, as the END chunk counts them */
     g->sum.events += summed;
     if (g->out.fd == -1 && kept) scopeprof__open_output(g);

@@ -112,7 +112,8 @@ typedef struct tr_trace {
     uint32_t nmem, memory_chunks;
     /* OVERHEAD (type 9, format 3.1): how many, the last one's values, and
      * the events read before the first one (its writer puts it first). */
-    uint32_t overhead_chunks, overhead_inside_ps, overhead_outside_ps, overhead_scopes, overhead_empty_ps;
+    uint32_t overhead_chunks, overhead_inside_ps, overhead_outside_ps, overhead_scopes;
+    uint32_t overhead_short_below, overhead_short_inside_ps, overhead_short_outside_ps; /* 5.1 */
     uint64_t events_before_overhead;
 } tr_trace;
 
@@ -348,13 +349,15 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
         t->tick0 = tr_u64(p);
         t->ns0 = tr_u64(p + 8);
         memcpy(&t->ns_per_tick, &bits, 8);
-    } else if (type == 9) { /* OVERHEAD: u32 inside_ps, u32 outside_ps, u32 scopes, u32 empty_ps (5.1) */
-        if (len < 16) return 0;
+    } else if (type == 9) { /* OVERHEAD: u32 inside_ps, outside_ps, scopes, short_below, short_inside_ps, short_outside_ps */
+        if (len < 24) return 0;
         if (t->overhead_chunks++ == 0) t->events_before_overhead = t->nev;
         t->overhead_inside_ps = tr_u32(p);
         t->overhead_outside_ps = tr_u32(p + 4);
         t->overhead_scopes = tr_u32(p + 8);
-        t->overhead_empty_ps = tr_u32(p + 12);
+        t->overhead_short_below = tr_u32(p + 12);
+        t->overhead_short_inside_ps = tr_u32(p + 16);
+        t->overhead_short_outside_ps = tr_u32(p + 20);
     } else if (type == 8) { /* MEMORY: u32 n, n x {u32 device, u32 0, i64 peak, final, u64 unknown frees} */
         if (len < 4) return 0;
         uint32_t n = tr_u32(p);

@@ -768,43 +768,79 @@ static void test_comp_clamped_marked(void **state) {
     scopeprof_agg_free(&a);
 }
 
-/* Rows whose calls average under twice an empty scope's duration are named
- * in a line of their own (their times are mostly the profiler's); a row
- * named as clamped is not named again; without the duration (a 5.0 file:
- * 0) none is named. */
-static void test_comp_short_calls_named(void **state) {
+/* Two classes (docs/DESIGN.md, "Overhead compensation"): a scope under
+ * comp_short_below (units fed) costs the short class's I and O, one with
+ * work in it the other class's; worked out by hand. */
+static void test_comp_short_class(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 1000, 4000, 1); /* with work: I = 1 ns, O = 4 ns */
+    scopeprof_agg_short_class(&a, 9000, 11000, 20); /* under 20 ns: I = 9 ns, O = 11 ns */
+    ev(&a, 0, "tiny", 10, 22, 1); /* 12: short, 12 - 9 = 3 */
+    ev(&a, 0, "tiny", 30, 45, 1); /* 15: short, 6 */
+    ev(&a, 0, "leaf", 50, 90, 1); /* 40: with work, 40 - 1 = 39 */
+    ev(&a, 0, "top", 0, 100, 0);  /* 100 - 1 - 2 * (9 + 11) - (1 + 4) = 54; self 100 - 67 - 1 - 2 * 11 - 4 = 6 */
+    ev(&a, 0, "edge", 200, 220, 0); /* 20: not under 20, 19 */
+    assert_int_equal(get(&a, "tiny")->total_ns, 9);
+    assert_int_equal(get(&a, "tiny")->self_ns, 9);
+    assert_int_equal(get(&a, "leaf")->total_ns, 39);
+    assert_int_equal(get(&a, "top")->total_ns, 54);
+    assert_int_equal(get(&a, "top")->self_ns, 6);
+    assert_int_equal(get(&a, "edge")->total_ns, 19);
+    /* self + the children's totals = total, as with one class */
+    assert_int_equal(get(&a, "top")->self_ns + get(&a, "tiny")->total_ns + get(&a, "leaf")->total_ns,
+                     get(&a, "top")->total_ns);
+    assert_int_equal(get(&a, "tiny")->count_short, 2);
+    assert_int_equal(get(&a, "top")->count_short + get(&a, "leaf")->count_short + get(&a, "edge")->count_short, 0);
+    scopeprof_agg_free(&a);
+
+    /* Not applied without compensation (--no-compensate): raw times. */
+    scopeprof_agg_init(&a);
+    scopeprof_agg_calibration(&a, 1000, 4000, 0);
+    scopeprof_agg_short_class(&a, 9000, 11000, 20);
+    assert_int_equal(a.comp_short_below, 0);
+    ev(&a, 0, "tiny", 10, 22, 0);
+    assert_int_equal(get(&a, "tiny")->total_ns, 12);
+    char *buf = notes_text(&a);
+    assert_non_null(strstr(buf, "calibrated at start-up: 5.0 ns per nested scope; 20.0 ns per short one"));
+    free(buf);
+    scopeprof_agg_free(&a);
+}
+
+/* Rows most of whose calls were short are named in a line of their own
+ * (their times are mostly the profiler's); a row named as clamped is not
+ * named again; with no short class, none is named. */
+static void test_comp_short_rows_named(void **state) {
     (void)state;
     scopeprof_agg a;
     scopeprof_agg_init(&a);
     scopeprof_agg_calibration(&a, 0, 5000, 1); /* I = 0, O = 5 ns */
-    a.comp_empty_ps = 10000;                   /* an empty scope: 10 ns */
-    ev(&a, 0, "tiny", 0, 12, 0);               /* 12 + 16 = 28 over 2 calls: 14 < 20 */
-    ev(&a, 0, "tiny", 20, 36, 0);
-    ev(&a, 0, "edge", 100, 120, 0); /* 20: not under twice */
+    scopeprof_agg_short_class(&a, 8000, 12000, 20); /* under 20 ns: I = 8 ns, O = 12 ns */
+    ev(&a, 0, "tiny", 0, 12, 0);  /* short */
+    ev(&a, 0, "tiny", 20, 36, 0); /* short */
+    ev(&a, 0, "tiny", 40, 90, 0); /* not: 2 of 3 are */
+    ev(&a, 0, "half", 100, 110, 0); /* short */
+    ev(&a, 0, "half", 120, 150, 0); /* not: 1 of 2 is not most */
     ev(&a, 0, "long", 200, 400, 0);
-    ev(&a, 0, "kid", 510, 511, 1); /* top: 30 - 5 (its kid's O) = 25; kid 1 */
-    ev(&a, 0, "top", 500, 530, 0);
-    scopeprof_agg_calibration(&a, 20000, 0, 1); /* I = 20 ns from here (flushes the above) */
-    a.comp_empty_ps = 10000;
-    ev(&a, 0, "gone", 600, 605, 0); /* 5 - 20: clamped, named there only */
+    ev(&a, 0, "gone", 600, 603, 0); /* 3 - 8: clamped, named there only */
     char *buf = notes_text(&a);
-    const char *line = strstr(buf, "\nMostly the profiler's own cost (calls averaging under twice an empty scope's 10.0 ns");
+    assert_non_null(strstr(buf, "Overhead compensation: 5.0 ns per nested scope taken out (calibrated at start-up; "
+                                "20.0 ns per short one, about as short as an empty scope; raw times"));
+    const char *line = strstr(buf, "\nMostly the profiler's own cost (most calls about as short as an empty scope; "
+                                   "their times are not to be trusted): tiny\n");
     assert_non_null(line);
-    const char *eol = strchr(line + 1, '\n');
-    assert_non_null(eol);
-    assert_memory_equal(eol - 9, " tiny kid", 9); /* in first-seen order */
-    assert_true(strstr(line, "edge") == NULL && strstr(line, "long") == NULL && strstr(line, "top") == NULL);
-    assert_null(strstr(line, "gone"));
     assert_non_null(strstr(buf, "clamped at 0 or at their total (scopes about as short as the calibration; "
                                 "--no-compensate shows raw times): gone\n"));
     free(buf);
     scopeprof_agg_free(&a);
 
     scopeprof_agg_init(&a);
-    scopeprof_agg_calibration(&a, 0, 5000, 1); /* no empty scope's duration */
+    scopeprof_agg_calibration(&a, 0, 5000, 1); /* no short class */
     ev(&a, 0, "tiny", 0, 12, 0);
     buf = notes_text(&a);
     assert_null(strstr(buf, "Mostly the profiler's own cost"));
+    assert_null(strstr(buf, "per short one"));
     free(buf);
     scopeprof_agg_free(&a);
 }
@@ -1027,7 +1063,8 @@ int main(void) {
         cmocka_unit_test(test_comp_row_never_negative),
         cmocka_unit_test(test_comp_empty_children),
         cmocka_unit_test(test_comp_clamped_marked),
-        cmocka_unit_test(test_comp_short_calls_named),
+        cmocka_unit_test(test_comp_short_class),
+        cmocka_unit_test(test_comp_short_rows_named),
         cmocka_unit_test(test_comp_outside_children),
         cmocka_unit_test(test_comp_notes),
         cmocka_unit_test(test_agg_fast_path_same),

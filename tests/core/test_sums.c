@@ -13,8 +13,11 @@
  * below it, or at its level), ranges that began before the scope they
  * close in, scopes a longjmp left open, records at a depth that nothing
  * opened. After each sequence every site's sums must be equal: count,
- * total, self, nested, children, GPU total and self, and the four memory
- * sums; with compensation (self sums are then not clamped at 0) and without.
+ * total, self, nested, children, the short ones of the three counts, GPU
+ * total and self, and the four memory sums; without compensation, with it
+ * (self sums are then not clamped at 0), and with its short class too
+ * (durations under 1 to 4 ticks: runs of one leaf then break where the
+ * class changes).
  * Built with profiling on: the writer's sums exist only there. */
 #define SCOPEPROF_AGGREGATION
 #define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
@@ -102,13 +105,15 @@ static void make_sequence(void) {
 
 /* The sequence through the writer's sums (short records a chunk at a time,
  * as written; the rest one by one) and the reporter's aggregation; then
- * every site's sums compared. */
-static void check_sequence(int comp) {
+ * every site's sums compared. `below`: the short class (ticks; 0: none). */
+static void check_sequence(int comp, uint64_t below) {
     scopeprof__state *g = (scopeprof__state *)calloc(1, sizeof *g);
     assert_non_null(g);
     scopeprof_agg a;
     scopeprof_agg_init(&a);
     scopeprof_agg_calibration(&a, comp ? 1000 : 0, comp ? 500 : 0, comp);
+    scopeprof_agg_short_class(&a, 3000, 2000, below);
+    assert_int_equal(a.comp_short_below, comp ? below : 0);
     uint32_t row[SITES];
     for (uint32_t s = 0; s < SITES; s++) {
         char name[8] = {'s', (char)('0' + s), 0};
@@ -126,14 +131,15 @@ static void check_sequence(int comp) {
             assert_int_equal(scopeprof_agg_event(&a, 0, row[r->site], r->start, r->end, r->depth), 0);
             continue;
         }
-        if (n) scopeprof__sum_span(g, &g->sum.thr[0], 0, chunk, n, comp); /* the short records so far */
+        if (n) scopeprof__sum_span(g, &g->sum.thr[0], 0, chunk, n, comp, a.comp_short_below); /* the short records so far */
         n = 0;
         if (!r) break;
         if (r->k == MEM) {
             scopeprof__sum_mem(g, 0, r->depth, r->device, r->bytes);
             assert_int_equal(scopeprof_agg_mem(&a, 0, r->depth, r->device, r->bytes), 0);
         } else {
-            scopeprof__sum_event(g, &g->sum.thr[0], r->site, r->start, r->end, r->depth, r->gpu_ns, comp, NULL, 0);
+            scopeprof__sum_event(g, &g->sum.thr[0], r->site, r->start, r->end, r->depth, r->gpu_ns, comp,
+                                 a.comp_short_below, NULL, 0);
             assert_int_equal(scopeprof_agg_event_gpu(&a, 0, row[r->site], r->start, r->end, r->depth, r->gpu_ns), 0);
         }
     }
@@ -147,6 +153,9 @@ static void check_sequence(int comp) {
         assert_int_equal(x->t.self, y->unit.self);
         assert_int_equal(x->t.nested, y->unit.nested);
         assert_int_equal(x->t.children, y->unit.children);
+        assert_int_equal(x->t.count_short, y->unit.count_short);
+        assert_int_equal(x->t.nested_short, y->unit.nested_short);
+        assert_int_equal(x->t.children_short, y->unit.children_short);
         assert_int_equal(x->gpu_total_ns, y->gpu_total_ns);
         assert_int_equal(x->gpu_self_ns, y->gpu_self_ns);
         assert_int_equal(x->cpu_mem, y->cpu_mem);
@@ -161,10 +170,13 @@ static void check_sequence(int comp) {
 
 static void test_sums_match_reporter(void **state) {
     (void)state;
-    for (int i = 0; i < 5000; i++) {
+    uint64_t shorts = 0;
+    for (int i = 0; i < 6000; i++) {
         make_sequence();
-        check_sequence(i & 1);
+        check_sequence(i % 3 != 0, i % 3 == 2 ? 1 + (uint64_t)(i / 3) % 4 : 0);
+        for (int k = 0; k < nrecs && i % 3 == 2; k++) shorts += recs[k].end - recs[k].start < 1 + (uint64_t)(i / 3) % 4;
     }
+    assert_true(shorts > 10000); /* the short class was there to sum */
 }
 
 int main(void) {
