@@ -821,9 +821,9 @@ extern "C" {
  * with the TICKS chunk's rate, and an EVENTS chunk counts 16-byte units (the
  * writer writes its buffers as they are: issue 22); 5.0: a long record's
  * last field counts the units of input shapes that follow it (issue 26);
- * 5.1: the OVERHEAD chunk's last field, reserved before, is an empty scope's
- * duration, and three fields follow: the cost of a short scope, and where
- * short ends (overhead compensation in two classes). */
+ * 5.1: the OVERHEAD chunk's fourth field, reserved before, is where short
+ * ends (twice an empty scope's duration, ticks), and two fields follow: the
+ * cost of a short scope (overhead compensation in two classes). */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -1016,7 +1016,8 @@ void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key
 void scopeprof_table_notes(FILE *out, const scopeprof_agg *a);
 /* Record a calibration in the aggregation's footer state and, if `apply`,
  * take it out of the events fed from now on (comp_inside_ps/outside_ps; a
- * change flushes what was fed before). */
+ * change flushes what was fed before); if not, nothing is taken out, the
+ * short class's figures included. */
 void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
                                int apply);
 /* The same for the short class: scopes whose duration (units fed) is under
@@ -1797,6 +1798,7 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
     if (gpu_ns >= 0) a->has_gpu = 1;
     scopeprof_agg_thread *th = thread < a->nthreads ? &a->threads[thread] : scopeprof__agg_thread(a, thread);
     if (!th) {
+        r->unit.count_short += (uint64_t)dur < a->comp_short_below;
         scopeprof__add(&r->unit.self, dur);
         if (gpu_ns > 0) scopeprof__add(&r->gpu_total_ns, gpu_ns), scopeprof__add(&r->gpu_self_ns, gpu_ns);
         return -1;
@@ -2183,10 +2185,12 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_print(FILE *out, const scope
 SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps,
                                               uint32_t outside_ps, int apply) {
     uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
-    if (a->comp_inside_ps != (apply ? inside_ps : 0) || a->comp_outside_ps != (apply ? outside_ps : 0))
+    if (a->comp_inside_ps != (apply ? inside_ps : 0) || a->comp_outside_ps != (apply ? outside_ps : 0) ||
+        (!apply && a->comp_short_below))
         scopeprof_agg_flush(a); /* what was fed before keeps its own calibration */
     a->comp_inside_ps = apply ? inside_ps : 0;
     a->comp_outside_ps = apply ? outside_ps : 0;
+    if (!apply) a->comp_short_inside_ps = a->comp_short_outside_ps = 0, a->comp_short_below = 0; /* raw: none */
     if (a->comp_state != SCOPEPROF_COMP_ON && a->comp_state != SCOPEPROF_COMP_OFF_RAW) {
         a->comp_lo_ps = a->comp_hi_ps = each;
     } else {
@@ -5282,7 +5286,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
     if (g->cfg.compensate) scopeprof__overhead_ps(g, ps);
     scopeprof__put32(b, ps[0]);
     scopeprof__put32(b + 4, ps[1]);
-    scopeprof__put32(b + 8, g->cfg.compensate ? SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER : 0);
+    scopeprof__put32(b + 8, g->cfg.compensate ? 2 * SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER : 0); /* both classes */
     scopeprof__put32(b + 12, g->cfg.compensate ? (uint32_t)g->clock.comp_short_below : 0);
     scopeprof__put32(b + 16, ps[2]);
     scopeprof__put32(b + 20, ps[3]);
@@ -7165,9 +7169,10 @@ static inline void scopeprof__mpi_put64(scopeprof__mpi_buf *b, uint64_t v) {
     scopeprof__mpi_put(b, q, 8);
 }
 
-/* This rank's part: u64 open scopes, u64 compensation (lo, hi ps), u64
- * largest |offset|, u64 best round trip, u64 rows; per row u64 calls, self,
- * total, name length, then the name. Lock held. */
+/* This rank's part: u64 open scopes, u64 compensation (state, lo ps), u64
+ * hi ps, u64 the short class's (lo, hi ps; 0: none), u64 largest |offset|,
+ * u64 best round trip, u64 rows; per row u64 calls, self, total, name
+ * length, then the name. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__mpi_pack(scopeprof__state *g, scopeprof__mpi_buf *b) {
     const scopeprof_agg *a = &g->sum.agg;
     uint64_t open = 0, off = 0, rtt = 0;
@@ -7180,6 +7185,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_pack(scopeprof__state *g, scopeprof__mpi
     scopeprof__mpi_put64(b, open);
     scopeprof__mpi_put64(b, (uint64_t)(uint32_t)a->comp_state | (uint64_t)a->comp_lo_ps << 32);
     scopeprof__mpi_put64(b, a->comp_hi_ps);
+    scopeprof__mpi_put64(b, (uint64_t)a->comp_short_lo_ps | (uint64_t)a->comp_short_hi_ps << 32);
     scopeprof__mpi_put64(b, off);
     scopeprof__mpi_put64(b, rtt);
     scopeprof__mpi_put64(b, a->nrows);
@@ -7207,23 +7213,27 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
     for (int c = 0; c < size && !bad; c++) {
         const unsigned char *p = all + displ[c], *end = p + len[c];
         x.rank[c] = c;
-        if (end - p < 48) {
+        if (end - p < 56) {
             bad = 1;
             break;
         }
         open += scopeprof__get64(p);
-        uint64_t comp = scopeprof__get64(p + 8), hi = scopeprof__get64(p + 16);
+        uint64_t comp = scopeprof__get64(p + 8), hi = scopeprof__get64(p + 16), sh = scopeprof__get64(p + 24);
         if ((int)(uint32_t)comp == SCOPEPROF_COMP_ON) {
             scopeprof_agg_calibration(&m, (uint32_t)(comp >> 32), 0, 0);
             scopeprof_agg_calibration(&m, (uint32_t)hi, 0, 0);
+            if (sh >> 32) { /* the short class's range (never applied: the rows are shown times) */
+                scopeprof_agg_short_class(&m, (uint32_t)sh, 0, 1);
+                scopeprof_agg_short_class(&m, (uint32_t)(sh >> 32), 0, 1);
+            }
             m.comp_state = SCOPEPROF_COMP_ON;
         } else if (c == 0) {
             m.comp_state = (int)(uint32_t)comp;
         }
-        if (scopeprof__get64(p + 24) > off) off = scopeprof__get64(p + 24);
-        if (scopeprof__get64(p + 32) > rtt) rtt = scopeprof__get64(p + 32);
-        uint64_t nrows = scopeprof__get64(p + 40);
-        p += 48;
+        if (scopeprof__get64(p + 32) > off) off = scopeprof__get64(p + 32);
+        if (scopeprof__get64(p + 40) > rtt) rtt = scopeprof__get64(p + 40);
+        uint64_t nrows = scopeprof__get64(p + 48);
+        p += 56;
         for (uint64_t i = 0; i < nrows && !bad; i++) {
             if (end - p < 32) {
                 bad = 1;

@@ -469,6 +469,10 @@ int sp_agg_merge(sp_agg_ctx *dst, const sp_agg_ctx *src,
         /* The footer's range over the files (the rows are compensated already). */
         scopeprof_agg_calibration(d, a->comp_lo_ps, 0, 0);
         scopeprof_agg_calibration(d, a->comp_hi_ps, 0, 0);
+        if (a->comp_short_hi_ps) { /* the short class's range too (any bound: never applied here) */
+            scopeprof_agg_short_class(d, a->comp_short_lo_ps, 0, 1);
+            scopeprof_agg_short_class(d, a->comp_short_hi_ps, 0, 1);
+        }
         d->comp_state = a->comp_state;
     }
     for (uint32_t i = 0; i < a->nrows; i++) {
@@ -477,6 +481,7 @@ int sp_agg_merge(sp_agg_ctx *dst, const sp_agg_ctx *src,
         if (k == UINT32_MAX) return -1;
         scopeprof_row *m = &d->rows[k];
         m->count += r->count;
+        m->count_short += r->count_short;
         sp_sat_add(&m->self_ns, r->self_ns);
         sp_sat_add(&m->total_ns, r->total_ns);
         sp_sat_add(&m->gpu_self_ns, r->gpu_self_ns);

@@ -406,7 +406,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_overhead(scopeprof__state *g) {
     if (g->cfg.compensate) scopeprof__overhead_ps(g, ps);
     scopeprof__put32(b, ps[0]);
     scopeprof__put32(b + 4, ps[1]);
-    scopeprof__put32(b + 8, g->cfg.compensate ? SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER : 0);
+    scopeprof__put32(b + 8, g->cfg.compensate ? 2 * SCOPEPROF__CAL_BATCHES * SCOPEPROF__CAL_PER : 0); /* both classes */
     scopeprof__put32(b + 12, g->cfg.compensate ? (uint32_t)g->clock.comp_short_below : 0);
     scopeprof__put32(b + 16, ps[2]);
     scopeprof__put32(b + 20, ps[3]);

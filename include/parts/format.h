@@ -20,9 +20,9 @@ extern "C" {
  * with the TICKS chunk's rate, and an EVENTS chunk counts 16-byte units (the
  * writer writes its buffers as they are: issue 22); 5.0: a long record's
  * last field counts the units of input shapes that follow it (issue 26);
- * 5.1: the OVERHEAD chunk's last field, reserved before, is an empty scope's
- * duration, and three fields follow: the cost of a short scope, and where
- * short ends (overhead compensation in two classes). */
+ * 5.1: the OVERHEAD chunk's fourth field, reserved before, is where short
+ * ends (twice an empty scope's duration, ticks), and two fields follow: the
+ * cost of a short scope (overhead compensation in two classes). */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -215,7 +215,8 @@ void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key
 void scopeprof_table_notes(FILE *out, const scopeprof_agg *a);
 /* Record a calibration in the aggregation's footer state and, if `apply`,
  * take it out of the events fed from now on (comp_inside_ps/outside_ps; a
- * change flushes what was fed before). */
+ * change flushes what was fed before); if not, nothing is taken out, the
+ * short class's figures included. */
 void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
                                int apply);
 /* The same for the short class: scopes whose duration (units fed) is under

@@ -508,9 +508,10 @@ static inline void scopeprof__mpi_put64(scopeprof__mpi_buf *b, uint64_t v) {
     scopeprof__mpi_put(b, q, 8);
 }
 
-/* This rank's part: u64 open scopes, u64 compensation (lo, hi ps), u64
- * largest |offset|, u64 best round trip, u64 rows; per row u64 calls, self,
- * total, name length, then the name. Lock held. */
+/* This rank's part: u64 open scopes, u64 compensation (state, lo ps), u64
+ * hi ps, u64 the short class's (lo, hi ps; 0: none), u64 largest |offset|,
+ * u64 best round trip, u64 rows; per row u64 calls, self, total, name
+ * length, then the name. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__mpi_pack(scopeprof__state *g, scopeprof__mpi_buf *b) {
     const scopeprof_agg *a = &g->sum.agg;
     uint64_t open = 0, off = 0, rtt = 0;
@@ -523,6 +524,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_pack(scopeprof__state *g, scopeprof__mpi
     scopeprof__mpi_put64(b, open);
     scopeprof__mpi_put64(b, (uint64_t)(uint32_t)a->comp_state | (uint64_t)a->comp_lo_ps << 32);
     scopeprof__mpi_put64(b, a->comp_hi_ps);
+    scopeprof__mpi_put64(b, (uint64_t)a->comp_short_lo_ps | (uint64_t)a->comp_short_hi_ps << 32);
     scopeprof__mpi_put64(b, off);
     scopeprof__mpi_put64(b, rtt);
     scopeprof__mpi_put64(b, a->nrows);
@@ -550,23 +552,27 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
     for (int c = 0; c < size && !bad; c++) {
         const unsigned char *p = all + displ[c], *end = p + len[c];
         x.rank[c] = c;
-        if (end - p < 48) {
+        if (end - p < 56) {
             bad = 1;
             break;
         }
         open += scopeprof__get64(p);
-        uint64_t comp = scopeprof__get64(p + 8), hi = scopeprof__get64(p + 16);
+        uint64_t comp = scopeprof__get64(p + 8), hi = scopeprof__get64(p + 16), sh = scopeprof__get64(p + 24);
         if ((int)(uint32_t)comp == SCOPEPROF_COMP_ON) {
             scopeprof_agg_calibration(&m, (uint32_t)(comp >> 32), 0, 0);
             scopeprof_agg_calibration(&m, (uint32_t)hi, 0, 0);
+            if (sh >> 32) { /* the short class's range (never applied: the rows are shown times) */
+                scopeprof_agg_short_class(&m, (uint32_t)sh, 0, 1);
+                scopeprof_agg_short_class(&m, (uint32_t)(sh >> 32), 0, 1);
+            }
             m.comp_state = SCOPEPROF_COMP_ON;
         } else if (c == 0) {
             m.comp_state = (int)(uint32_t)comp;
         }
-        if (scopeprof__get64(p + 24) > off) off = scopeprof__get64(p + 24);
-        if (scopeprof__get64(p + 32) > rtt) rtt = scopeprof__get64(p + 32);
-        uint64_t nrows = scopeprof__get64(p + 40);
-        p += 48;
+        if (scopeprof__get64(p + 32) > off) off = scopeprof__get64(p + 32);
+        if (scopeprof__get64(p + 40) > rtt) rtt = scopeprof__get64(p + 40);
+        uint64_t nrows = scopeprof__get64(p + 48);
+        p += 56;
         for (uint64_t i = 0; i < nrows && !bad; i++) {
             if (end - p < 32) {
                 bad = 1;

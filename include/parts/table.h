@@ -280,6 +280,7 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
     if (gpu_ns >= 0) a->has_gpu = 1;
     scopeprof_agg_thread *th = thread < a->nthreads ? &a->threads[thread] : scopeprof__agg_thread(a, thread);
     if (!th) {
+        r->unit.count_short += (uint64_t)dur < a->comp_short_below;
         scopeprof__add(&r->unit.self, dur);
         if (gpu_ns > 0) scopeprof__add(&r->gpu_total_ns, gpu_ns), scopeprof__add(&r->gpu_self_ns, gpu_ns);
         return -1;
@@ -666,10 +667,12 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_print(FILE *out, const scope
 SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps,
                                               uint32_t outside_ps, int apply) {
     uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
-    if (a->comp_inside_ps != (apply ? inside_ps : 0) || a->comp_outside_ps != (apply ? outside_ps : 0))
+    if (a->comp_inside_ps != (apply ? inside_ps : 0) || a->comp_outside_ps != (apply ? outside_ps : 0) ||
+        (!apply && a->comp_short_below))
         scopeprof_agg_flush(a); /* what was fed before keeps its own calibration */
     a->comp_inside_ps = apply ? inside_ps : 0;
     a->comp_outside_ps = apply ? outside_ps : 0;
+    if (!apply) a->comp_short_inside_ps = a->comp_short_outside_ps = 0, a->comp_short_below = 0; /* raw: none */
     if (a->comp_state != SCOPEPROF_COMP_ON && a->comp_state != SCOPEPROF_COMP_OFF_RAW) {
         a->comp_lo_ps = a->comp_hi_ps = each;
     } else {

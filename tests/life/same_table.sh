@@ -111,6 +111,14 @@ case "$short" in
 esac
 [ -n "$short" ] || { echo "FAIL: runs: run_leaf and run_other are not named as mostly the profiler's cost (or run_parent is):"; cat "$work/runs1.err"; failed=1; }
 ! grep -q "^Mostly the profiler's own cost" "$work/runs0.err" || { echo "FAIL: runs: raw times name short rows"; failed=1; }
+# The table across files (--per-rank, one file here) keeps the short class:
+# the footer's figure and the rows named.
+SCOPEPROF_OUTPUT="$work/runs_rank.sprof" "$BUILD/tests/life/prog_life" runs >/dev/null 2>&1
+"$BUILD/scopeprof" table --per-rank "$work/runs_rank.sprof" >"$work/runs_rank.out" 2>&1 || true
+if ! grep -q "per short one, about as short as an empty scope" "$work/runs_rank.out" ||
+  ! grep -q "^Mostly the profiler's own cost (.*: .*run_leaf" "$work/runs_rank.out"; then
+  echo "FAIL: runs: --per-rank drops the short class:"; cat "$work/runs_rank.out"; failed=1
+fi
 
 # Ranges that outlive the scope they began in: a child that started before
 # its parent, two overlapping records of one key (prog_life overlap). The
