@@ -3019,7 +3019,7 @@ static inline uint64_t scopeprof__cal_durs(scopeprof__thread *t, const scopeprof
  * the scope recorded beyond the call without one (0 if less: the clock
  * reads overlapped its work). */
 static inline void scopeprof__cal_class(double plain, double scoped, double recorded, double *in, double *out) {
-    double each = (scoped - plain) / SCOPEPROF__CAL_PER, i = (recorded - plain) / SCOPEPROF__CAL_PER;
+    const double per = SCOPEPROF__CAL_PER, each = (scoped - plain) / per, i = (recorded - plain) / per;
     *in = i > 0 ? i : 0;
     *out = each > *in ? each - *in : 0;
 }
@@ -3076,7 +3076,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__
     scopeprof__cal_class(q[3], q[4], q[5], &g->clock.comp_short_inside_ticks, &g->clock.comp_short_outside_ticks);
     /* Short: under twice an empty scope's duration (at least 1 tick, and far
      * under a short record's longest). */
-    double below = 2 * q[5] / K;
+    double below = 2 * q[5] / (double)K;
     g->clock.comp_short_below = below < 1 ? 1 : below > 1e6 ? 1000000u : (uint64_t)below;
 }
 
