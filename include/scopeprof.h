@@ -3001,17 +3001,22 @@ static inline uint64_t scopeprof__ticks_fenced(void) {
     return scopeprof__ticks();
 }
 
-static int scopeprof__cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+static int scopeprof__cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
 }
 
+/* Ticks of a batch, as kept (32 bits: the arrays of batches stay small on
+ * the stack of whichever thread records first); a batch longer than 2^32
+ * ticks (a preemption) is kept as the longest, which the quartile ignores. */
+static inline uint32_t scopeprof__cal_ticks(uint64_t t) { return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t; }
+
 /* The recorded durations of the scopes in the throwaway buffer (a long
  * record's is huge: the batch then does not count). */
-static inline uint64_t scopeprof__cal_durs(scopeprof__thread *t, const scopeprof__slot *buf) {
+static inline uint32_t scopeprof__cal_durs(scopeprof__thread *t, const scopeprof__slot *buf) {
     uint64_t d = 0;
     for (const scopeprof__slot *e = buf; e < t->cur; e++) d += e->dur;
-    return d;
+    return scopeprof__cal_ticks(d);
 }
 
 /* One class from its batches (ticks per batch of K calls, lower quartiles):
@@ -3037,7 +3042,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__
     scopeprof__slot buf[4 * K]; /* room for K long records: never the slow path */
     scopeprof__thread cal;
     memset(&cal, 0, sizeof cal);
-    uint64_t t[6][B], x = 1; /* plain, scoped, recorded: with work, then empty */
+    uint32_t t[6][B]; /* plain, scoped, recorded: with work, then empty */
+    uint64_t x = 1;
     /* A signal handler's scopes would land in the throwaway buffer, and
      * could fill it: none runs meanwhile. */
     sigset_t all, old;
@@ -3054,7 +3060,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__
         c[1] = scopeprof__ticks_fenced();
         for (int k = 0; k < K; k++) scopeprof__cal_scoped(&site, &x);
         c[2] = scopeprof__ticks_fenced();
-        uint64_t with_work = scopeprof__cal_durs(&cal, buf);
+        uint32_t with_work = scopeprof__cal_durs(&cal, buf);
         cal.cur = buf;
         c[3] = scopeprof__ticks_fenced();
         for (int k = 0; k < K; k++) scopeprof__cal_plain_empty(&site);
@@ -3062,14 +3068,16 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__
         for (int k = 0; k < K; k++) scopeprof__cal_empty(&site);
         c[5] = scopeprof__ticks_fenced();
         if (b < 0) continue;
-        t[0][b] = c[1] - c[0], t[1][b] = c[2] - c[1], t[2][b] = with_work;
-        t[3][b] = c[4] - c[3], t[4][b] = c[5] - c[4], t[5][b] = scopeprof__cal_durs(&cal, buf);
+        t[0][b] = scopeprof__cal_ticks(c[1] - c[0]), t[1][b] = scopeprof__cal_ticks(c[2] - c[1]);
+        t[2][b] = with_work;
+        t[3][b] = scopeprof__cal_ticks(c[4] - c[3]), t[4][b] = scopeprof__cal_ticks(c[5] - c[4]);
+        t[5][b] = scopeprof__cal_durs(&cal, buf);
     }
     scopeprof__tls = saved;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     double q[6];
     for (int k = 0; k < 6; k++) {
-        qsort(t[k], B, sizeof t[k][0], scopeprof__cmp_u64);
+        qsort(t[k], B, sizeof t[k][0], scopeprof__cmp_u32);
         q[k] = (double)t[k][B / 4];
     }
     scopeprof__cal_class(q[0], q[1], q[2], &g->clock.comp_inside_ticks, &g->clock.comp_outside_ticks);
