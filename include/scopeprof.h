@@ -1792,13 +1792,14 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
                      uint32_t depth, int64_t gpu_ns) {
     scopeprof_row *r = &a->rows[row];
     int64_t dur = end < start ? 0 : end - start > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(end - start);
+    const uint32_t is_short = (uint64_t)dur < a->comp_short_below; /* compensation's class */
     a->events++;
     r->unit.count++;
+    r->unit.count_short += is_short;
     scopeprof__add(&r->unit.total, dur);
     if (gpu_ns >= 0) a->has_gpu = 1;
     scopeprof_agg_thread *th = thread < a->nthreads ? &a->threads[thread] : scopeprof__agg_thread(a, thread);
     if (!th) {
-        r->unit.count_short += (uint64_t)dur < a->comp_short_below;
         scopeprof__add(&r->unit.self, dur);
         if (gpu_ns > 0) scopeprof__add(&r->gpu_total_ns, gpu_ns), scopeprof__add(&r->gpu_self_ns, gpu_ns);
         return -1;
@@ -1834,11 +1835,9 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
      * compensated (the raw times PyTorch shows); compensated sums stay
      * unclamped until shown (scopeprof__comp_shown). */
     uint64_t nested = inside ? kids->nested : 0, nested_short = inside ? kids->nested_short : 0;
-    uint32_t is_short = (uint64_t)dur < a->comp_short_below; /* compensation's class */
     scopeprof__add(&r->unit.self, scopeprof__comp_on(a) || self > 0 ? self : 0);
     r->unit.nested += nested;
     r->unit.children += inside ? kids->n : 0;
-    r->unit.count_short += is_short;
     r->unit.nested_short += nested_short;
     r->unit.children_short += inside ? kids->n_short : 0;
     if (gpu_total) scopeprof__add(&r->gpu_total_ns, gpu_total);
@@ -2182,37 +2181,38 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_print(FILE *out, const scope
     free(idx);
 }
 
+/* Widen the footer's range [*lo, *hi] (ps) by inside + outside (held at
+ * UINT32_MAX); `first`: the range is empty, and starts there. */
+static inline void scopeprof__comp_range(uint32_t *lo, uint32_t *hi, uint32_t inside_ps, uint32_t outside_ps,
+                                         int first) {
+    uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
+    if (first || each < *lo) *lo = each;
+    if (first || each > *hi) *hi = each;
+}
+
 SCOPEPROF__API void scopeprof_agg_calibration(scopeprof_agg *a, uint32_t inside_ps,
                                               uint32_t outside_ps, int apply) {
-    uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
     if (a->comp_inside_ps != (apply ? inside_ps : 0) || a->comp_outside_ps != (apply ? outside_ps : 0) ||
         (!apply && a->comp_short_below))
         scopeprof_agg_flush(a); /* what was fed before keeps its own calibration */
     a->comp_inside_ps = apply ? inside_ps : 0;
     a->comp_outside_ps = apply ? outside_ps : 0;
     if (!apply) a->comp_short_inside_ps = a->comp_short_outside_ps = 0, a->comp_short_below = 0; /* raw: none */
-    if (a->comp_state != SCOPEPROF_COMP_ON && a->comp_state != SCOPEPROF_COMP_OFF_RAW) {
-        a->comp_lo_ps = a->comp_hi_ps = each;
-    } else {
-        if (each < a->comp_lo_ps) a->comp_lo_ps = each;
-        if (each > a->comp_hi_ps) a->comp_hi_ps = each;
-    }
+    scopeprof__comp_range(&a->comp_lo_ps, &a->comp_hi_ps, inside_ps, outside_ps,
+                          a->comp_state != SCOPEPROF_COMP_ON && a->comp_state != SCOPEPROF_COMP_OFF_RAW);
     a->comp_state = apply ? SCOPEPROF_COMP_ON : SCOPEPROF_COMP_OFF_RAW;
 }
 
 SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_agg_short_class(scopeprof_agg *a, uint32_t inside_ps, uint32_t outside_ps,
                                               uint64_t below) {
     const int apply = a->comp_state == SCOPEPROF_COMP_ON && below;
-    uint32_t each = inside_ps + outside_ps < inside_ps ? UINT32_MAX : inside_ps + outside_ps;
     if (a->comp_short_inside_ps != (apply ? inside_ps : 0) || a->comp_short_outside_ps != (apply ? outside_ps : 0) ||
         a->comp_short_below != (apply ? below : 0))
         scopeprof_agg_flush(a); /* what was fed before keeps its own calibration */
     a->comp_short_inside_ps = apply ? inside_ps : 0;
     a->comp_short_outside_ps = apply ? outside_ps : 0;
     a->comp_short_below = apply ? below : 0;
-    if (!below) return;
-    if (!a->comp_short_hi_ps || each < a->comp_short_lo_ps) a->comp_short_lo_ps = each;
-    if (each > a->comp_short_hi_ps) a->comp_short_hi_ps = each;
+    if (below) scopeprof__comp_range(&a->comp_short_lo_ps, &a->comp_short_hi_ps, inside_ps, outside_ps, !a->comp_short_hi_ps);
 }
 
 /* "X ns" or "X-Y ns" (a range over files). */
@@ -2234,7 +2234,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const s
         if (short_calls ? clamped || r->count_short <= r->count / 2 : !clamped) continue;
         if (n++ == 0) fputs(head, out);
         char name[SCOPEPROF__NAME_W + 1]; /* as in the table */
-        if (n <= 10) fprintf(out, " %s", scopeprof__name_cell(name, a->rows[i].name, SCOPEPROF__NAME_W));
+        if (n <= 10) fprintf(out, " %s", scopeprof__name_cell(name, r->name, SCOPEPROF__NAME_W));
     }
     if (n > 10) fprintf(out, " and %u more", n - 10);
     if (n) fputc('\n', out);
@@ -4583,16 +4583,15 @@ static inline __attribute__((always_inline)) void
 scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
                   uint64_t end, uint32_t depth, int64_t gpu_ns, int comp, uint64_t below) {
     int64_t dur = (int64_t)(end - start);
+    const uint64_t is_short = end - start < below; /* compensation's class */
     s->t.count++;
+    s->t.count_short += is_short;
     s->t.total += dur;
     if (__builtin_expect(depth + 2 > L->cap, 0)) { /* too deep to keep: no parent, no children */
         s->t.self += dur;
-        s->t.count_short += end - start < below;
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
-    const uint64_t is_short = end - start < below;
-    s->t.count_short += is_short;
     uint64_t nested = 0;
     if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) {
         s->t.self += dur; /* a leaf */

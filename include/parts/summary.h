@@ -123,16 +123,15 @@ static inline __attribute__((always_inline)) void
 scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
                   uint64_t end, uint32_t depth, int64_t gpu_ns, int comp, uint64_t below) {
     int64_t dur = (int64_t)(end - start);
+    const uint64_t is_short = end - start < below; /* compensation's class */
     s->t.count++;
+    s->t.count_short += is_short;
     s->t.total += dur;
     if (__builtin_expect(depth + 2 > L->cap, 0)) { /* too deep to keep: no parent, no children */
         s->t.self += dur;
-        s->t.count_short += end - start < below;
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
-    const uint64_t is_short = end - start < below;
-    s->t.count_short += is_short;
     uint64_t nested = 0;
     if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) {
         s->t.self += dur; /* a leaf */
