@@ -2378,7 +2378,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 20u /* 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 21u /* 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -2463,6 +2463,7 @@ typedef struct scopeprof__state {
         size_t queued;         /* bytes in the full queue */
         size_t peak_bytes;     /* most chunk memory held at once */
         uint64_t self_writes;  /* chunks recording threads wrote because the writer was behind */
+        size_t chunks_queued;  /* ever: whether any came since the writer's last look */
         scopeprof__slot off_slots[2 + (SCOPEPROF_SHAPE_MAX_WORDS + 1) / 2]; /* the longest record */
         scopeprof__thread off_thread;
     } buf;
@@ -2471,6 +2472,9 @@ typedef struct scopeprof__state {
         int state;  /* SCOPEPROF__WRITER_*: none yet, running, never in this process */
         int up;     /* the thread runs its own code (scopeprof__writer_start) */
         int paused; /* a cycle callback runs with `lock` released */
+        int asleep; /* it sleeps till its timed flush: none queued since its last look */
+        size_t looked; /* buf.chunks_queued at its last look */
+        int polled; /* it waits a poll's time: its next look writes what is queued */
         pthread_cond_t wake; /* the writer sleeps on it, under buf.lock */
         scopeprof__chunk *touching; /* the chunk it is touching (set under `lock`) */
         void *(*main)(void *); /* of the module that made the state (pinned) */
@@ -3934,6 +3938,7 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
     else g->buf.full_head = c;
     g->buf.full_tail = c;
     g->buf.queued += sizeof *c;
+    g->buf.chunks_queued++;
 }
 
 /* Whether the writer has a drain due: an eighth of the budget or 1 MiB is
@@ -3965,12 +3970,53 @@ static inline int scopeprof__drain_due(const scopeprof__state *g) {
 #define SCOPEPROF__CHUNK_PAGES_BYTES ((sizeof(scopeprof__chunk) + 4095u) & ~(size_t)4095u)
 #define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / SCOPEPROF__CHUNK_PAGES_BYTES) + 2u)
 
-/* Whether the writer should wake before its next timed flush: a drain is
- * due, or a refill is (half the spare chunks are gone) and the budget has
- * room for it. Chunk lock held. */
+/* Whether a refill is due: fewer than `below` spare chunks and room in the
+ * budget for one more. Chunk lock held. */
+static inline int scopeprof__refill_due(const scopeprof__state *g, uint32_t below) {
+    return g->buf.nspare < below && g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+}
+
+/* Whether the writer has work before its next timed flush: a drain is due,
+ * or a refill is (half the spare chunks are gone). Chunk lock held. */
 static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
-    if (scopeprof__drain_due(g)) return 1;
-    return g->buf.nspare < SCOPEPROF__SPARE / 2 && g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+    return scopeprof__drain_due(g) || scopeprof__refill_due(g, SCOPEPROF__SPARE / 2);
+}
+
+/* How the writer learns of work. While chunks keep coming it looks every
+ * SCOPEPROF__WRITER_POLL_NS on its own and writes what is queued (a thread
+ * at full speed queues about 0.8 MiB a millisecond here, within the spare
+ * chunks); when none came since its last look it sleeps until its timed
+ * flush (wr.asleep), and the thread that queues a chunk with work due
+ * wakes it. A thread also wakes a writer that looks
+ * too seldom for it: a quarter of the spare chunks left, or a quarter of the
+ * budget queued (a small SCOPEPROF_BUFFER_MB). Why not a wake at every
+ * chunk switch with work due: the writer, woken on the switching thread's
+ * CPU, took that CPU at once, after a scope closed and inside the scope
+ * open around it, so on a machine whose CPUs were all busy its drains
+ * landed in that one scope's self time (bench/compensation.c's parent:
+ * 7-13 ms per million events in the chunk switches, against 0.8-1.0 polled;
+ * docs/PERFORMANCE.md, session 16). Polled, the writer's CPU comes out of
+ * the program wherever it happens to run, as any other process's would.
+ * A look with nothing due costs a few microseconds: under 1% of a CPU.
+ * Chunk lock held. */
+#define SCOPEPROF__WRITER_POLL_NS 1000000u
+static inline int scopeprof__writer_wake_due(const scopeprof__state *g) {
+    if (g->wr.state != SCOPEPROF__WRITER_RUNNING) return 0;
+    if (g->wr.asleep) return scopeprof__writer_has_work(g);
+    return scopeprof__refill_due(g, SCOPEPROF__SPARE / 4) || g->buf.queued >= g->cfg.budget / 4;
+}
+
+/* When the writer, with nothing due at `now`, looks next (CLOCK_MONOTONIC
+ * ns): if a chunk was queued since its last look, in a poll's time, and that
+ * look writes whatever is queued then (wr.polled); else at its timed flush
+ * `flush_at`, asleep (woken by a thread only) till then. Never after
+ * `flush_at`. Chunk lock held. */
+static inline uint64_t scopeprof__writer_next_look(scopeprof__state *g, uint64_t now, uint64_t flush_at) {
+    int idle = g->buf.chunks_queued == g->wr.looked;
+    g->wr.looked = g->buf.chunks_queued;
+    g->wr.asleep = idle;
+    g->wr.polled = !idle;
+    return idle || now + SCOPEPROF__WRITER_POLL_NS > flush_at ? flush_at : now + SCOPEPROF__WRITER_POLL_NS;
 }
 
 /* Whether the thread that needs a chunk must write first: no spare chunk,
@@ -4060,7 +4106,7 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     t->chunk = c;
     t->lim = c->ev + SCOPEPROF_EVENTS_PER_CHUNK;
     __atomic_store_n(&t->cur, &c->ev[0], __ATOMIC_RELEASE);
-    int wake = g->wr.state == SCOPEPROF__WRITER_RUNNING && scopeprof__writer_has_work(g);
+    int wake = scopeprof__writer_wake_due(g);
     pthread_mutex_unlock(&g->buf.lock);
     scopeprof__sigs_release(sigs);
     if (wake) pthread_cond_signal(&g->wr.wake);
@@ -6097,8 +6143,10 @@ SCOPEPROF__API void scopeprof__flush(void) {
  * finds it holding the lock is written at its unlock (scopeprof__unlock); a
  * forked child has none (its recording threads write, as without a writer);
  * at exit the final write drains the queue and the writer stops when it next
- * looks. With SCOPEPROF_OUTPUT=none it runs all the same: it feeds the exit
- * summary and recycles the memory. Its locks: state.h, "Locks". */
+ * looks. While chunks keep coming it looks for work on its own (polled:
+ * scopeprof__writer_wake_due says why, and when a thread wakes it). With
+ * SCOPEPROF_OUTPUT=none it runs all the same: it feeds the exit summary and
+ * recycles the memory. Its locks: state.h, "Locks". */
 SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g) {
     pthread_mutex_init(&g->buf.lock, NULL);
     pthread_condattr_t a;
@@ -6220,17 +6268,19 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
     pthread_mutex_lock(&g->buf.lock);
     while (!g->life.finalized && g->wr.state == SCOPEPROF__WRITER_RUNNING) {
         uint64_t now = scopeprof__mono_ns();
-        int timed = now - last >= period;
-        if (!timed && !scopeprof__writer_has_work(g)) {
-            scopeprof__writer_wait(g, last + period);
+        int timed = now - last >= period, look = g->wr.polled && g->buf.queued; /* a poll's: write it */
+        if (!timed && !look && !scopeprof__writer_has_work(g)) { /* polled, or asleep till the timed flush */
+            scopeprof__writer_wait(g, scopeprof__writer_next_look(g, now, last + period));
+            g->wr.asleep = 0;
             continue;
         }
+        g->wr.polled = 0;
         /* The first write needs the clock rate, which takes 20 ms from the
          * program's start to measure (scopeprof__calibrate): till then the
          * writer touches new chunks for the threads, rather than sleep in
          * the write while they touch their own. */
         uint64_t early = scopeprof__rate_wait(g);
-        int drain = !early && (timed || scopeprof__drain_due(g)), wrote = 0;
+        int drain = !early && (timed || look || scopeprof__drain_due(g)), wrote = 0;
         timed = timed && !early;
         pthread_mutex_unlock(&g->buf.lock);
         int mapped = scopeprof__writer_refill(g);
@@ -6240,7 +6290,9 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
         pthread_mutex_lock(&g->buf.lock);
         if (early) {
-            scopeprof__writer_wait(g, now + early); /* or a thread's wake-up: refill */
+            g->wr.asleep = 1; /* a thread's wake-up: refill */
+            scopeprof__writer_wait(g, now + early);
+            g->wr.asleep = 0;
         } else if (!mapped && !drain) {
             /* Woken to refill, and mmap failed: not a loop round the locks
              * until memory comes back; the threads map their own or stop

@@ -57,6 +57,7 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
     else g->buf.full_head = c;
     g->buf.full_tail = c;
     g->buf.queued += sizeof *c;
+    g->buf.chunks_queued++;
 }
 
 /* Whether the writer has a drain due: an eighth of the budget or 1 MiB is
@@ -88,12 +89,53 @@ static inline int scopeprof__drain_due(const scopeprof__state *g) {
 #define SCOPEPROF__CHUNK_PAGES_BYTES ((sizeof(scopeprof__chunk) + 4095u) & ~(size_t)4095u)
 #define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / SCOPEPROF__CHUNK_PAGES_BYTES) + 2u)
 
-/* Whether the writer should wake before its next timed flush: a drain is
- * due, or a refill is (half the spare chunks are gone) and the budget has
- * room for it. Chunk lock held. */
+/* Whether a refill is due: fewer than `below` spare chunks and room in the
+ * budget for one more. Chunk lock held. */
+static inline int scopeprof__refill_due(const scopeprof__state *g, uint32_t below) {
+    return g->buf.nspare < below && g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+}
+
+/* Whether the writer has work before its next timed flush: a drain is due,
+ * or a refill is (half the spare chunks are gone). Chunk lock held. */
 static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
-    if (scopeprof__drain_due(g)) return 1;
-    return g->buf.nspare < SCOPEPROF__SPARE / 2 && g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+    return scopeprof__drain_due(g) || scopeprof__refill_due(g, SCOPEPROF__SPARE / 2);
+}
+
+/* How the writer learns of work. While chunks keep coming it looks every
+ * SCOPEPROF__WRITER_POLL_NS on its own and writes what is queued (a thread
+ * at full speed queues about 0.8 MiB a millisecond here, within the spare
+ * chunks); when none came since its last look it sleeps until its timed
+ * flush (wr.asleep), and the thread that queues a chunk with work due
+ * wakes it. A thread also wakes a writer that looks
+ * too seldom for it: a quarter of the spare chunks left, or a quarter of the
+ * budget queued (a small SCOPEPROF_BUFFER_MB). Why not a wake at every
+ * chunk switch with work due: the writer, woken on the switching thread's
+ * CPU, took that CPU at once, after a scope closed and inside the scope
+ * open around it, so on a machine whose CPUs were all busy its drains
+ * landed in that one scope's self time (bench/compensation.c's parent:
+ * 7-13 ms per million events in the chunk switches, against 0.8-1.0 polled;
+ * docs/PERFORMANCE.md, session 16). Polled, the writer's CPU comes out of
+ * the program wherever it happens to run, as any other process's would.
+ * A look with nothing due costs a few microseconds: under 1% of a CPU.
+ * Chunk lock held. */
+#define SCOPEPROF__WRITER_POLL_NS 1000000u
+static inline int scopeprof__writer_wake_due(const scopeprof__state *g) {
+    if (g->wr.state != SCOPEPROF__WRITER_RUNNING) return 0;
+    if (g->wr.asleep) return scopeprof__writer_has_work(g);
+    return scopeprof__refill_due(g, SCOPEPROF__SPARE / 4) || g->buf.queued >= g->cfg.budget / 4;
+}
+
+/* When the writer, with nothing due at `now`, looks next (CLOCK_MONOTONIC
+ * ns): if a chunk was queued since its last look, in a poll's time, and that
+ * look writes whatever is queued then (wr.polled); else at its timed flush
+ * `flush_at`, asleep (woken by a thread only) till then. Never after
+ * `flush_at`. Chunk lock held. */
+static inline uint64_t scopeprof__writer_next_look(scopeprof__state *g, uint64_t now, uint64_t flush_at) {
+    int idle = g->buf.chunks_queued == g->wr.looked;
+    g->wr.looked = g->buf.chunks_queued;
+    g->wr.asleep = idle;
+    g->wr.polled = !idle;
+    return idle || now + SCOPEPROF__WRITER_POLL_NS > flush_at ? flush_at : now + SCOPEPROF__WRITER_POLL_NS;
 }
 
 /* Whether the thread that needs a chunk must write first: no spare chunk,
@@ -183,7 +225,7 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     t->chunk = c;
     t->lim = c->ev + SCOPEPROF_EVENTS_PER_CHUNK;
     __atomic_store_n(&t->cur, &c->ev[0], __ATOMIC_RELEASE);
-    int wake = g->wr.state == SCOPEPROF__WRITER_RUNNING && scopeprof__writer_has_work(g);
+    int wake = scopeprof__writer_wake_due(g);
     pthread_mutex_unlock(&g->buf.lock);
     scopeprof__sigs_release(sigs);
     if (wake) pthread_cond_signal(&g->wr.wake);

@@ -100,7 +100,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 20u /* 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 21u /* 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -185,6 +185,7 @@ typedef struct scopeprof__state {
         size_t queued;         /* bytes in the full queue */
         size_t peak_bytes;     /* most chunk memory held at once */
         uint64_t self_writes;  /* chunks recording threads wrote because the writer was behind */
+        size_t chunks_queued;  /* ever: whether any came since the writer's last look */
         scopeprof__slot off_slots[2 + (SCOPEPROF_SHAPE_MAX_WORDS + 1) / 2]; /* the longest record */
         scopeprof__thread off_thread;
     } buf;
@@ -193,6 +194,9 @@ typedef struct scopeprof__state {
         int state;  /* SCOPEPROF__WRITER_*: none yet, running, never in this process */
         int up;     /* the thread runs its own code (scopeprof__writer_start) */
         int paused; /* a cycle callback runs with `lock` released */
+        int asleep; /* it sleeps till its timed flush: none queued since its last look */
+        size_t looked; /* buf.chunks_queued at its last look */
+        int polled; /* it waits a poll's time: its next look writes what is queued */
         pthread_cond_t wake; /* the writer sleeps on it, under buf.lock */
         scopeprof__chunk *touching; /* the chunk it is touching (set under `lock`) */
         void *(*main)(void *); /* of the module that made the state (pinned) */

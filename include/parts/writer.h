@@ -443,8 +443,10 @@ SCOPEPROF__API void scopeprof__flush(void) {
  * finds it holding the lock is written at its unlock (scopeprof__unlock); a
  * forked child has none (its recording threads write, as without a writer);
  * at exit the final write drains the queue and the writer stops when it next
- * looks. With SCOPEPROF_OUTPUT=none it runs all the same: it feeds the exit
- * summary and recycles the memory. Its locks: state.h, "Locks". */
+ * looks. While chunks keep coming it looks for work on its own (polled:
+ * scopeprof__writer_wake_due says why, and when a thread wakes it). With
+ * SCOPEPROF_OUTPUT=none it runs all the same: it feeds the exit summary and
+ * recycles the memory. Its locks: state.h, "Locks". */
 SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g) {
     pthread_mutex_init(&g->buf.lock, NULL);
     pthread_condattr_t a;
@@ -566,17 +568,19 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
     pthread_mutex_lock(&g->buf.lock);
     while (!g->life.finalized && g->wr.state == SCOPEPROF__WRITER_RUNNING) {
         uint64_t now = scopeprof__mono_ns();
-        int timed = now - last >= period;
-        if (!timed && !scopeprof__writer_has_work(g)) {
-            scopeprof__writer_wait(g, last + period);
+        int timed = now - last >= period, look = g->wr.polled && g->buf.queued; /* a poll's: write it */
+        if (!timed && !look && !scopeprof__writer_has_work(g)) { /* polled, or asleep till the timed flush */
+            scopeprof__writer_wait(g, scopeprof__writer_next_look(g, now, last + period));
+            g->wr.asleep = 0;
             continue;
         }
+        g->wr.polled = 0;
         /* The first write needs the clock rate, which takes 20 ms from the
          * program's start to measure (scopeprof__calibrate): till then the
          * writer touches new chunks for the threads, rather than sleep in
          * the write while they touch their own. */
         uint64_t early = scopeprof__rate_wait(g);
-        int drain = !early && (timed || scopeprof__drain_due(g)), wrote = 0;
+        int drain = !early && (timed || look || scopeprof__drain_due(g)), wrote = 0;
         timed = timed && !early;
         pthread_mutex_unlock(&g->buf.lock);
         int mapped = scopeprof__writer_refill(g);
@@ -586,7 +590,9 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
         pthread_mutex_lock(&g->buf.lock);
         if (early) {
-            scopeprof__writer_wait(g, now + early); /* or a thread's wake-up: refill */
+            g->wr.asleep = 1; /* a thread's wake-up: refill */
+            scopeprof__writer_wait(g, now + early);
+            g->wr.asleep = 0;
         } else if (!mapped && !drain) {
             /* Woken to refill, and mmap failed: not a loop round the locks
              * until memory comes back; the threads map their own or stop

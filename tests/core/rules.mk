@@ -2,6 +2,7 @@
 #   test_agg[_asan]            aggregation and table, events with known times
 #   test_sums[_asan]           the exit summary's sums against the reporter's
 #                              aggregation, on random records
+#   test_wake[_asan]           the background writer's wake-up rules
 #   test_record[_asan|_tsan]   runs the prog_* / multi_* programs of the same
 #                              variant as child processes and checks their
 #                              exit summary and trace file
@@ -78,6 +79,17 @@ $(CORE)/test_sums_asan: tests/core/test_sums.c $(HEADER)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -DPROFILE_ENABLE -DVARIANT='"_asan"' $< -o $@ -lcmocka $(CORE_LIBS)
 TEST_BINS += $(CORE)/test_sums $(CORE)/test_sums_asan
 TEST_CMDS += $(CORE)/test_sums $(CORE)/test_sums_asan
+
+# The background writer's wake-up rules, on a state made by hand (profiling
+# on: the writer exists only there). No thread runs: plain and ASan/UBSan.
+$(CORE)/test_wake: tests/core/test_wake.c $(HEADER)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE -DVARIANT='""' $< -o $@ -lcmocka $(CORE_LIBS)
+$(CORE)/test_wake_asan: tests/core/test_wake.c $(HEADER)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -DPROFILE_ENABLE -DVARIANT='"_asan"' $< -o $@ -lcmocka $(CORE_LIBS)
+TEST_BINS += $(CORE)/test_wake $(CORE)/test_wake_asan
+TEST_CMDS += $(CORE)/test_wake $(CORE)/test_wake_asan
 
 # The disabled build: objects of disabled_use.c without PROFILE_ENABLE, with
 # PROFILE_ENABLE=0, with the macro lines deleted (ref) and enabled (control),
