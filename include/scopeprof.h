@@ -2472,7 +2472,7 @@ typedef struct scopeprof__state {
         int state;  /* SCOPEPROF__WRITER_*: none yet, running, never in this process */
         int up;     /* the thread runs its own code (scopeprof__writer_start) */
         int paused; /* a cycle callback runs with `lock` released */
-        int asleep; /* it sleeps till its timed flush: none queued since its last look */
+        int asleep; /* a thread wakes it when work is due (it sleeps till its timed flush, or waits for the clock rate) */
         size_t looked; /* buf.chunks_queued at its last look */
         int polled; /* it waits a poll's time: its next look writes what is queued */
         pthread_cond_t wake; /* the writer sleeps on it, under buf.lock */
@@ -3982,11 +3982,12 @@ static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
     return scopeprof__drain_due(g) || scopeprof__refill_due(g, SCOPEPROF__SPARE / 2);
 }
 
-/* How the writer learns of work. While chunks keep coming it looks every
- * SCOPEPROF__WRITER_POLL_NS on its own and writes what is queued (a thread
- * at full speed queues about 0.8 MiB a millisecond here, within the spare
- * chunks); when none came since its last look it sleeps until its timed
- * flush (wr.asleep), and the thread that queues a chunk with work due
+/* How the writer learns of work. While chunks keep coming it looks on its
+ * own, SCOPEPROF__WRITER_POLL_NS after its last look's work, and writes
+ * what is queued once that fills a batch (scopeprof__writer_look_due; a
+ * thread at full speed queues about 0.8 MiB a millisecond here, within the
+ * spare chunks); when none came since its last look it sleeps until its
+ * timed flush (wr.asleep), and the thread that queues a chunk with work due
  * wakes it. A thread also wakes a writer that looks
  * too seldom for it: a quarter of the spare chunks left, or a quarter of the
  * budget queued (a small SCOPEPROF_BUFFER_MB). Why not a wake at every
@@ -4000,15 +4001,17 @@ static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
  * A look with nothing due costs a few microseconds: under 1% of a CPU.
  * Chunk lock held. */
 #define SCOPEPROF__WRITER_POLL_NS 1000000u
+#define SCOPEPROF__SPARE_LOW ((SCOPEPROF__SPARE + 3u) / 4u) /* a quarter, at least one */
 static inline int scopeprof__writer_wake_due(const scopeprof__state *g) {
     if (g->wr.state != SCOPEPROF__WRITER_RUNNING) return 0;
     if (g->wr.asleep) return scopeprof__writer_has_work(g);
-    return scopeprof__refill_due(g, SCOPEPROF__SPARE / 4) || g->buf.queued >= g->cfg.budget / 4;
+    return scopeprof__refill_due(g, SCOPEPROF__SPARE_LOW) || g->buf.queued >= g->cfg.budget / 4;
 }
 
 /* When the writer, with nothing due at `now`, looks next (CLOCK_MONOTONIC
  * ns): if a chunk was queued since its last look, in a poll's time, and that
- * look writes whatever is queued then (wr.polled); else at its timed flush
+ * look writes what is queued then if it fills a batch (wr.polled:
+ * scopeprof__writer_look_due); else at its timed flush
  * `flush_at`, asleep (woken by a thread only) till then. Never after
  * `flush_at`. Chunk lock held. */
 static inline uint64_t scopeprof__writer_next_look(scopeprof__state *g, uint64_t now, uint64_t flush_at) {
@@ -4017,6 +4020,14 @@ static inline uint64_t scopeprof__writer_next_look(scopeprof__state *g, uint64_t
     g->wr.asleep = idle;
     g->wr.polled = !idle;
     return idle || now + SCOPEPROF__WRITER_POLL_NS > flush_at ? flush_at : now + SCOPEPROF__WRITER_POLL_NS;
+}
+
+/* Whether a poll's look writes: it polled, and a batch (SCOPEPROF__BATCH
+ * chunks, one writev) is queued. Fewer wait for the next look (or the timed
+ * flush), so that a thread that queues a chunk a millisecond does not cost a
+ * write of its own per chunk. Chunk lock held. */
+static inline int scopeprof__writer_look_due(const scopeprof__state *g) {
+    return g->wr.polled && g->buf.queued >= SCOPEPROF__BATCH * sizeof(scopeprof__chunk);
 }
 
 /* Whether the thread that needs a chunk must write first: no spare chunk,
@@ -6268,7 +6279,7 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
     pthread_mutex_lock(&g->buf.lock);
     while (!g->life.finalized && g->wr.state == SCOPEPROF__WRITER_RUNNING) {
         uint64_t now = scopeprof__mono_ns();
-        int timed = now - last >= period, look = g->wr.polled && g->buf.queued; /* a poll's: write it */
+        int timed = now - last >= period, look = scopeprof__writer_look_due(g);
         if (!timed && !look && !scopeprof__writer_has_work(g)) { /* polled, or asleep till the timed flush */
             scopeprof__writer_wait(g, scopeprof__writer_next_look(g, now, last + period));
             g->wr.asleep = 0;
@@ -6283,7 +6294,7 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         int drain = !early && (timed || look || scopeprof__drain_due(g)), wrote = 0;
         timed = timed && !early;
         pthread_mutex_unlock(&g->buf.lock);
-        int mapped = scopeprof__writer_refill(g);
+        int mapped = drain ? 1 : scopeprof__writer_refill(g); /* a drain comes first: it recycles chunks */
         if (drain) wrote = scopeprof__writer_drain(g, timed);
         mapped &= scopeprof__writer_refill(g);
         if (timed) last = now;
@@ -6296,8 +6307,10 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         } else if (!mapped && !drain) {
             /* Woken to refill, and mmap failed: not a loop round the locks
              * until memory comes back; the threads map their own or stop
-             * (scopeprof__oom). */
+             * (scopeprof__oom). A drain, which recycles chunks, wakes it. */
+            g->wr.asleep = 1;
             scopeprof__writer_wait(g, last + period);
+            g->wr.asleep = 0;
         } else if (drain && !wrote && !timed) {
             /* Due but nothing could be written (a schedule's cycle callback
              * runs, or the oldest chunk's GPU work does): a millisecond's

@@ -101,11 +101,12 @@ static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
     return scopeprof__drain_due(g) || scopeprof__refill_due(g, SCOPEPROF__SPARE / 2);
 }
 
-/* How the writer learns of work. While chunks keep coming it looks every
- * SCOPEPROF__WRITER_POLL_NS on its own and writes what is queued (a thread
- * at full speed queues about 0.8 MiB a millisecond here, within the spare
- * chunks); when none came since its last look it sleeps until its timed
- * flush (wr.asleep), and the thread that queues a chunk with work due
+/* How the writer learns of work. While chunks keep coming it looks on its
+ * own, SCOPEPROF__WRITER_POLL_NS after its last look's work, and writes
+ * what is queued once that fills a batch (scopeprof__writer_look_due; a
+ * thread at full speed queues about 0.8 MiB a millisecond here, within the
+ * spare chunks); when none came since its last look it sleeps until its
+ * timed flush (wr.asleep), and the thread that queues a chunk with work due
  * wakes it. A thread also wakes a writer that looks
  * too seldom for it: a quarter of the spare chunks left, or a quarter of the
  * budget queued (a small SCOPEPROF_BUFFER_MB). Why not a wake at every
@@ -119,15 +120,17 @@ static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
  * A look with nothing due costs a few microseconds: under 1% of a CPU.
  * Chunk lock held. */
 #define SCOPEPROF__WRITER_POLL_NS 1000000u
+#define SCOPEPROF__SPARE_LOW ((SCOPEPROF__SPARE + 3u) / 4u) /* a quarter, at least one */
 static inline int scopeprof__writer_wake_due(const scopeprof__state *g) {
     if (g->wr.state != SCOPEPROF__WRITER_RUNNING) return 0;
     if (g->wr.asleep) return scopeprof__writer_has_work(g);
-    return scopeprof__refill_due(g, SCOPEPROF__SPARE / 4) || g->buf.queued >= g->cfg.budget / 4;
+    return scopeprof__refill_due(g, SCOPEPROF__SPARE_LOW) || g->buf.queued >= g->cfg.budget / 4;
 }
 
 /* When the writer, with nothing due at `now`, looks next (CLOCK_MONOTONIC
  * ns): if a chunk was queued since its last look, in a poll's time, and that
- * look writes whatever is queued then (wr.polled); else at its timed flush
+ * look writes what is queued then if it fills a batch (wr.polled:
+ * scopeprof__writer_look_due); else at its timed flush
  * `flush_at`, asleep (woken by a thread only) till then. Never after
  * `flush_at`. Chunk lock held. */
 static inline uint64_t scopeprof__writer_next_look(scopeprof__state *g, uint64_t now, uint64_t flush_at) {
@@ -136,6 +139,14 @@ static inline uint64_t scopeprof__writer_next_look(scopeprof__state *g, uint64_t
     g->wr.asleep = idle;
     g->wr.polled = !idle;
     return idle || now + SCOPEPROF__WRITER_POLL_NS > flush_at ? flush_at : now + SCOPEPROF__WRITER_POLL_NS;
+}
+
+/* Whether a poll's look writes: it polled, and a batch (SCOPEPROF__BATCH
+ * chunks, one writev) is queued. Fewer wait for the next look (or the timed
+ * flush), so that a thread that queues a chunk a millisecond does not cost a
+ * write of its own per chunk. Chunk lock held. */
+static inline int scopeprof__writer_look_due(const scopeprof__state *g) {
+    return g->wr.polled && g->buf.queued >= SCOPEPROF__BATCH * sizeof(scopeprof__chunk);
 }
 
 /* Whether the thread that needs a chunk must write first: no spare chunk,

@@ -194,7 +194,7 @@ typedef struct scopeprof__state {
         int state;  /* SCOPEPROF__WRITER_*: none yet, running, never in this process */
         int up;     /* the thread runs its own code (scopeprof__writer_start) */
         int paused; /* a cycle callback runs with `lock` released */
-        int asleep; /* it sleeps till its timed flush: none queued since its last look */
+        int asleep; /* a thread wakes it when work is due (it sleeps till its timed flush, or waits for the clock rate) */
         size_t looked; /* buf.chunks_queued at its last look */
         int polled; /* it waits a poll's time: its next look writes what is queued */
         pthread_cond_t wake; /* the writer sleeps on it, under buf.lock */

@@ -568,7 +568,7 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
     pthread_mutex_lock(&g->buf.lock);
     while (!g->life.finalized && g->wr.state == SCOPEPROF__WRITER_RUNNING) {
         uint64_t now = scopeprof__mono_ns();
-        int timed = now - last >= period, look = g->wr.polled && g->buf.queued; /* a poll's: write it */
+        int timed = now - last >= period, look = scopeprof__writer_look_due(g);
         if (!timed && !look && !scopeprof__writer_has_work(g)) { /* polled, or asleep till the timed flush */
             scopeprof__writer_wait(g, scopeprof__writer_next_look(g, now, last + period));
             g->wr.asleep = 0;
@@ -583,7 +583,7 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         int drain = !early && (timed || look || scopeprof__drain_due(g)), wrote = 0;
         timed = timed && !early;
         pthread_mutex_unlock(&g->buf.lock);
-        int mapped = scopeprof__writer_refill(g);
+        int mapped = drain ? 1 : scopeprof__writer_refill(g); /* a drain comes first: it recycles chunks */
         if (drain) wrote = scopeprof__writer_drain(g, timed);
         mapped &= scopeprof__writer_refill(g);
         if (timed) last = now;
@@ -596,8 +596,10 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         } else if (!mapped && !drain) {
             /* Woken to refill, and mmap failed: not a loop round the locks
              * until memory comes back; the threads map their own or stop
-             * (scopeprof__oom). */
+             * (scopeprof__oom). A drain, which recycles chunks, wakes it. */
+            g->wr.asleep = 1;
             scopeprof__writer_wait(g, last + period);
+            g->wr.asleep = 0;
         } else if (drain && !wrote && !timed) {
             /* Due but nothing could be written (a schedule's cycle callback
              * runs, or the oldest chunk's GPU work does): a millisecond's

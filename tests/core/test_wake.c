@@ -1,14 +1,14 @@
 /* The background writer's wake-up rules (buffers.h): when a recording
  * thread that queued a chunk wakes the writer (scopeprof__writer_wake_due),
- * and when the writer, with nothing due, looks next
- * (scopeprof__writer_next_look). While chunks keep coming the writer polls
- * (each look writes what is queued) and no thread wakes it for a drain that
- * is due: a wake from the switching thread put the writer's drain in the
- * self time of the scope open there.
- * A writer asleep till its timed flush is woken as soon as work is due, and
- * a polling one when the spare chunks run low or a quarter of the budget is
- * queued. The rules are checked on a state made by hand, as the chunk lock's
- * holder sees it; no thread runs.
+ * when the writer, with nothing due, looks next (scopeprof__writer_next_look)
+ * and whether a poll's look writes (scopeprof__writer_look_due). While
+ * chunks keep coming the writer polls (a look writes what is queued once it
+ * fills a batch) and no thread wakes it for a drain that is due: a wake
+ * from the switching thread put the writer's drain in the self time of the
+ * scope open there. A writer asleep till its timed flush is woken as soon
+ * as work is due, and a polling one when the spare chunks run low or a
+ * quarter of the budget is queued. The rules are checked on a state made by
+ * hand, as the chunk lock's holder sees it; no thread runs.
  * Built with profiling on: the writer exists only there. */
 #define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
@@ -23,8 +23,8 @@
 static const size_t MiB = (size_t)1 << 20;
 static const size_t CHUNK = sizeof(scopeprof__chunk);
 
-/* A running writer, a 64 MiB budget (the default), every spare chunk there,
- * nothing queued. */
+/* A running writer with a budget of `budget` bytes, every spare chunk
+ * there, nothing queued. */
 static scopeprof__state *writer_state(size_t budget) {
     scopeprof__state *g = (scopeprof__state *)calloc(1, sizeof *g);
     assert_non_null(g);
@@ -43,7 +43,7 @@ static void test_polling_writer_not_woken_for_a_drain(void **state) {
     assert_false(scopeprof__writer_wake_due(g)); /* it polls: it will see it */
     g->buf.queued = 16 * MiB - CHUNK; /* just under a quarter of the budget */
     assert_false(scopeprof__writer_wake_due(g));
-    g->buf.nspare = SCOPEPROF__SPARE / 4; /* a refill is due, a quarter left */
+    g->buf.nspare = SCOPEPROF__SPARE_LOW; /* a refill is due, a quarter left */
     assert_true(scopeprof__writer_has_work(g));
     assert_false(scopeprof__writer_wake_due(g));
     free(g);
@@ -55,7 +55,7 @@ static void test_polling_writer_woken_when_far_behind(void **state) {
     g->buf.queued = 16 * MiB; /* a quarter of the budget */
     assert_true(scopeprof__writer_wake_due(g));
     g->buf.queued = 0;
-    g->buf.nspare = SCOPEPROF__SPARE / 4 - 1; /* under a quarter of the spare chunks */
+    g->buf.nspare = SCOPEPROF__SPARE_LOW - 1; /* under a quarter of the spare chunks */
     assert_true(scopeprof__writer_wake_due(g));
     g->buf.bytes = g->cfg.budget; /* ... but no room in the budget to refill */
     assert_false(scopeprof__writer_wake_due(g));
@@ -124,6 +124,20 @@ static void test_next_look(void **state) {
     free(g);
 }
 
+static void test_poll_look_writes_a_batch(void **state) {
+    (void)state;
+    scopeprof__state *g = writer_state(64 * MiB);
+    g->buf.queued = SCOPEPROF__BATCH * CHUNK;
+    assert_false(scopeprof__writer_look_due(g)); /* asleep or not polled: no look */
+    g->buf.chunks_queued++;
+    scopeprof__writer_next_look(g, 0, 100000000u);
+    assert_true(g->wr.polled);
+    assert_true(scopeprof__writer_look_due(g));
+    g->buf.queued = (SCOPEPROF__BATCH - 1) * CHUNK; /* less than a batch: the next look */
+    assert_false(scopeprof__writer_look_due(g));
+    free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_polling_writer_not_woken_for_a_drain),
@@ -131,6 +145,7 @@ int main(void) {
         cmocka_unit_test(test_asleep_writer_woken_when_work_is_due),
         cmocka_unit_test(test_no_writer_never_woken),
         cmocka_unit_test(test_next_look),
+        cmocka_unit_test(test_poll_look_writes_a_batch),
     };
     return cmocka_run_group_tests_name("wake" VARIANT, tests, NULL, NULL);
 }
