@@ -78,11 +78,12 @@ static uint64_t killed_count(const char *path, const char *name) {
 }
 
 /* SIGKILL loses at most what was recorded in the last flush period: the
- * child records 60000 scopes (14 full chunks and a partial one: under the
- * 1 MiB queued at which a drain is due, buffers.h, so no drain writes them),
- * waits 20 periods of 50 ms, and kills itself; every event is in the file.
- * The control, with the period an hour, shows it is the timed flush's doing:
- * no file at all (the state before). */
+ * child records 60000 scopes (14 full chunks and a partial one), waits 20
+ * periods of 50 ms, and kills itself; every event is in the file. The
+ * control, with the period an hour, shows that the partial chunk is the
+ * timed flush's doing: the writer, which polls while chunks come, may have
+ * written full chunks (buffers.h, scopeprof__writer_look_due), but the
+ * partial one, still the thread's own, is lost. */
 static void test_sigkill_loss_bound(void **state) {
     (void)state;
     child r;
@@ -94,7 +95,7 @@ static void test_sigkill_loss_bound(void **state) {
     child_run_args(&r, "prog_writer", ARGS("sigkill", "60000", "1000"),
                    ENV("SCOPEPROF_FLUSH_MS=3600000"));
     expect_killed(&r, SIGKILL);
-    assert_int_equal(killed_count(r.trace, "killed_work"), 0);
+    assert_true(killed_count(r.trace, "killed_work") < 60000);
     child_free(&r);
 }
 
