@@ -548,8 +548,9 @@ static void test_streaming_keeps_every_event(void **state) {
     /* The control: with no background writer, within the default 64 MiB
      * budget and the timed flush an hour away, nothing is written before
      * exit, so MIDSIZE above measured what was streamed. (With a writer,
-     * 4.6 MiB always streams now: a drain is due at 1 MiB queued, or an
-     * eighth of the budget if less, buffers.h.) */
+     * 4.6 MiB always streams now: it writes while chunks come, and a drain
+     * is due at 1 MiB queued, or an eighth of the budget if less,
+     * buffers.h.) */
     static const char *const hour[] = {"SCOPEPROF_WRITER=0", "SCOPEPROF_FLUSH_MS=3600000", NULL};
     child_run(&c, "prog_stream", hour);
     p = strstr(c.out, "MIDSIZE ");
