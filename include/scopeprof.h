@@ -2472,9 +2472,9 @@ typedef struct scopeprof__state {
         int state;  /* SCOPEPROF__WRITER_*: none yet, running, never in this process */
         int up;     /* the thread runs its own code (scopeprof__writer_start) */
         int paused; /* a cycle callback runs with `lock` released */
-        int asleep; /* a thread wakes it when work is due (it sleeps till its timed flush, or waits for the clock rate) */
+        int asleep; /* a thread wakes it when work is due (it sleeps till its timed flush, waits for the clock rate, or mmap failed) */
         size_t looked; /* buf.chunks_queued at its last look */
-        int polled; /* it waits a poll's time: its next look writes what is queued */
+        int polled; /* it polls: a look writes the queue once a batch is there (cleared once it wrote) */
         pthread_cond_t wake; /* the writer sleeps on it, under buf.lock */
         scopeprof__chunk *touching; /* the chunk it is touching (set under `lock`) */
         void *(*main)(void *); /* of the module that made the state (pinned) */
@@ -3995,8 +3995,8 @@ static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
  * CPU, took that CPU at once, after a scope closed and inside the scope
  * open around it, so on a machine whose CPUs were all busy its drains
  * landed in that one scope's self time (bench/compensation.c's parent, one
- * busy process beside: 2-13 ms per million events spent in its 23-28 chunk
- * switches that woke the writer, 1-3.4 ms polled with 1-3 wakes;
+ * busy process beside: 23-28 chunk switches per million events woke the
+ * writer, and 1.9-6.8 ms went in the switches; polled, 1-3 and 1.3-3.4 ms;
  * docs/PERFORMANCE.md, session 16). Polled, the writer's CPU comes out of
  * the program wherever it happens to run, as any other process's would.
  * A look with nothing due costs a few microseconds: under 1% of a CPU.
@@ -6286,7 +6286,6 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
             g->wr.asleep = 0;
             continue;
         }
-        g->wr.polled = 0;
         /* The first write needs the clock rate, which takes 20 ms from the
          * program's start to measure (scopeprof__calibrate): till then the
          * writer touches new chunks for the threads, rather than sleep in
@@ -6301,14 +6300,17 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         if (timed) last = now;
         if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
         pthread_mutex_lock(&g->buf.lock);
+        if (wrote) g->wr.polled = 0; /* a look's batch waits for a write: the rate, a GPU, a callback */
         if (early) {
             g->wr.asleep = 1; /* a thread's wake-up: refill */
             scopeprof__writer_wait(g, now + early);
             g->wr.asleep = 0;
         } else if (!mapped && !drain) {
-            /* Woken to refill, and mmap failed: not a loop round the locks
-             * until memory comes back; the threads map their own or stop
-             * (scopeprof__oom). A drain, which recycles chunks, wakes it. */
+            /* Woken to refill, and mmap failed: no loop round the locks of
+             * its own until memory comes back; the threads map their own or
+             * stop (scopeprof__oom). A thread that queues work wakes it, as
+             * a drain recycles chunks (a refill due wakes it too, at most
+             * once a chunk switch). */
             g->wr.asleep = 1;
             scopeprof__writer_wait(g, last + period);
             g->wr.asleep = 0;

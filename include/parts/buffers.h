@@ -114,8 +114,8 @@ static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
  * CPU, took that CPU at once, after a scope closed and inside the scope
  * open around it, so on a machine whose CPUs were all busy its drains
  * landed in that one scope's self time (bench/compensation.c's parent, one
- * busy process beside: 2-13 ms per million events spent in its 23-28 chunk
- * switches that woke the writer, 1-3.4 ms polled with 1-3 wakes;
+ * busy process beside: 23-28 chunk switches per million events woke the
+ * writer, and 1.9-6.8 ms went in the switches; polled, 1-3 and 1.3-3.4 ms;
  * docs/PERFORMANCE.md, session 16). Polled, the writer's CPU comes out of
  * the program wherever it happens to run, as any other process's would.
  * A look with nothing due costs a few microseconds: under 1% of a CPU.

@@ -194,9 +194,9 @@ typedef struct scopeprof__state {
         int state;  /* SCOPEPROF__WRITER_*: none yet, running, never in this process */
         int up;     /* the thread runs its own code (scopeprof__writer_start) */
         int paused; /* a cycle callback runs with `lock` released */
-        int asleep; /* a thread wakes it when work is due (it sleeps till its timed flush, or waits for the clock rate) */
+        int asleep; /* a thread wakes it when work is due (it sleeps till its timed flush, waits for the clock rate, or mmap failed) */
         size_t looked; /* buf.chunks_queued at its last look */
-        int polled; /* it waits a poll's time: its next look writes what is queued */
+        int polled; /* it polls: a look writes the queue once a batch is there (cleared once it wrote) */
         pthread_cond_t wake; /* the writer sleeps on it, under buf.lock */
         scopeprof__chunk *touching; /* the chunk it is touching (set under `lock`) */
         void *(*main)(void *); /* of the module that made the state (pinned) */

@@ -574,7 +574,6 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
             g->wr.asleep = 0;
             continue;
         }
-        g->wr.polled = 0;
         /* The first write needs the clock rate, which takes 20 ms from the
          * program's start to measure (scopeprof__calibrate): till then the
          * writer touches new chunks for the threads, rather than sleep in
@@ -589,14 +588,17 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         if (timed) last = now;
         if (timed && scopeprof__writer_alone()) exit(0); /* as the last thread's end would */
         pthread_mutex_lock(&g->buf.lock);
+        if (wrote) g->wr.polled = 0; /* a look's batch waits for a write: the rate, a GPU, a callback */
         if (early) {
             g->wr.asleep = 1; /* a thread's wake-up: refill */
             scopeprof__writer_wait(g, now + early);
             g->wr.asleep = 0;
         } else if (!mapped && !drain) {
-            /* Woken to refill, and mmap failed: not a loop round the locks
-             * until memory comes back; the threads map their own or stop
-             * (scopeprof__oom). A drain, which recycles chunks, wakes it. */
+            /* Woken to refill, and mmap failed: no loop round the locks of
+             * its own until memory comes back; the threads map their own or
+             * stop (scopeprof__oom). A thread that queues work wakes it, as
+             * a drain recycles chunks (a refill due wakes it too, at most
+             * once a chunk switch). */
             g->wr.asleep = 1;
             scopeprof__writer_wait(g, last + period);
             g->wr.asleep = 0;

@@ -41,9 +41,13 @@ static void test_polling_writer_not_woken_for_a_drain(void **state) {
     g->buf.queued = SCOPEPROF__DRAIN_AT; /* a drain is due */
     assert_true(scopeprof__writer_has_work(g));
     assert_false(scopeprof__writer_wake_due(g)); /* it polls: it will see it */
-    g->buf.queued = 16 * MiB - CHUNK; /* just under a quarter of the budget */
+    g->buf.queued = g->cfg.budget / 4 - 1; /* just under a quarter of the budget */
     assert_false(scopeprof__writer_wake_due(g));
-    g->buf.nspare = SCOPEPROF__SPARE_LOW; /* a refill is due, a quarter left */
+    g->buf.queued = 0;
+    g->buf.nspare = SCOPEPROF__SPARE / 2 - 1; /* a refill is due: under half left */
+    assert_true(scopeprof__writer_has_work(g));
+    assert_false(scopeprof__writer_wake_due(g)); /* a poll refills it in time */
+    g->buf.nspare = SCOPEPROF__SPARE_LOW; /* a quarter left: still no wake */
     assert_true(scopeprof__writer_has_work(g));
     assert_false(scopeprof__writer_wake_due(g));
     free(g);
