@@ -107,9 +107,9 @@ static inline int scopeprof__writer_has_work(const scopeprof__state *g) {
  * thread at full speed queues about 0.8 MiB a millisecond here, within the
  * spare chunks); when none came since its last look it sleeps until its
  * timed flush (wr.asleep), and the thread that queues a chunk with work due
- * wakes it. A thread also wakes a writer that looks
- * too seldom for it: a quarter of the spare chunks left, or a quarter of the
- * budget queued (a small SCOPEPROF_BUFFER_MB). Why not a wake at every
+ * wakes it. A thread also wakes a writer that looks too seldom for it: a
+ * quarter of the spare chunks left, or a quarter of the budget queued (a
+ * small SCOPEPROF_BUFFER_MB). Why not a wake at every
  * chunk switch with work due: the writer, woken on the switching thread's
  * CPU, took that CPU at once, after a scope closed and inside the scope
  * open around it, so on a machine whose CPUs were all busy its drains
@@ -129,11 +129,11 @@ static inline int scopeprof__writer_wake_due(const scopeprof__state *g) {
 }
 
 /* When the writer, with nothing due at `now`, looks next (CLOCK_MONOTONIC
- * ns): if a chunk was queued since its last look, in a poll's time, and that
- * look writes what is queued then if it fills a batch (wr.polled:
- * scopeprof__writer_look_due); else at its timed flush
- * `flush_at`, asleep (woken by a thread only) till then. Never after
- * `flush_at`. Chunk lock held. */
+ * ns): if a chunk was queued since its last look, in a poll's time, and
+ * that look writes what is queued if it fills a batch (wr.polled:
+ * scopeprof__writer_look_due); else at its timed flush `flush_at`, asleep
+ * (woken by a thread only) till then. Never after `flush_at`. Chunk lock
+ * held. */
 static inline uint64_t scopeprof__writer_next_look(scopeprof__state *g, uint64_t now, uint64_t flush_at) {
     int idle = g->buf.chunks_queued == g->wr.looked;
     g->wr.looked = g->buf.chunks_queued;
