@@ -4,7 +4,8 @@
 # interleaved, and prints the truth (summed over the runs); the table of its
 # trace, raw (--no-compensate) and compensated, sums the same runs. Prints
 # the error of each against the truth; never fails on a number.
-#   compensation.sh [REPS]      (BUILD, BENCH_TMP from the environment)
+#   compensation.sh [REPS]      (BUILD, BENCH_TMP from the environment;
+#                                WORKLOADS: some of "issue nested", default both)
 set -u
 BUILD=${BUILD:-build}
 TMP=${BENCH_TMP:-/tmp}
@@ -18,7 +19,7 @@ trace=$TMP/scopeprof_bench_comp.$$.sprof
 out=$(mktemp)
 trap 'rm -f "$trace" "$out"' EXIT
 
-for w in issue nested; do
+for w in ${WORKLOADS:-issue nested}; do
   SCOPEPROF_OUTPUT=$trace SCOPEPROF_SUMMARY=0 SCOPEPROF_BUFFER_MB=$BUF "$prog" "$w" "$REPS" | sed "s/^truth /plain $w /" >>"$out"
   # CSV: name,count,self_cpu_time_total_ns,cpu_time_total_ns,...
   "$bin" table --format csv "$trace" | awk -F, -v w="$w" 'NR > 1 { print "comp", w, $1, $4, $3 }' >>"$out"

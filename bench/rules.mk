@@ -253,6 +253,9 @@ bench-compensation: $(BENCH_DIR)/compensation $(BUILD)/scopeprof
 	@echo
 	@echo "== 6. overhead compensation: table vs. the program's own times ($(BENCH_COMP_REPS) runs each, interleaved)"
 	@BUILD="$(BUILD)" BENCH_TMP="$(BENCH_TMP)" bash bench/compensation.sh $(BENCH_COMP_REPS)
+	@echo
+	@echo "== 6b. the same under load: the issue's program beside a busy process (bench/under_load.sh)"
+	@BUILD="$(BUILD)" BENCH_TMP="$(BENCH_TMP)" bash bench/under_load.sh 5 1
 # The write side's cost per event (bench/write_cost.sh, callgrind) and the
 # check that a writer change keeps the bytes (bench/write_check.sh, which
 # builds its own). docs/PERFORMANCE.md, "Writing a chunk".
