@@ -6263,11 +6263,14 @@ SCOPEPROF__INTERNAL int scopeprof__writer_alone(void) {
 }
 
 /* Wait on the writer's wake-up until CLOCK_MONOTONIC time `at` (ns; the
- * condition's clock: scopeprof__writer_init_locks), or a signal of it.
- * buf.lock held. */
-static inline void scopeprof__writer_wait(scopeprof__state *g, uint64_t at) {
+ * condition's clock: scopeprof__writer_init_locks), or a signal of it;
+ * asleep (a thread wakes it when work is due: scopeprof__writer_wake_due)
+ * if `asleep`, and awake again after. buf.lock held. */
+static inline void scopeprof__writer_wait(scopeprof__state *g, uint64_t at, int asleep) {
     struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+    g->wr.asleep = asleep;
     pthread_cond_timedwait(&g->wr.wake, &g->buf.lock, &ts);
+    g->wr.asleep = 0;
 }
 
 SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
@@ -6282,8 +6285,8 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         uint64_t now = scopeprof__mono_ns();
         int timed = now - last >= period, look = scopeprof__writer_look_due(g);
         if (!timed && !look && !scopeprof__writer_has_work(g)) { /* polled, or asleep till the timed flush */
-            scopeprof__writer_wait(g, scopeprof__writer_next_look(g, now, last + period));
-            g->wr.asleep = 0;
+            uint64_t at = scopeprof__writer_next_look(g, now, last + period);
+            scopeprof__writer_wait(g, at, g->wr.asleep);
             continue;
         }
         /* The first write needs the clock rate, which takes 20 ms from the
@@ -6302,23 +6305,19 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
         pthread_mutex_lock(&g->buf.lock);
         if (wrote) g->wr.polled = 0; /* a look's batch waits for a write: the rate, a GPU, a callback */
         if (early) {
-            g->wr.asleep = 1; /* a thread's wake-up: refill */
-            scopeprof__writer_wait(g, now + early);
-            g->wr.asleep = 0;
+            scopeprof__writer_wait(g, now + early, 1); /* or a thread's wake-up: refill */
         } else if (!mapped && !drain) {
             /* Woken to refill, and mmap failed: no loop round the locks of
              * its own until memory comes back; the threads map their own or
              * stop (scopeprof__oom). A thread that queues work wakes it, as
              * a drain recycles chunks (a refill due wakes it too, at most
              * once a chunk switch). */
-            g->wr.asleep = 1;
-            scopeprof__writer_wait(g, last + period);
-            g->wr.asleep = 0;
+            scopeprof__writer_wait(g, last + period, 1);
         } else if (drain && !wrote && !timed) {
             /* Due but nothing could be written (a schedule's cycle callback
              * runs, or the oldest chunk's GPU work does): a millisecond's
              * wait, not a loop round the registry lock. */
-            scopeprof__writer_wait(g, scopeprof__mono_ns() + 1000000u);
+            scopeprof__writer_wait(g, scopeprof__mono_ns() + 1000000u, 0);
         }
     }
     pthread_mutex_unlock(&g->buf.lock);
