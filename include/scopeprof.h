@@ -6198,9 +6198,8 @@ SCOPEPROF__INTERNAL int scopeprof__writer_refill(scopeprof__state *g) {
          * tests' clock alignment under ASan. */
         scopeprof__lock(g);
         pthread_mutex_lock(&g->buf.lock);
-        int go = g->buf.nspare < SCOPEPROF__SPARE && !g->life.finalized &&
-                 (!scopeprof__drain_due(g) || scopeprof__rate_wait(g)) &&
-                 g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+        int go = scopeprof__refill_due(g, SCOPEPROF__SPARE) && !g->life.finalized &&
+                 (!scopeprof__drain_due(g) || scopeprof__rate_wait(g));
         pthread_mutex_unlock(&g->buf.lock);
         scopeprof__chunk *c = go ? scopeprof__chunk_map() : NULL;
         g->wr.touching = c;
