@@ -125,7 +125,8 @@ bench: bench-build
 # The whole cost (issue 22): per regime, the recording thread against the
 # floor, the process's CPU (every thread) against a floor process run in the
 # same loop, peak RSS (bench/whole_cpu.sh); instructions per scope over the
-# whole process with callgrind (bench/whole_cost.sh).
+# whole process with callgrind (bench/whole_cost.sh); where the process's CPU
+# per scope goes, flat and nested (bench/cpu_split.sh).
 .PHONY: bench-whole
 bench-whole: $(BENCH_DIR)/regimes $(BENCH_DIR)/regimes_floor $(BENCH_DIR)/rusage_run \
              $(BENCH_DIR)/write_cost $(BENCH_DIR)/write_cost_off
@@ -134,6 +135,8 @@ bench-whole: $(BENCH_DIR)/regimes $(BENCH_DIR)/regimes_floor $(BENCH_DIR)/rusage
 	@BUILD="$(BUILD)" bash bench/whole_cpu.sh 3
 	@echo "== instructions per scope, whole process (callgrind)"
 	@BIN=$(BENCH_DIR)/write_cost OFF=$(BENCH_DIR)/write_cost_off sh bench/whole_cost.sh 2000000
+	@echo "== where the process's CPU per scope goes: recording, the exit table's sums, the file (medians of 5)"
+	@BUILD="$(BUILD)" bash bench/cpu_split.sh 5
 
 # 1. Cost of a scope against the floor: once with a budget that holds every
 #    event (nothing written), once streaming to a file under the default

@@ -9,6 +9,8 @@
  *           PROFILE_STEP every 1000
  *   shaped  N leaf scopes with input shapes, PROFILE_SCOPE_SHAPE("gemm", m,
  *           32, 16) over 4 values of m: 80-byte records (issue 26)
+ *   floor   N times the floor of a scope: two rdtsc and a 16-byte store
+ *           into a ring of 4096 slots, no profiling (bench/cpu_split.sh)
  * Run with SCOPEPROF_BUFFER_MB=1 SCOPEPROF_SUMMARY=0 and under
  * `valgrind --tool=callgrind`; the write side's cost per event is the
  * inclusive count of scopeprof__write_span divided by N (see
@@ -19,6 +21,7 @@
 #include "scopeprof.h"
 
 #include <stdio.h>
+#include <x86intrin.h>
 
 static char cell[64] __attribute__((unused)); /* only PROFILE_ALLOC reads it: not at all when compiled out */
 
@@ -57,6 +60,15 @@ int main(int argc, char **argv) {
             PROFILE_SCOPE("x");
             BENCH_BODY(i);
         }
+    } else if (strcmp(mode, "floor") == 0) {
+        static struct { uint64_t start; uint32_t dur, key; } ring[4096];
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t s = __rdtsc();
+            BENCH_BODY(i);
+            uint64_t e = __rdtsc();
+            ring[i & 4095u].start = s, ring[i & 4095u].dur = (uint32_t)(e - s), ring[i & 4095u].key = 1;
+        }
+        bench_escape(ring);
     } else if (strcmp(mode, "shaped") == 0) {
         for (uint64_t i = 0; i < n; i++) {
             PROFILE_SCOPE_SHAPE("gemm", 64 << (i & 3), 32, 16);
@@ -68,7 +80,7 @@ int main(int argc, char **argv) {
             if (mem && i % 15000 == 0) PROFILE_STEP();
         }
     } else {
-        fprintf(stderr, "usage: write_cost flat|nested|mem|shaped [N]\n");
+        fprintf(stderr, "usage: write_cost flat|nested|mem|shaped|floor [N]\n");
         return 2;
     }
     uint64_t t1 = bench_now_ns();
