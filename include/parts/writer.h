@@ -506,19 +506,30 @@ SCOPEPROF__INTERNAL int scopeprof__writer_refill(scopeprof__state *g) {
 }
 
 /* Write the queue SCOPEPROF__BATCH chunks at a time, taking the registry
- * lock for each batch;
- * with `partials`, then what live threads have published. Waits for no GPU:
- * chunks with running GPU scopes wait for a later round, and with a GPU
- * backend the partial chunks are left to the exit's write. */
+ * lock for each batch; with `partials` (the timed flush) all of it, then
+ * what live threads have published. Otherwise the first batch, then more
+ * while a whole batch is queued (or a drain is still due: a small budget's
+ * eighth is less than a batch): a thread that fills chunks about as fast as
+ * they are written leaves the rest to the next look, rather than have the
+ * drain follow it one chunk per write. Waits for no GPU: chunks with
+ * running GPU scopes wait for a later round, and with a GPU backend the
+ * partial chunks are left to the exit's write. Returns the chunks written. */
 SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partials) {
     int wrote = 0;
-    for (int more = 1; more; wrote += more) {
+    for (int more = 1; more;) {
         scopeprof__lock(g);
         if (g->life.finalized || g->wr.paused) {
             scopeprof__unlock(g);
             return wrote;
         }
-        more = (int)scopeprof__write_some(g, 0, SCOPEPROF__BATCH);
+        uint32_t n = scopeprof__write_some(g, 0, SCOPEPROF__BATCH);
+        wrote += (int)n;
+        more = n != 0;
+        if (more && !partials) {
+            int l = scopeprof__qlock(g);
+            more = g->buf.queued >= SCOPEPROF__BATCH * sizeof(scopeprof__chunk) || scopeprof__drain_due(g);
+            scopeprof__qunlock(g, l);
+        }
         if (!more && partials && !g->gpu.take) scopeprof__write_partials(g);
         if (!more) scopeprof__reap_threads(g);
         scopeprof__unlock(g);
