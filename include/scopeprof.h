@@ -79,7 +79,7 @@
  *                              first scope (the registry: calloc, the
  *                              environment, ~0.2 ms of calibration, the writer
  *                              thread started; and each module's first, a read
- *                              of /proc/self/maps); every 4096 events a buffer swap
+ *                              of /proc/self/maps); every 4094 events a buffer swap
  *                              (chunk lock, maybe an mmap); when the writer is a
  *                              quarter of the budget behind, a chunk written to
  *                              the trace file (registry lock, write(2)).
@@ -144,7 +144,7 @@
  *   PROFILE_HIP, PROFILE_CUDA GPU backend for PROFILE_GPU_SCOPE (define it in
  *                             the implementation's file too).
  *   SCOPEPROF_EVENTS_PER_CHUNK  16-byte event slots per buffer chunk (default
- *                             4096, at least 2; the same in every file).
+ *                             4094: 16 pages; at least 2; the same in every file).
  *   SCOPEPROF_AGGREGATION     declare the aggregation, table and trace-format
  *                             API (the reporter's); with SCOPEPROF_IMPLEMENTATION
  *                             and without PROFILE_ENABLE, compile only those.
@@ -2307,8 +2307,11 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scope
 extern "C" {
 #endif
 
+/* 4094 slots: with the chunk's 24-byte head, 8 bytes short of 16 pages, so
+ * the chunk fills its mapping (4096 slots took a 17th page for 24 bytes:
+ * 6% of chunk memory, and a page fault a chunk). */
 #ifndef SCOPEPROF_EVENTS_PER_CHUNK
-#define SCOPEPROF_EVENTS_PER_CHUNK 4096
+#define SCOPEPROF_EVENTS_PER_CHUNK 4094
 #endif
 
 
@@ -3886,6 +3889,12 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
 extern "C" {
 #endif
 
+/* What a chunk costs in memory: its mapping, in whole pages (each chunk is
+ * mapped on its own). The budget, the queue and the spare chunks are all
+ * counted in it: counted in the chunk's size, chunks of 2 slots (56 bytes,
+ * a page each: SCOPEPROF_EVENTS_PER_CHUNK=2) took 73 times the budget. */
+#define SCOPEPROF__CHUNK_BYTES ((sizeof(scopeprof__chunk) + 4095u) & ~(size_t)4095u)
+
 /* A new chunk, from mmap (scopeprof__map): never malloc, as a chunk is taken
  * in a recording thread's slow path, which a PROFILE_SCOPE in a signal
  * handler reaches, and by the writer, which a fork may interrupt. Chunks are
@@ -3916,7 +3925,7 @@ SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g
     } else { /* mapped, not malloc'd: this may run in a signal handler */
         c = scopeprof__chunk_map();
         if (!c) return NULL;
-        g->buf.bytes += sizeof *c;
+        g->buf.bytes += SCOPEPROF__CHUNK_BYTES;
         if (g->buf.bytes > g->buf.peak_bytes) g->buf.peak_bytes = g->buf.bytes;
     }
     c->next = NULL;
@@ -3937,7 +3946,7 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
     if (g->buf.full_tail) g->buf.full_tail->next = c;
     else g->buf.full_head = c;
     g->buf.full_tail = c;
-    g->buf.queued += sizeof *c;
+    g->buf.queued += SCOPEPROF__CHUNK_BYTES;
     g->buf.chunks_queued++;
 }
 
@@ -3964,16 +3973,14 @@ static inline int scopeprof__drain_due(const scopeprof__state *g) {
  * page faults. Written chunks count among them: with a separate ready list
  * of 64, topped up after every drain beside the recycled chunks, a run of
  * 3.5M scopes touched 8-10 MiB of chunks (session 12). Counted in whole
- * pages, as each chunk is mapped: with a small SCOPEPROF_EVENTS_PER_CHUNK
- * (2 slots: a 56-byte chunk in a page of its own) a count of chunk sizes
- * kept 37,000 spare pages. */
-#define SCOPEPROF__CHUNK_PAGES_BYTES ((sizeof(scopeprof__chunk) + 4095u) & ~(size_t)4095u)
-#define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / SCOPEPROF__CHUNK_PAGES_BYTES) + 2u)
+ * pages (SCOPEPROF__CHUNK_BYTES): with a small SCOPEPROF_EVENTS_PER_CHUNK
+ * a count of chunk sizes kept 37,000 spare pages. */
+#define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / SCOPEPROF__CHUNK_BYTES) + 2u)
 
 /* Whether a refill is due: fewer than `below` spare chunks and room in the
  * budget for one more. Chunk lock held. */
 static inline int scopeprof__refill_due(const scopeprof__state *g, uint32_t below) {
-    return g->buf.nspare < below && g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+    return g->buf.nspare < below && g->buf.bytes + SCOPEPROF__CHUNK_BYTES <= g->cfg.budget;
 }
 
 /* Whether the writer has work before its next timed flush: a drain is due,
@@ -4028,7 +4035,19 @@ static inline uint64_t scopeprof__writer_next_look(scopeprof__state *g, uint64_t
  * flush), so that a thread that queues a chunk a millisecond does not cost a
  * write of its own per chunk. Chunk lock held. */
 static inline int scopeprof__writer_look_due(const scopeprof__state *g) {
-    return g->wr.polled && g->buf.queued >= SCOPEPROF__BATCH * sizeof(scopeprof__chunk);
+    return g->wr.polled && g->buf.queued >= SCOPEPROF__BATCH * SCOPEPROF__CHUNK_BYTES;
+}
+
+/* Whether a drain that wrote a batch writes another: with `all` (the timed
+ * flush) while any chunk is queued; else while a whole batch is, or a drain
+ * is still due (a small budget's eighth is less than a batch). A thread that
+ * fills chunks about as fast as they are written leaves the rest to the
+ * next look, rather than have the drain follow it one chunk a write
+ * (write_cost flat: 229 writes of 4 chunks and 44 of 1, where they were
+ * 214 of 1, 228 of 2 and 63 of 4; session 17). Chunk lock held. */
+static inline int scopeprof__drain_goes_on(const scopeprof__state *g, int all) {
+    if (all) return g->buf.queued != 0;
+    return g->buf.queued >= SCOPEPROF__BATCH * SCOPEPROF__CHUNK_BYTES || scopeprof__drain_due(g);
 }
 
 /* Whether the thread that needs a chunk must write first: no spare chunk,
@@ -4038,7 +4057,7 @@ static inline int scopeprof__writer_look_due(const scopeprof__state *g) {
 static inline int scopeprof__must_write_here(const scopeprof__state *g) {
     if (g->buf.spare || !g->buf.full_head) return 0;
     size_t room = g->wr.state == SCOPEPROF__WRITER_RUNNING ? g->cfg.budget + g->cfg.budget / 4 : g->cfg.budget;
-    return g->buf.bytes + sizeof(scopeprof__chunk) > room;
+    return g->buf.bytes + SCOPEPROF__CHUNK_BYTES > room;
 }
 
 /* Slow path of emit: the thread's chunk is full (or has one slot left and a
@@ -4120,8 +4139,11 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     __atomic_store_n(&t->cur, &c->ev[0], __ATOMIC_RELEASE);
     int wake = scopeprof__writer_wake_due(g);
     pthread_mutex_unlock(&g->buf.lock);
-    scopeprof__sigs_release(sigs);
+    /* Before the signals come back: the condition's signal takes its own
+     * internal lock, and a handler that recorded a chunk's worth and woke
+     * the writer in turn would wait for it on this very thread. */
     if (wake) pthread_cond_signal(&g->wr.wake);
+    scopeprof__sigs_release(sigs);
     if (revived) pthread_setspecific(g->key, t);
     return c->ev;
 }
@@ -6035,7 +6057,7 @@ SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__queue_take(scopeprof__state *g,
     l = scopeprof__qlock(g);
     g->buf.full_head = c->next;
     if (!g->buf.full_head) g->buf.full_tail = NULL;
-    g->buf.queued -= sizeof *c;
+    g->buf.queued -= SCOPEPROF__CHUNK_BYTES;
     scopeprof__qunlock(g, l);
     return c;
 }
@@ -6072,7 +6094,7 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__write_some(scopeprof__state *g, int may_
  * chunks off the queue, so those are the first ones until written. */
 SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait) {
     int l = scopeprof__qlock(g);
-    size_t n = g->buf.queued / sizeof(scopeprof__chunk);
+    size_t n = g->buf.queued / SCOPEPROF__CHUNK_BYTES;
     scopeprof__qunlock(g, l);
     for (uint32_t k; n > 0 && (k = scopeprof__write_some(g, may_wait, (uint32_t)n)) != 0;) n -= k;
     if (!g->life.in_signal) scopeprof__reap_threads(g);
@@ -6103,7 +6125,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g) {
                     continue;
                 }
                 *pp = q->next;
-                g->buf.queued -= sizeof *q;
+                g->buf.queued -= SCOPEPROF__CHUNK_BYTES;
                 q->next = NULL;
                 *tail = q;
                 tail = &q->next;
@@ -6170,8 +6192,8 @@ SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g) {
 
 /* Make a new chunk's pages present: one madvise(MADV_POPULATE_WRITE) where
  * the kernel has it (Linux 5.14), else a write to each page. A chunk's 17
- * page faults one at a time cost 450-600 us on this VM, populated 150-220
- * (tests run beside it) or 60 (alone; session 11). */
+ * page faults (4096 slots then) one at a time cost 450-600 us on this VM,
+ * populated 150-220 (tests run beside it) or 60 (alone; session 11). */
 static inline void scopeprof__chunk_touch(scopeprof__chunk *c) {
 #ifdef MADV_POPULATE_WRITE
     if (madvise(c, sizeof *c, MADV_POPULATE_WRITE) == 0) return;
@@ -6210,7 +6232,7 @@ SCOPEPROF__INTERNAL int scopeprof__writer_refill(scopeprof__state *g) {
         g->wr.touching = NULL;
         pthread_mutex_lock(&g->buf.lock);
         scopeprof__spare_push(g, c);
-        g->buf.bytes += sizeof *c;
+        g->buf.bytes += SCOPEPROF__CHUNK_BYTES;
         if (g->buf.bytes > g->buf.peak_bytes) g->buf.peak_bytes = g->buf.bytes;
         pthread_mutex_unlock(&g->buf.lock);
         scopeprof__unlock(g);
@@ -6218,14 +6240,11 @@ SCOPEPROF__INTERNAL int scopeprof__writer_refill(scopeprof__state *g) {
 }
 
 /* Write the queue SCOPEPROF__BATCH chunks at a time, taking the registry
- * lock for each batch; with `partials` (the timed flush) all of it, then
- * what live threads have published. Otherwise the first batch, then more
- * while a whole batch is queued (or a drain is still due: a small budget's
- * eighth is less than a batch): a thread that fills chunks about as fast as
- * they are written leaves the rest to the next look, rather than have the
- * drain follow it one chunk per write. Waits for no GPU: chunks with
- * running GPU scopes wait for a later round, and with a GPU backend the
- * partial chunks are left to the exit's write. Returns the chunks written. */
+ * lock for each batch, as long as scopeprof__drain_goes_on says; with
+ * `partials` (the timed flush), all of it, then what live threads have
+ * published. Waits for no GPU: chunks with running GPU scopes wait for a
+ * later round, and with a GPU backend the partial chunks are left to the
+ * exit's write. Returns the chunks written. */
 SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partials) {
     int wrote = 0;
     for (int more = 1; more;) {
@@ -6236,10 +6255,9 @@ SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partial
         }
         uint32_t n = scopeprof__write_some(g, 0, SCOPEPROF__BATCH);
         wrote += (int)n;
-        more = n != 0;
-        if (more && !partials) {
+        if ((more = n != 0) != 0) {
             int l = scopeprof__qlock(g);
-            more = g->buf.queued >= SCOPEPROF__BATCH * sizeof(scopeprof__chunk) || scopeprof__drain_due(g);
+            more = scopeprof__drain_goes_on(g, partials);
             scopeprof__qunlock(g, l);
         }
         if (!more && partials && !g->gpu.take) scopeprof__write_partials(g);

@@ -78,7 +78,7 @@
  *                              first scope (the registry: calloc, the
  *                              environment, ~0.2 ms of calibration, the writer
  *                              thread started; and each module's first, a read
- *                              of /proc/self/maps); every 4096 events a buffer swap
+ *                              of /proc/self/maps); every 4094 events a buffer swap
  *                              (chunk lock, maybe an mmap); when the writer is a
  *                              quarter of the budget behind, a chunk written to
  *                              the trace file (registry lock, write(2)).
@@ -143,7 +143,7 @@
  *   PROFILE_HIP, PROFILE_CUDA GPU backend for PROFILE_GPU_SCOPE (define it in
  *                             the implementation's file too).
  *   SCOPEPROF_EVENTS_PER_CHUNK  16-byte event slots per buffer chunk (default
- *                             4096, at least 2; the same in every file).
+ *                             4094: 16 pages; at least 2; the same in every file).
  *   SCOPEPROF_AGGREGATION     declare the aggregation, table and trace-format
  *                             API (the reporter's); with SCOPEPROF_IMPLEMENTATION
  *                             and without PROFILE_ENABLE, compile only those.

@@ -5,6 +5,12 @@
 extern "C" {
 #endif
 
+/* What a chunk costs in memory: its mapping, in whole pages (each chunk is
+ * mapped on its own). The budget, the queue and the spare chunks are all
+ * counted in it: counted in the chunk's size, chunks of 2 slots (56 bytes,
+ * a page each: SCOPEPROF_EVENTS_PER_CHUNK=2) took 73 times the budget. */
+#define SCOPEPROF__CHUNK_BYTES ((sizeof(scopeprof__chunk) + 4095u) & ~(size_t)4095u)
+
 /* A new chunk, from mmap (scopeprof__map): never malloc, as a chunk is taken
  * in a recording thread's slow path, which a PROFILE_SCOPE in a signal
  * handler reaches, and by the writer, which a fork may interrupt. Chunks are
@@ -35,7 +41,7 @@ SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g
     } else { /* mapped, not malloc'd: this may run in a signal handler */
         c = scopeprof__chunk_map();
         if (!c) return NULL;
-        g->buf.bytes += sizeof *c;
+        g->buf.bytes += SCOPEPROF__CHUNK_BYTES;
         if (g->buf.bytes > g->buf.peak_bytes) g->buf.peak_bytes = g->buf.bytes;
     }
     c->next = NULL;
@@ -56,7 +62,7 @@ SCOPEPROF__INTERNAL void scopeprof__queue(scopeprof__state *g, scopeprof__thread
     if (g->buf.full_tail) g->buf.full_tail->next = c;
     else g->buf.full_head = c;
     g->buf.full_tail = c;
-    g->buf.queued += sizeof *c;
+    g->buf.queued += SCOPEPROF__CHUNK_BYTES;
     g->buf.chunks_queued++;
 }
 
@@ -83,16 +89,14 @@ static inline int scopeprof__drain_due(const scopeprof__state *g) {
  * page faults. Written chunks count among them: with a separate ready list
  * of 64, topped up after every drain beside the recycled chunks, a run of
  * 3.5M scopes touched 8-10 MiB of chunks (session 12). Counted in whole
- * pages, as each chunk is mapped: with a small SCOPEPROF_EVENTS_PER_CHUNK
- * (2 slots: a 56-byte chunk in a page of its own) a count of chunk sizes
- * kept 37,000 spare pages. */
-#define SCOPEPROF__CHUNK_PAGES_BYTES ((sizeof(scopeprof__chunk) + 4095u) & ~(size_t)4095u)
-#define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / SCOPEPROF__CHUNK_PAGES_BYTES) + 2u)
+ * pages (SCOPEPROF__CHUNK_BYTES): with a small SCOPEPROF_EVENTS_PER_CHUNK
+ * a count of chunk sizes kept 37,000 spare pages. */
+#define SCOPEPROF__SPARE ((uint32_t)(2 * SCOPEPROF__DRAIN_AT / SCOPEPROF__CHUNK_BYTES) + 2u)
 
 /* Whether a refill is due: fewer than `below` spare chunks and room in the
  * budget for one more. Chunk lock held. */
 static inline int scopeprof__refill_due(const scopeprof__state *g, uint32_t below) {
-    return g->buf.nspare < below && g->buf.bytes + sizeof(scopeprof__chunk) <= g->cfg.budget;
+    return g->buf.nspare < below && g->buf.bytes + SCOPEPROF__CHUNK_BYTES <= g->cfg.budget;
 }
 
 /* Whether the writer has work before its next timed flush: a drain is due,
@@ -147,7 +151,19 @@ static inline uint64_t scopeprof__writer_next_look(scopeprof__state *g, uint64_t
  * flush), so that a thread that queues a chunk a millisecond does not cost a
  * write of its own per chunk. Chunk lock held. */
 static inline int scopeprof__writer_look_due(const scopeprof__state *g) {
-    return g->wr.polled && g->buf.queued >= SCOPEPROF__BATCH * sizeof(scopeprof__chunk);
+    return g->wr.polled && g->buf.queued >= SCOPEPROF__BATCH * SCOPEPROF__CHUNK_BYTES;
+}
+
+/* Whether a drain that wrote a batch writes another: with `all` (the timed
+ * flush) while any chunk is queued; else while a whole batch is, or a drain
+ * is still due (a small budget's eighth is less than a batch). A thread that
+ * fills chunks about as fast as they are written leaves the rest to the
+ * next look, rather than have the drain follow it one chunk a write
+ * (write_cost flat: 229 writes of 4 chunks and 44 of 1, where they were
+ * 214 of 1, 228 of 2 and 63 of 4; session 17). Chunk lock held. */
+static inline int scopeprof__drain_goes_on(const scopeprof__state *g, int all) {
+    if (all) return g->buf.queued != 0;
+    return g->buf.queued >= SCOPEPROF__BATCH * SCOPEPROF__CHUNK_BYTES || scopeprof__drain_due(g);
 }
 
 /* Whether the thread that needs a chunk must write first: no spare chunk,
@@ -157,7 +173,7 @@ static inline int scopeprof__writer_look_due(const scopeprof__state *g) {
 static inline int scopeprof__must_write_here(const scopeprof__state *g) {
     if (g->buf.spare || !g->buf.full_head) return 0;
     size_t room = g->wr.state == SCOPEPROF__WRITER_RUNNING ? g->cfg.budget + g->cfg.budget / 4 : g->cfg.budget;
-    return g->buf.bytes + sizeof(scopeprof__chunk) > room;
+    return g->buf.bytes + SCOPEPROF__CHUNK_BYTES > room;
 }
 
 /* Slow path of emit: the thread's chunk is full (or has one slot left and a
@@ -239,8 +255,11 @@ SCOPEPROF__API scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t) {
     __atomic_store_n(&t->cur, &c->ev[0], __ATOMIC_RELEASE);
     int wake = scopeprof__writer_wake_due(g);
     pthread_mutex_unlock(&g->buf.lock);
-    scopeprof__sigs_release(sigs);
+    /* Before the signals come back: the condition's signal takes its own
+     * internal lock, and a handler that recorded a chunk's worth and woke
+     * the writer in turn would wait for it on this very thread. */
     if (wake) pthread_cond_signal(&g->wr.wake);
+    scopeprof__sigs_release(sigs);
     if (revived) pthread_setspecific(g->key, t);
     return c->ev;
 }

@@ -323,7 +323,7 @@ SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__queue_take(scopeprof__state *g,
     l = scopeprof__qlock(g);
     g->buf.full_head = c->next;
     if (!g->buf.full_head) g->buf.full_tail = NULL;
-    g->buf.queued -= sizeof *c;
+    g->buf.queued -= SCOPEPROF__CHUNK_BYTES;
     scopeprof__qunlock(g, l);
     return c;
 }
@@ -360,7 +360,7 @@ SCOPEPROF__INTERNAL uint32_t scopeprof__write_some(scopeprof__state *g, int may_
  * chunks off the queue, so those are the first ones until written. */
 SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait) {
     int l = scopeprof__qlock(g);
-    size_t n = g->buf.queued / sizeof(scopeprof__chunk);
+    size_t n = g->buf.queued / SCOPEPROF__CHUNK_BYTES;
     scopeprof__qunlock(g, l);
     for (uint32_t k; n > 0 && (k = scopeprof__write_some(g, may_wait, (uint32_t)n)) != 0;) n -= k;
     if (!g->life.in_signal) scopeprof__reap_threads(g);
@@ -391,7 +391,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_partials(scopeprof__state *g) {
                     continue;
                 }
                 *pp = q->next;
-                g->buf.queued -= sizeof *q;
+                g->buf.queued -= SCOPEPROF__CHUNK_BYTES;
                 q->next = NULL;
                 *tail = q;
                 tail = &q->next;
@@ -458,8 +458,8 @@ SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g) {
 
 /* Make a new chunk's pages present: one madvise(MADV_POPULATE_WRITE) where
  * the kernel has it (Linux 5.14), else a write to each page. A chunk's 17
- * page faults one at a time cost 450-600 us on this VM, populated 150-220
- * (tests run beside it) or 60 (alone; session 11). */
+ * page faults (4096 slots then) one at a time cost 450-600 us on this VM,
+ * populated 150-220 (tests run beside it) or 60 (alone; session 11). */
 static inline void scopeprof__chunk_touch(scopeprof__chunk *c) {
 #ifdef MADV_POPULATE_WRITE
     if (madvise(c, sizeof *c, MADV_POPULATE_WRITE) == 0) return;
@@ -498,7 +498,7 @@ SCOPEPROF__INTERNAL int scopeprof__writer_refill(scopeprof__state *g) {
         g->wr.touching = NULL;
         pthread_mutex_lock(&g->buf.lock);
         scopeprof__spare_push(g, c);
-        g->buf.bytes += sizeof *c;
+        g->buf.bytes += SCOPEPROF__CHUNK_BYTES;
         if (g->buf.bytes > g->buf.peak_bytes) g->buf.peak_bytes = g->buf.bytes;
         pthread_mutex_unlock(&g->buf.lock);
         scopeprof__unlock(g);
@@ -506,14 +506,11 @@ SCOPEPROF__INTERNAL int scopeprof__writer_refill(scopeprof__state *g) {
 }
 
 /* Write the queue SCOPEPROF__BATCH chunks at a time, taking the registry
- * lock for each batch; with `partials` (the timed flush) all of it, then
- * what live threads have published. Otherwise the first batch, then more
- * while a whole batch is queued (or a drain is still due: a small budget's
- * eighth is less than a batch): a thread that fills chunks about as fast as
- * they are written leaves the rest to the next look, rather than have the
- * drain follow it one chunk per write. Waits for no GPU: chunks with
- * running GPU scopes wait for a later round, and with a GPU backend the
- * partial chunks are left to the exit's write. Returns the chunks written. */
+ * lock for each batch, as long as scopeprof__drain_goes_on says; with
+ * `partials` (the timed flush), all of it, then what live threads have
+ * published. Waits for no GPU: chunks with running GPU scopes wait for a
+ * later round, and with a GPU backend the partial chunks are left to the
+ * exit's write. Returns the chunks written. */
 SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partials) {
     int wrote = 0;
     for (int more = 1; more;) {
@@ -524,10 +521,9 @@ SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partial
         }
         uint32_t n = scopeprof__write_some(g, 0, SCOPEPROF__BATCH);
         wrote += (int)n;
-        more = n != 0;
-        if (more && !partials) {
+        if ((more = n != 0) != 0) {
             int l = scopeprof__qlock(g);
-            more = g->buf.queued >= SCOPEPROF__BATCH * sizeof(scopeprof__chunk) || scopeprof__drain_due(g);
+            more = scopeprof__drain_goes_on(g, partials);
             scopeprof__qunlock(g, l);
         }
         if (!more && partials && !g->gpu.take) scopeprof__write_partials(g);

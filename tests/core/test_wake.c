@@ -1,7 +1,8 @@
 /* The background writer's wake-up rules (buffers.h): when a recording
  * thread that queued a chunk wakes the writer (scopeprof__writer_wake_due),
  * when the writer, with nothing due, looks next (scopeprof__writer_next_look)
- * and whether a poll's look writes (scopeprof__writer_look_due). While
+ * whether a poll's look writes (scopeprof__writer_look_due) and how much a
+ * drain writes (scopeprof__drain_goes_on). While
  * chunks keep coming the writer polls (a look writes what is queued once it
  * fills a batch) and no thread wakes it for a drain that is due: a wake
  * from the switching thread put the writer's drain in the self time of the
@@ -21,7 +22,7 @@
 #include <stdlib.h>
 
 static const size_t MiB = (size_t)1 << 20;
-static const size_t CHUNK = sizeof(scopeprof__chunk);
+static const size_t CHUNK = SCOPEPROF__CHUNK_BYTES; /* a chunk as the budget counts it: its pages */
 
 /* A running writer with a budget of `budget` bytes, every spare chunk
  * there, nothing queued. */
@@ -142,6 +143,27 @@ static void test_poll_look_writes_a_batch(void **state) {
     free(g);
 }
 
+static void test_drain_goes_on_by_batches(void **state) {
+    (void)state;
+    scopeprof__state *g = writer_state(64 * MiB);
+    g->buf.queued = SCOPEPROF__BATCH * CHUNK; /* a whole batch: on */
+    assert_true(scopeprof__drain_goes_on(g, 0));
+    g->buf.queued = (SCOPEPROF__BATCH - 1) * CHUNK; /* less: left to the next look */
+    assert_false(scopeprof__drain_goes_on(g, 0));
+    assert_true(scopeprof__drain_goes_on(g, 1)); /* the timed flush writes it all */
+    g->buf.queued = 0;
+    assert_false(scopeprof__drain_goes_on(g, 1));
+    free(g);
+    /* A budget whose eighth is under a batch: on while a drain is due. */
+    g = writer_state(SCOPEPROF__BATCH * CHUNK);
+    g->buf.queued = SCOPEPROF__BATCH * CHUNK / 8;
+    assert_true(scopeprof__drain_due(g));
+    assert_true(scopeprof__drain_goes_on(g, 0));
+    g->buf.queued = SCOPEPROF__BATCH * CHUNK / 8 - 1;
+    assert_false(scopeprof__drain_goes_on(g, 0));
+    free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_polling_writer_not_woken_for_a_drain),
@@ -150,6 +172,7 @@ int main(void) {
         cmocka_unit_test(test_no_writer_never_woken),
         cmocka_unit_test(test_next_look),
         cmocka_unit_test(test_poll_look_writes_a_batch),
+        cmocka_unit_test(test_drain_goes_on_by_batches),
     };
     return cmocka_run_group_tests_name("wake" VARIANT, tests, NULL, NULL);
 }

@@ -15,7 +15,9 @@
  *                  still drains the queue.
  *   stream N       2 threads record N "streamed" each, then exit 0.
  *   exit_busy      2 threads record "busy" without end; main exits after
- *                  50 ms while they (and the writer) are mid-chunk. */
+ *                  50 ms while they (and the writer) are mid-chunk.
+ *   hwm N          main records N "counted" scopes, then prints its peak
+ *                  RSS (the VmHWM line of /proc/self/status). */
 #define SCOPEPROF_IMPLEMENTATION /* this program's one copy of the implementation */
 #include "scopeprof.h"
 
@@ -161,6 +163,19 @@ static int mode_exit_busy(void) {
     exit(0);
 }
 
+static int mode_hwm(long n) {
+    for (long i = 0; i < n; i++) {
+        PROFILE_SCOPE("counted");
+        BUMP();
+    }
+    char line[256];
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0) printf("%s", line);
+    if (f) fclose(f);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
     { PROFILE_SCOPE("main_start"); } /* the registry made before any thread (as programs do) */
@@ -170,6 +185,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "signal") == 0 && argc > 2) return mode_signal(atoi(argv[2]));
     if (strcmp(m, "stream") == 0 && argc > 2) return mode_stream(atol(argv[2]));
     if (strcmp(m, "exit_busy") == 0) return mode_exit_busy();
+    if (strcmp(m, "hwm") == 0 && argc > 2) return mode_hwm(atol(argv[2]));
     fprintf(stderr, "prog_writer: unknown mode '%s'\n", m);
     return 2;
 }

@@ -55,8 +55,10 @@ $(LIFE)/prog_writer$(life_sfx_$(1)): tests/life/prog_writer.c $(HEADER)
 	@mkdir -p $$(@D)
 	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE $$< -o $$@ $$(LDLIBS)
 
-# The background writer's hand-offs and the SIGKILL loss bound.
-$(LIFE)/test_writer$(life_sfx_$(1)): tests/life/test_writer.c $(LIFE_H) $(LIFE)/prog_writer$(life_sfx_$(1))
+# The background writer's hand-offs and the SIGKILL loss bound; the budget
+# with 2-slot chunks (prog_writer_tiny, plain only).
+$(LIFE)/test_writer$(life_sfx_$(1)): tests/life/test_writer.c $(LIFE_H) $(LIFE)/prog_writer$(life_sfx_$(1)) \
+                                     $(LIFE)/prog_writer_tiny
 	$$(CC) $$(ALL_CFLAGS) $(life_runner_$(1)) -DVARIANT='"$(life_sfx_$(1))"' -Itests/common $$< -o $$@ -lcmocka
 
 TEST_BINS += $(LIFE)/test_writer$(life_sfx_$(1))
@@ -80,6 +82,10 @@ TEST_BINS += $(LIFE)/test_life$(life_sfx_$(1))
 TEST_CMDS += $(LIFE)/test_life$(life_sfx_$(1))
 endef
 $(foreach v,$(LIFE_VARIANTS),$(eval $(call life_variant,$(v))))
+
+$(LIFE)/prog_writer_tiny: tests/life/prog_writer.c $(HEADER)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE -DSCOPEPROF_EVENTS_PER_CHUNK=2 $< -o $@ $(LDLIBS)
 
 $(LIFE)/prog_life_off: tests/life/prog_life.c tests/common/unwound.h $(HEADER)
 	@mkdir -p $(@D)

@@ -218,6 +218,31 @@ static void test_flush_order(void **state) {
     child_free(&r);
 }
 
+/* The budget counts a chunk's pages, not its size: with 2-slot chunks (56
+ * bytes, a page each: prog_writer_tiny) one thread recording 2M scopes
+ * through a 1 MiB budget, writing its own chunks (SCOPEPROF_WRITER=0),
+ * peaked at 76 MB where default chunks peak at under 3 MB. Peak RSS is a
+ * size, not a time; sanitizers change it: plain only. */
+static int peak_kb(const char *prog) {
+    child r;
+    child_run_ex(&r, prog, 1, ARGS("hwm", "2000000"),
+                 ENV("SCOPEPROF_BUFFER_MB=1", "SCOPEPROF_WRITER=0", "SCOPEPROF_OUTPUT=none", "SCOPEPROF_SUMMARY=0"));
+    expect_exit(&r, 0);
+    int kb = -1;
+    const char *l = strstr(r.out, "VmHWM:");
+    if (!l || sscanf(l, "VmHWM: %d kB", &kb) != 1) fail_msg("no VmHWM line: '%s'", r.out);
+    child_free(&r);
+    return kb;
+}
+
+static void test_budget_counts_pages(void **state) {
+    (void)state;
+    if (VARIANT[0]) skip();
+    int tiny = peak_kb("prog_writer_tiny"), normal = peak_kb("prog_writer");
+    printf("peak RSS: %d KiB with 2-slot chunks, %d KiB with the default\n", tiny, normal);
+    if (tiny > normal + 2048) fail_msg("peak RSS %d KiB with 2-slot chunks and a 1 MiB budget (%d KiB with the default)", tiny, normal);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sigkill_loss_bound),
@@ -227,6 +252,7 @@ int main(void) {
         cmocka_unit_test(test_full_disk_writer),
         cmocka_unit_test(test_exit_writer_busy),
         cmocka_unit_test(test_flush_order),
+        cmocka_unit_test(test_budget_counts_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
