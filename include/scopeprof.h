@@ -2381,7 +2381,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 21u /* 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 22u /* 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -2503,6 +2503,7 @@ typedef struct scopeprof__state {
         uint64_t events_written;
         uint32_t sites_written, gpu_names_written, steps_written;
         uint32_t files; /* files opened: a thread's name_file names the one its name went to */
+        int write_err;  /* why this file's writing stopped (errno; -1: a short write); 0: it did not */
         /* EVENTS chunks held to go out in one writev (writer.h,
          * scopeprof__write_some): while batch_on, each one's header and
          * prefix, and its pieces (those, then the records in the queued
@@ -3175,7 +3176,7 @@ static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (*v == 0 || *end != 0 || errno || x < lo || x > hi) {
+    if (!(*v == '-' || (*v >= '0' && *v <= '9')) || *end != 0 || errno || x < lo || x > hi) { /* strtol takes " +5" */
         scopeprof__warn("scopeprof: ignoring %s='%s': expected an integer from %ld to %ld", var,
                         v, lo, hi);
         return 0;
@@ -3184,13 +3185,15 @@ static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out
     return 1;
 }
 
-/* "skip_first=1,wait=1,warmup=1,active=3,repeat=2": keys in any order,
- * omitted ones 0 (active: 1). A bad value is named and the schedule ignored. */
+/* "skip_first=1,wait=1,warmup=1,active=3,repeat=2": keys in any order, each
+ * once, omitted ones 0 (active: 1). A bad value, an empty one (the whole
+ * value, or between commas) or a key given twice is named and the schedule
+ * ignored. */
 SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v) {
     static const char *const keys[] = {"skip_first", "wait", "warmup", "active", "repeat"};
-    int val[5] = {0, 0, 0, 1, 0};
+    int val[5] = {0, 0, 0, 1, 0}, seen = 0;
     const char *p = v;
-    while (*p) {
+    do {
         int k = -1;
         for (int i = 0; i < 5; i++) {
             size_t l = strlen(keys[i]);
@@ -3200,16 +3203,18 @@ SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const ch
                 break;
             }
         }
-        char *end;
-        long x = k >= 0 ? strtol(p, &end, 10) : -1;
-        if (k < 0 || end == p || x < 0 || x > 1000000 || (*end && *end != ',') || (k == 3 && x == 0)) {
+        char *end = (char *)p;
+        long x = k >= 0 && *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
+        if (k < 0 || (seen >> k & 1) || end == p || x > 1000000 || (*end && (*end != ',' || !end[1])) ||
+            (k == 3 && x == 0)) {
             scopeprof__warn("scopeprof: ignoring SCOPEPROF_SCHEDULE='%s': expected "
                             "skip_first=N,wait=N,warmup=N,active=N(>0),repeat=N", v);
             return;
         }
         val[k] = (int)x;
+        seen |= 1 << k;
         p = *end ? end + 1 : end;
-    }
+    } while (*p);
     g->sched.on = 1;
     g->sched.skip_first = val[0], g->sched.wait = val[1], g->sched.warmup = val[2], g->sched.active = val[3], g->sched.repeat = val[4];
 }
@@ -5183,6 +5188,7 @@ SCOPEPROF__INTERNAL int scopeprof__write_vec(scopeprof__state *g, struct iovec *
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
             int err = w < 0 ? errno : 0;
+            g->out.write_err = err ? err : -1;
             if (err == EFBIG) scopeprof__xfsz_take_back();
             if (g->life.in_signal)
                 scopeprof__sig_say("scopeprof: cannot write trace file '", g->out.path,
@@ -5678,8 +5684,11 @@ SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopepro
     scopeprof__put64(b, g->out.events_written);
     scopeprof__put64(b + 8, 0);
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
-    if (g->out.fd >= 0 && scopeprof__close_output(g) != 0 && !g->life.in_signal)
-        scopeprof__warn("scopeprof: cannot write trace file '%s': %s", g->out.path, strerror(errno));
+    if (g->out.fd >= 0 && scopeprof__close_output(g) != 0) {
+        g->out.write_err = errno;
+        if (!g->life.in_signal)
+            scopeprof__warn("scopeprof: cannot write trace file '%s': %s", g->out.path, strerror(errno));
+    }
     g->out.fd = -2;
 }
 
@@ -5693,21 +5702,26 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.sites_written = 0;
     g->out.gpu_names_written = 0;
     g->out.events_written = 0;
+    g->out.write_err = 0;
     g->out.steps_written = g->sched.nsteps; /* a forked child's file has its own steps, as its table */
     if (g->out.fd >= 0) scopeprof__close_output(g);
     g->out.fd = g->out.no_output ? -2 : -1;
 }
 
-/* The summary's last line at exit: where the trace went and its size. A
- * trace named after the program and its pid, in the working directory, is
- * easy to miss (issue 24: a new 512 MB file every run, nothing said). Part
- * of the summary, printed only with it; a cycle's title names its file. */
+/* The summary's last line at exit: where the trace went and its size, and
+ * why it is incomplete if a write failed (a full disk: the file then ends
+ * in a cut chunk and has no end record). A trace named after the program
+ * and its pid, in the working directory, is easy to miss (issue 24: a new
+ * 512 MB file every run, nothing said). Part of the summary, printed only
+ * with it; a cycle's title names its file. */
 SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, FILE *out) {
     struct stat st;
     if (g->out.no_output || !g->out.fd_path[0] || stat(g->out.fd_path, &st) != 0) return;
     char size[64];
     scopeprof_format_mem(size, sizeof size, (int64_t)st.st_size);
-    fprintf(out, "Trace file: %s (%s)\n", g->out.path, size);
+    int e = g->out.write_err;
+    fprintf(out, "Trace file: %s (%s%s%s)\n", g->out.path, size, e ? ", incomplete: " : "",
+            e ? (e > 0 ? strerror(e) : "a short write") : "");
 }
 
 /* The table at exit (and at each schedule's cycle, after `title`): PyTorch's

@@ -18,7 +18,7 @@ static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (*v == 0 || *end != 0 || errno || x < lo || x > hi) {
+    if (!(*v == '-' || (*v >= '0' && *v <= '9')) || *end != 0 || errno || x < lo || x > hi) { /* strtol takes " +5" */
         scopeprof__warn("scopeprof: ignoring %s='%s': expected an integer from %ld to %ld", var,
                         v, lo, hi);
         return 0;
@@ -27,13 +27,15 @@ static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out
     return 1;
 }
 
-/* "skip_first=1,wait=1,warmup=1,active=3,repeat=2": keys in any order,
- * omitted ones 0 (active: 1). A bad value is named and the schedule ignored. */
+/* "skip_first=1,wait=1,warmup=1,active=3,repeat=2": keys in any order, each
+ * once, omitted ones 0 (active: 1). A bad value, an empty one (the whole
+ * value, or between commas) or a key given twice is named and the schedule
+ * ignored. */
 SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v) {
     static const char *const keys[] = {"skip_first", "wait", "warmup", "active", "repeat"};
-    int val[5] = {0, 0, 0, 1, 0};
+    int val[5] = {0, 0, 0, 1, 0}, seen = 0;
     const char *p = v;
-    while (*p) {
+    do {
         int k = -1;
         for (int i = 0; i < 5; i++) {
             size_t l = strlen(keys[i]);
@@ -43,16 +45,18 @@ SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const ch
                 break;
             }
         }
-        char *end;
-        long x = k >= 0 ? strtol(p, &end, 10) : -1;
-        if (k < 0 || end == p || x < 0 || x > 1000000 || (*end && *end != ',') || (k == 3 && x == 0)) {
+        char *end = (char *)p;
+        long x = k >= 0 && *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
+        if (k < 0 || (seen >> k & 1) || end == p || x > 1000000 || (*end && (*end != ',' || !end[1])) ||
+            (k == 3 && x == 0)) {
             scopeprof__warn("scopeprof: ignoring SCOPEPROF_SCHEDULE='%s': expected "
                             "skip_first=N,wait=N,warmup=N,active=N(>0),repeat=N", v);
             return;
         }
         val[k] = (int)x;
+        seen |= 1 << k;
         p = *end ? end + 1 : end;
-    }
+    } while (*p);
     g->sched.on = 1;
     g->sched.skip_first = val[0], g->sched.wait = val[1], g->sched.warmup = val[2], g->sched.active = val[3], g->sched.repeat = val[4];
 }

@@ -216,6 +216,7 @@ SCOPEPROF__INTERNAL int scopeprof__write_vec(scopeprof__state *g, struct iovec *
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
             int err = w < 0 ? errno : 0;
+            g->out.write_err = err ? err : -1;
             if (err == EFBIG) scopeprof__xfsz_take_back();
             if (g->life.in_signal)
                 scopeprof__sig_say("scopeprof: cannot write trace file '", g->out.path,
@@ -711,8 +712,11 @@ SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopepro
     scopeprof__put64(b, g->out.events_written);
     scopeprof__put64(b + 8, 0);
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
-    if (g->out.fd >= 0 && scopeprof__close_output(g) != 0 && !g->life.in_signal)
-        scopeprof__warn("scopeprof: cannot write trace file '%s': %s", g->out.path, strerror(errno));
+    if (g->out.fd >= 0 && scopeprof__close_output(g) != 0) {
+        g->out.write_err = errno;
+        if (!g->life.in_signal)
+            scopeprof__warn("scopeprof: cannot write trace file '%s': %s", g->out.path, strerror(errno));
+    }
     g->out.fd = -2;
 }
 
@@ -726,21 +730,26 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.sites_written = 0;
     g->out.gpu_names_written = 0;
     g->out.events_written = 0;
+    g->out.write_err = 0;
     g->out.steps_written = g->sched.nsteps; /* a forked child's file has its own steps, as its table */
     if (g->out.fd >= 0) scopeprof__close_output(g);
     g->out.fd = g->out.no_output ? -2 : -1;
 }
 
-/* The summary's last line at exit: where the trace went and its size. A
- * trace named after the program and its pid, in the working directory, is
- * easy to miss (issue 24: a new 512 MB file every run, nothing said). Part
- * of the summary, printed only with it; a cycle's title names its file. */
+/* The summary's last line at exit: where the trace went and its size, and
+ * why it is incomplete if a write failed (a full disk: the file then ends
+ * in a cut chunk and has no end record). A trace named after the program
+ * and its pid, in the working directory, is easy to miss (issue 24: a new
+ * 512 MB file every run, nothing said). Part of the summary, printed only
+ * with it; a cycle's title names its file. */
 SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, FILE *out) {
     struct stat st;
     if (g->out.no_output || !g->out.fd_path[0] || stat(g->out.fd_path, &st) != 0) return;
     char size[64];
     scopeprof_format_mem(size, sizeof size, (int64_t)st.st_size);
-    fprintf(out, "Trace file: %s (%s)\n", g->out.path, size);
+    int e = g->out.write_err;
+    fprintf(out, "Trace file: %s (%s%s%s)\n", g->out.path, size, e ? ", incomplete: " : "",
+            e ? (e > 0 ? strerror(e) : "a short write") : "");
 }
 
 /* The table at exit (and at each schedule's cycle, after `title`): PyTorch's

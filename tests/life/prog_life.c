@@ -591,7 +591,7 @@ static int mode_bigname(void) {
 }
 
 /* ---- PROFILE_FLUSH while threads start, record across chunk boundaries and
- * exit: 64 threads x "storm" x10000 (more than two 4096-event chunks each),
+ * exit: 64 threads x "storm" x10000 (more than two 4094-event chunks each),
  * main flushing all the time. Every event exactly once in the file. ------- */
 static volatile int storm_left;
 static void *storm_thread(void *arg) {

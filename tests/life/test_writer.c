@@ -177,6 +177,9 @@ static void test_full_disk_writer(void **state) {
         child_lines_with(r.err, "cannot write trace file '/dev/full': No space left on device") != 1)
         fail_msg("want one line about /dev/full:\n%s", r.err);
     assert_int_equal(child_lines_with(r.err, "Self CPU time total:"), 1);
+    /* The summary's last line says the file is incomplete, and why. */
+    assert_int_equal(child_lines_with(r.err, "Trace file: /dev/full ("), 1);
+    assert_int_equal(child_lines_with(r.err, ", incomplete: No space left on device)"), 1);
     char cells[16][64];
     int n = child_table_row(r.err, "streamed", cells, 16);
     assert_true(n > 1);
