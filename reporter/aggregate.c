@@ -435,7 +435,7 @@ int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err) {
     char msg[512];
     sp_result_message(&res, path, msg, sizeof msg);
     if (st != SP_OK) fprintf(err, "%s\n", msg);
-    sp_warn_no_end(path, &res, err);
+    sp_warn_incomplete(path, &res, err);
     if (c->oom) fprintf(err, "%s: out of memory: some events were not counted\n", path);
     /* Inconsistent files (not ours): say what is off. Only events out of
      * close order make the numbers wrong, so only they fail the command. */

@@ -712,8 +712,9 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
     }
     sp_ranks_free(&rs);
     if (json) sp_out_str(&js, "]}\n");
+    errno = 0;
     if (sp_out_flush(&js) != 0 || fflush(out) != 0 || ferror(out)) {
-        fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);
+        sp_output_failed(err, o->out_name, errno);
         rc = SP_EXIT_OUTPUT;
     }
     sp_out_free(&js);
@@ -765,8 +766,9 @@ static int cmd_stacks(opts *o, FILE *out, FILE *err) {
         if (v > 0) fprintf(out, "%s %lld\n", r->key, (long long)v);
     }
     sp_agg_ctx_free(&c);
+    errno = 0;
     if (fflush(out) != 0 || ferror(out)) {
-        fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);
+        sp_output_failed(err, o->out_name, errno);
         rc = SP_EXIT_OUTPUT;
     }
     return rc;
@@ -797,8 +799,8 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
         sp_callbacks cb = sp_progress_wrap(&pg, &tcb, o->files[i], i, o->nfiles);
         int st = sp_read_any(o->files[i], &cb, &res);
         if (st == SP_STOPPED && ferror(out)) { /* the writer stopped the reader */
-            fprintf(err, "scopeprof: cannot write the output '%s' (stopped while reading %s)\n",
-                    o->out_name, o->files[i]);
+            fprintf(err, "scopeprof: cannot write the output '%s': %s (stopped while reading %s)\n",
+                    o->out_name, errno ? strerror(errno) : "a write failed", o->files[i]);
             rc = SP_EXIT_OUTPUT;
             break;
         }
@@ -807,12 +809,13 @@ static int cmd_trace(opts *o, FILE *out, FILE *err) {
             sp_result_message(&res, o->files[i], msg, sizeof msg);
             fprintf(err, "%s\n", msg);
         }
-        sp_warn_no_end(o->files[i], &res, err);
+        sp_warn_incomplete(o->files[i], &res, err);
         rc = sp_exit_worst(rc, st);
     }
     sp_progress_done(&pg); /* while the writer still counts its bytes (all but the last line) */
+    errno = 0;
     if (t && sp_trace_close(t) != 0 && rc != SP_EXIT_OUTPUT) {
-        fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);
+        sp_output_failed(err, o->out_name, errno);
         rc = SP_EXIT_OUTPUT;
     }
     return rc;
@@ -912,9 +915,13 @@ static int run_to_output(opts *o, int (*run)(opts *, FILE *, FILE *), FILE *out,
     o->out_name = o->output;
     o->output = NULL;
     rc = run(o, w.f, err);
-    /* A write error the command reported already is not told twice. */
+    /* A write error the command reported already is not told twice; that
+     * the file is as it was, is. */
+    int replaced = w.tmp != NULL;
     if (sp_dest_close(&w, rc == SP_EXIT_OK, rc == SP_EXIT_OUTPUT ? NULL : err) != 0)
         rc = SP_EXIT_OUTPUT;
+    else if (rc == SP_EXIT_OUTPUT && replaced)
+        fprintf(err, "scopeprof: the output '%s' is left unchanged\n", o->out_name);
     return rc;
 }
 

@@ -5,6 +5,7 @@
 #define SCOPEPROF_AGGREGATION
 #include "diff.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "buf.h"
 #include "cells.h"
 #include "exit.h"
+#include "output.h"
 
 /* ---- Reading the runs ---------------------------------------------------------- */
 /* One side: its runs, each a table of its own (several files when they are
@@ -613,8 +615,9 @@ int sp_cmd_diff(char **files, const int n[2], const sp_diff_opts *o, FILE *out, 
     else if (o->format == SP_FORMAT_CSV) print_csv(out, &d);
     else if (o->format == SP_FORMAT_MARKDOWN) print_markdown(out, &d);
     else print_json(&js, &d, files, n);
+    errno = 0;
     if (sp_out_flush(&js) != 0 || fflush(out) != 0 || ferror(out)) {
-        fprintf(err, "scopeprof: cannot write the output '%s'\n", o->out_name);
+        sp_output_failed(err, o->out_name, errno);
         rc = SP_EXIT_OUTPUT;
     }
     sp_out_free(&js);

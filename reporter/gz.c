@@ -82,8 +82,12 @@ int sp_gz_inflate(int fd, const void *head, size_t n, sp_result *res, int *bad, 
             }
             if (z.avail_in == 0 && eof) break;
         }
-        /* Concatenated members (gzip a >> f; gzip b >> f) are one stream. */
+        /* Concatenated members (gzip a >> f; gzip b >> f) are one stream;
+         * zeros after a member are padding (a tape block, dd), skipped as
+         * gzip skips them. */
         if (member_done) {
+            while (z.avail_in && *z.next_in == 0) z.next_in++, z.avail_in--, consumed++;
+            if (z.avail_in == 0) continue; /* more input, or the end */
             if (inflateReset(&z) != Z_OK) break;
             member_done = 0;
         }

@@ -45,11 +45,23 @@ static int read_gz(int fd, const unsigned char *head, size_t n, const sp_callbac
     }
     st = chrome ? sp_read_chrome_fd(t, NULL, 0, cb, res) : sp_read_fd(t, NULL, 0, cb, res);
     close(t);
-    /* A damaged stream outranks what the reader thought of the part it saw. */
-    if (bad != SP_OK && (st == SP_OK || st == SP_TRUNCATED)) {
-        snprintf(res->msg, sizeof res->msg, "%s", why);
-        res->status = st = bad;
-        if (bad == SP_TRUNCATED) res->offset = res->good_end;
+    /* A damaged stream is named first, whatever the reader thought of what
+     * inflated from it: a reader's complaint about that (garbage taken for a
+     * version, an empty file) follows, and its status stands if worse. */
+    if (bad != SP_OK) {
+        char said[sizeof res->msg];
+        int worse = st != SP_OK && st != SP_TRUNCATED;
+        memcpy(said, res->msg, sizeof said);
+        res->msg[0] = 0;
+        const char *part[3] = {why, worse ? "; then: " : "", worse ? said : ""};
+        for (int i = 0; i < 3; i++) { /* appended, cut to fit */
+            size_t l = strlen(res->msg), k = strlen(part[i]);
+            if (k > sizeof res->msg - 1 - l) k = sizeof res->msg - 1 - l;
+            memcpy(res->msg + l, part[i], k);
+            res->msg[l + k] = 0;
+        }
+        if (!worse) res->status = st = bad;
+        if (bad == SP_TRUNCATED && !worse) res->offset = res->good_end;
     }
     return st;
 }
@@ -107,11 +119,14 @@ int sp_input_rereadable(const char *path) {
 }
 
 /* ---- After reading ---------------------------------------------------------- */
-void sp_warn_no_end(const char *path, const sp_result *res, FILE *err) {
+void sp_warn_incomplete(const char *path, const sp_result *res, FILE *err) {
+    if (res->unmatched)
+        fprintf(err, "%s: warning: %llu begin (\"B\") or end (\"E\") event(s) without their other half, "
+                "left out of the ranges\n", path, (unsigned long long)res->unmatched);
     if (!res->native || res->saw_end || (res->status != SP_OK && res->status != SP_TRUNCATED))
         return;
-    fprintf(err, "%s: warning: no end record: the run did not finish (killed, _exit, or still "
-            "running); read %llu event(s) up to byte %llu; missing: the events not yet flushed "
+    fprintf(err, "%s: warning: no end record: the run did not finish (killed, _exit, still "
+            "running, or its writes failed: a full disk); read %llu event(s) up to byte %llu; missing: the events not yet flushed "
             "when it stopped, scopes still open then, and the final memory records\n",
             path, (unsigned long long)res->events, (unsigned long long)res->good_end);
 }

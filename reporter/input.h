@@ -25,10 +25,12 @@ int sp_read_any_mem(const void *data, size_t n, const sp_callbacks *cb, sp_resul
  * takes (issue 25: html's flame graph and timeline came out empty). */
 int sp_input_rereadable(const char *path);
 
-/* A .sprof file read to its end without the END record its writer closes it
- * with: the process never got to write it (kill -9, _exit, a crash with
- * SCOPEPROF_SIGNALS=0, still running). Read as it is, exit status unchanged,
- * but said: the numbers lack what the process still held. */
-void sp_warn_no_end(const char *path, const sp_result *res, FILE *err);
+/* What an input read as it is lacks, said on err, exit status unchanged: a
+ * .sprof file read to its end without the END record its writer closes it
+ * with (the process never got to write it: kill -9, _exit, a crash with
+ * SCOPEPROF_SIGNALS=0, still running, a full disk), whose numbers lack what
+ * the process still held; a JSON input's begin and end events without
+ * their other half, left out. */
+void sp_warn_incomplete(const char *path, const sp_result *res, FILE *err);
 
 #endif

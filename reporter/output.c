@@ -94,6 +94,10 @@ int sp_dest_open(sp_dest *o, const char *path, char *const *inputs, int ninputs,
     return 0;
 }
 
+void sp_output_failed(FILE *err, const char *name, int e) {
+    fprintf(err, "scopeprof: cannot write the output '%s': %s\n", name, e ? strerror(e) : "a write failed");
+}
+
 int sp_dest_close(sp_dest *o, int keep, FILE *err) {
     /* errno names the cause only when this flush or close is what failed
      * (an earlier failed write leaves just the error flag). */

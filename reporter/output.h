@@ -32,4 +32,8 @@ int sp_dest_open(sp_dest *o, const char *path, char *const *inputs, int ninputs,
  * written. */
 int sp_dest_close(sp_dest *o, int keep, FILE *err);
 
+/* Say on err that the output `name` could not be written, and why (errno e;
+ * 0: a write failed before, its cause not kept). */
+void sp_output_failed(FILE *err, const char *name, int e);
+
 #endif

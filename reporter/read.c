@@ -367,7 +367,16 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
     uint32_t n = get32(p + 4), slot;
     if (n > (len - 8) / (v1 ? 24 : 16))
         return CORRUPT("EVENTS chunk: %u %s run past the chunk", n, v4 ? "units" : "events");
-    if (v4 && !r->hdr.has_ticks) return CORRUPT("EVENTS chunk before the TICKS chunk: its times cannot be read");
+    if (v4 && !r->hdr.has_ticks) {
+        if (res->problems) { /* the TICKS chunk was most likely in the damage before */
+            char first[sizeof res->msg];
+            uint64_t at = res->offset;
+            memcpy(first, res->msg, sizeof first);
+            return CORRUPT("EVENTS chunk with no TICKS chunk before it to read its times, which was "
+                           "probably in the damage at offset %llu (%s)", (unsigned long long)at, first);
+        }
+        return CORRUPT("EVENTS chunk before the TICKS chunk: its times cannot be read");
+    }
     size_t end = v4 ? 8 + (size_t)n * 16 : len; /* format 4: where the records end */
     if (thread_slot(r, get32(p), &slot) != 0) return NOMEM();
     if (n > r->ev_cap) {
@@ -645,6 +654,15 @@ static uint32_t chunk_crc(const sp_reader *r, const unsigned char *h, const unsi
     return r->hdr.major >= SCOPEPROF_FILE_CRC_SINCE ? scopeprof_chunk_crc(c, h) : c;
 }
 
+/* A chunk type's name in FORMAT.md, for messages ("type N" for newer ones). */
+static const char *chunk_name(uint32_t type, char *buf, size_t n) {
+    static const char *const names[] = {NULL, "SITES", "THREAD", "EVENTS", "END", "GPU", "DEVICE",
+                                        "STEPS", "MEMORY", "OVERHEAD", "CLOCK", "TICKS"};
+    if (type < sizeof names / sizeof *names && names[type]) return names[type];
+    snprintf(buf, n, "type %u", type);
+    return buf;
+}
+
 /* Check the chunk at the read position, leaving header and payload
  * contiguous. 0 if it is whole and valid; else SP_TRUNCATED (the input ends
  * inside it) or SP_CORRUPT, with why[] and *at (where the problem is). */
@@ -671,7 +689,8 @@ static int check_chunk(sp_reader *r, char *why, size_t nwhy, uint64_t *at) {
     h = (r->mem ? r->mem : r->buf) + r->lo;
     if (got < (size_t)SCOPEPROF_CHUNK_HEADER_SIZE + len) {
         *at = off + got;
-        snprintf(why, nwhy, "chunk of type %u cut short", type);
+        char tb[16];
+        snprintf(why, nwhy, "%s chunk cut short", chunk_name(type, tb, sizeof tb));
         return SP_TRUNCATED;
     }
     uint32_t c = chunk_crc(r, h, h + SCOPEPROF_CHUNK_HEADER_SIZE, len);

@@ -125,6 +125,9 @@ typedef struct sp_result {
      * how many times, and the first id and chunk offset. Not an error. */
     uint32_t sites_redefined, redefined_id;
     uint64_t redefined_offset;
+    /* A JSON input's B events never ended and E events that end nothing:
+     * left out of the ranges (chrome://tracing shows them unfinished). */
+    uint64_t unmatched;
 } sp_result;
 
 /* What a GPU scope's record says beyond its interval (see sp_reader_gpu_info). */

@@ -157,13 +157,13 @@ static void test_write_error_names_output(void **state) {
     const char *ins[] = {path("known.sprof"), path("big.sprof")};
     for (int i = 0; i < 2; i++) {
         assert_int_equal(run(&out, &err, "trace", ins[i], "-o", "/dev/full", NULL), 3);
-        HAS(err, "cannot write the output '/dev/full'");
+        HAS(err, "cannot write the output '/dev/full': No space left on device");
         if (strstr(err, "reader's client")) fail_msg("blames the reader: %s", err);
         free(out);
         free(err);
     }
     assert_int_equal(run(&out, &err, "table", path("big.sprof"), "-o", "/dev/full", NULL), 3);
-    HAS(err, "cannot write the output '/dev/full'");
+    HAS(err, "cannot write the output '/dev/full': No space left on device");
     free(out);
     free(err);
     /* Not a regular file: written in place. */
@@ -355,6 +355,74 @@ static void test_gzip_input(void **state) {
     free(err);
 }
 
+/* A damaged gzip stream is named as such, before whatever the reader made
+ * of the garbage inflated from it (a flipped byte read as a format version,
+ * a cut header as an empty file); zeros after the stream are padding. */
+static void test_gzip_damage_named(void **state) {
+    (void)state;
+    char *out, *err, cmd[1024];
+    snprintf(cmd, sizeof cmd, /* in the test's directory: path() keeps 8 names at a time */
+             "cd '%s' && gzip -nc known.sprof >g.gz && head -c 5 g.gz >g5.gz && cp g.gz gpad.gz && "
+             "head -c 512 /dev/zero >>gpad.gz && python3 -c \"b = bytearray(open('g.gz', 'rb').read()); "
+             "b[20] ^= 0xff; open('gbad.gz', 'wb').write(b)\"", dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_not_equal(run(&out, &err, "table", path("gbad.gz"), NULL), 0);
+    if (!strstr(err, "gbad.gz: offset") || !strstr(err, ": gzip data corrupt at compressed byte"))
+        fail_msg("a corrupt gzip stream not named first: %s", err);
+    free(out);
+    free(err);
+    run(&out, &err, "table", path("g5.gz"), NULL);
+    HAS(err, "gzip data cut short");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", path("gpad.gz"), NULL), 0);
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+}
+
+/* A damaged TICKS chunk: the events after it cannot be read, and the
+ * message says why, naming the damage, rather than blame the EVENTS chunk
+ * for coming first. */
+static void test_damaged_ticks_named(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    tw_major = 4;
+    tw_header(&w, 5, "ticks4");
+    size_t at = tw_ticks(&w, 0, 0, 1.0);
+    tw_site(&w, 1, 1, "tick", "t.c", "tick");
+    tw_thread(&w, 0, 5, "main");
+    tw_ev ev[2] = {{1000, 1010, 1, 0}, {1020, 1030, 1, 0}};
+    tw_events(&w, 0, ev, 2);
+    tw_end(&w, 2);
+    w.b[at + 16 + 3] ^= 1; /* a bit of the payload: its CRC fails */
+    assert_int_equal(tw_save(&w, path("ticks4.sprof")), 0);
+    free(w.b);
+    tw_major = 1;
+    char *out, *err, want[64];
+    assert_int_not_equal(run(&out, &err, "table", path("ticks4.sprof"), NULL), 0);
+    snprintf(want, sizeof want, "probably in the damage at offset %zu", at);
+    HAS(err, want);
+    free(out);
+    free(err);
+}
+
+/* JSON begin and end events without their other half are left out, and
+ * said (they were dropped without a word). */
+static void test_json_unmatched_said(void **state) {
+    (void)state;
+    put_file("unmatched.json",
+             "{\"traceEvents\":[{\"name\":\"open_forever\",\"ph\":\"B\",\"ts\":1,\"pid\":1,\"tid\":1},"
+             "{\"name\":\"x\",\"ph\":\"X\",\"ts\":2,\"dur\":3,\"pid\":1,\"tid\":1},"
+             "{\"name\":\"stray\",\"ph\":\"E\",\"ts\":9,\"pid\":1,\"tid\":2}]}\n");
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", path("unmatched.json"), NULL), 0);
+    HAS(err, "unmatched.json: warning: 2 begin (\"B\") or end (\"E\") event(s) without their other half");
+    HAS(out, "x");
+    free(out);
+    free(err);
+}
+
 /* ---- 6. Steps as PyTorch shows them ------------------------------------------ */
 static void test_profiler_step_rows(void **state) {
     (void)state;
@@ -399,6 +467,8 @@ int main(void) {
         cmocka_unit_test(test_write_error_names_output), cmocka_unit_test(test_deep_recursion),
         cmocka_unit_test(test_many_threads),         cmocka_unit_test(test_no_end_record),
         cmocka_unit_test(test_strict_cli),           cmocka_unit_test(test_gzip_input),
+        cmocka_unit_test(test_gzip_damage_named),    cmocka_unit_test(test_json_unmatched_said),
+        cmocka_unit_test(test_damaged_ticks_named),
         cmocka_unit_test(test_profiler_step_rows),
     };
     return cmocka_run_group_tests(tests, setup, files_teardown);
