@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "peak_rss.h"
 #include "unwound.h"
 
 #ifndef VARIANT
@@ -365,13 +366,7 @@ static int mode_threads(int n) {
             if (pthread_create(&th[k], NULL, short_thread, NULL) != 0) return 40;
         for (int k = 0; k < 8; k++) pthread_join(th[k], NULL);
     }
-    if (getenv("LIFE_PRINT_HWM")) { /* this image's peak RSS (wait4's includes the parent's) */
-        char line[256];
-        FILE *f = fopen("/proc/self/status", "r");
-        while (f && fgets(line, sizeof line, f))
-            if (strncmp(line, "VmHWM:", 6) == 0) printf("%s", line);
-        if (f) fclose(f);
-    }
+    if (getenv("LIFE_PRINT_HWM")) peak_rss_print();
     return 0;
 }
 

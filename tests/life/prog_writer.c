@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "peak_rss.h"
+
 static void sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {}
@@ -168,11 +170,7 @@ static int mode_hwm(long n) {
         PROFILE_SCOPE("counted");
         BUMP();
     }
-    char line[256];
-    FILE *f = fopen("/proc/self/status", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "VmHWM:", 6) == 0) printf("%s", line);
-    if (f) fclose(f);
+    peak_rss_print();
     return 0;
 }
 

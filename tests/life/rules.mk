@@ -33,7 +33,7 @@ life_runner_asan  = $(ASAN_FLAGS)
 life_runner_tsan  :=
 
 define life_variant
-$(LIFE)/prog_life$(life_sfx_$(1)): tests/life/prog_life.c tests/common/unwound.h $(HEADER)
+$(LIFE)/prog_life$(life_sfx_$(1)): tests/life/prog_life.c tests/common/unwound.h tests/common/peak_rss.h $(HEADER)
 	@mkdir -p $$(@D)
 	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE -DVARIANT='"$(life_sfx_$(1))"' -Itests/common $$< -o $$@ $$(LDLIBS) -ldl
 
@@ -51,9 +51,9 @@ $(LIFE)/prog_hlock$(life_sfx_$(1)): tests/life/prog_hlock.c $(HEADER)
 	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE $$< -o $$@ $$(LDLIBS) \
 	  -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
-$(LIFE)/prog_writer$(life_sfx_$(1)): tests/life/prog_writer.c $(HEADER)
+$(LIFE)/prog_writer$(life_sfx_$(1)): tests/life/prog_writer.c tests/common/peak_rss.h $(HEADER)
 	@mkdir -p $$(@D)
-	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE $$< -o $$@ $$(LDLIBS)
+	$$(CC) $$(ALL_CFLAGS) $(life_flags_$(1)) -DPROFILE_ENABLE -Itests/common $$< -o $$@ $$(LDLIBS)
 
 # The background writer's hand-offs and the SIGKILL loss bound; the budget
 # with 2-slot chunks (prog_writer_tiny, plain only).
@@ -83,11 +83,11 @@ TEST_CMDS += $(LIFE)/test_life$(life_sfx_$(1))
 endef
 $(foreach v,$(LIFE_VARIANTS),$(eval $(call life_variant,$(v))))
 
-$(LIFE)/prog_writer_tiny: tests/life/prog_writer.c $(HEADER)
+$(LIFE)/prog_writer_tiny: tests/life/prog_writer.c tests/common/peak_rss.h $(HEADER)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE -DSCOPEPROF_EVENTS_PER_CHUNK=2 $< -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE -DSCOPEPROF_EVENTS_PER_CHUNK=2 -Itests/common $< -o $@ $(LDLIBS)
 
-$(LIFE)/prog_life_off: tests/life/prog_life.c tests/common/unwound.h $(HEADER)
+$(LIFE)/prog_life_off: tests/life/prog_life.c tests/common/unwound.h tests/common/peak_rss.h $(HEADER)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/common $< -o $@ $(LDLIBS) -ldl
 
