@@ -2503,7 +2503,8 @@ typedef struct scopeprof__state {
         uint64_t events_written;
         uint32_t sites_written, gpu_names_written, steps_written;
         uint32_t files; /* files opened: a thread's name_file names the one its name went to */
-        int write_err;  /* why this file's writing stopped (errno; -1: a short write); 0: it did not */
+        int write_err;  /* why this file's writing stopped (errno; -1: a short write; -2: its path
+                         * names another file now, scopeprof__fd_check); 0: it did not */
         /* EVENTS chunks held to go out in one writev (writer.h,
          * scopeprof__write_some): while batch_on, each one's header and
          * prefix, and its pieces (those, then the records in the queued
@@ -5146,6 +5147,7 @@ SCOPEPROF__INTERNAL int scopeprof__fd_check(scopeprof__state *g) {
     }
     if (fd >= 0) close(fd);
     g->out.fd = -2;
+    g->out.write_err = -2;
     scopeprof__sig_say("scopeprof: the trace file '", g->out.fd_path,
                        "' was closed and its path no longer names it; the rest of the trace is "
                        "lost\n");
@@ -5716,6 +5718,10 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
  * with it; a cycle's title names its file. */
 SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, FILE *out) {
     struct stat st;
+    if (g->out.write_err == -2) { /* its size now would be another file's */
+        fprintf(out, "Trace file: %s (lost: the path names another file now)\n", g->out.path);
+        return;
+    }
     if (g->out.no_output || !g->out.fd_path[0] || stat(g->out.fd_path, &st) != 0) return;
     char size[64];
     scopeprof_format_mem(size, sizeof size, (int64_t)st.st_size);

@@ -225,7 +225,8 @@ typedef struct scopeprof__state {
         uint64_t events_written;
         uint32_t sites_written, gpu_names_written, steps_written;
         uint32_t files; /* files opened: a thread's name_file names the one its name went to */
-        int write_err;  /* why this file's writing stopped (errno; -1: a short write); 0: it did not */
+        int write_err;  /* why this file's writing stopped (errno; -1: a short write; -2: its path
+                         * names another file now, scopeprof__fd_check); 0: it did not */
         /* EVENTS chunks held to go out in one writev (writer.h,
          * scopeprof__write_some): while batch_on, each one's header and
          * prefix, and its pieces (those, then the records in the queued

@@ -796,6 +796,28 @@ static int mode_fd_steal(const char *how) {
     return 0;
 }
 
+/* ---- fd_lost: the trace's descriptor closed and its path given to another
+ * file ("hello\n", made by the program) between two flushes; the trace
+ * itself moved to kept.sprof (so that the new file cannot reuse its inode
+ * number, which would make it look like the trace). */
+static int mode_fd_lost(const char *trace) {
+    for (int i = 0; i < 1000; i++) {
+        PROFILE_SCOPE("before");
+        BUMP();
+    }
+    PROFILE_FLUSH();
+    for (int k = 3; k < 1024; k++) close(k);
+    if (rename(trace, "kept.sprof") != 0) return 96;
+    int fd = open(trace, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, "hello\n", 6) != 6 || close(fd) != 0) return 97;
+    for (int i = 0; i < 1000; i++) {
+        PROFILE_SCOPE("after");
+        BUMP();
+    }
+    PROFILE_FLUSH();
+    return 0;
+}
+
 /* ---- issue 17: exec of the same program (same pid) ----------------------------
  * "reexec 1": "first_image" x5000, a flush, then exec of this program as
  * "reexec 2": "second_image" x3, exit. The first image's flushed events
@@ -1141,6 +1163,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "thread_slots") == 0 && argc > 2) return mode_thread_slots(atoi(argv[2]));
     if (strcmp(m, "oom") == 0 && argc > 2) return mode_oom(strcmp(argv[2], "later") == 0);
     if (strcmp(m, "fd_steal") == 0 && argc > 2) return mode_fd_steal(argv[2]);
+    if (strcmp(m, "fd_lost") == 0 && argc > 2) return mode_fd_lost(argv[2]);
     if (strcmp(m, "reexec") == 0 && argc > 2) return mode_reexec(atoi(argv[2]));
     fprintf(stderr, "prog_life: unknown mode '%s'\n", m);
     return 2;

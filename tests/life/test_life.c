@@ -813,6 +813,22 @@ static void test_trace_fd_taken(void **state) {
     }
 }
 
+/* The trace's descriptor closed and its path given to another file: said
+ * when it happens, and the summary's last line says the trace is lost
+ * rather than give the other file's size as the trace's. */
+static void test_trace_path_taken(void **state) {
+    (void)state;
+    child r;
+    char line[128];
+    child_run_args(&r, "prog_life", ARGS("fd_lost", "t.sprof"), ENV("SCOPEPROF_OUTPUT=t.sprof"));
+    expect_exit(&r, 0);
+    assert_int_equal(child_lines_with(r.err, "was closed and its path no longer names it"), 1);
+    snprintf(line, sizeof line, "/t.sprof (lost: the path names another file now)");
+    if (child_lines_with(r.err, line) != 1) fail_msg("no '%s' line:\n%s", line, r.err);
+    assert_int_equal(child_lines_with(r.err, "/t.sprof (6 b"), 0);
+    child_free(&r);
+}
+
 /* A program that execs itself (same pid): the first image's flushed trace
  * is kept; the second image writes NAME.exec1.sprof. Explicit path and
  * default path. Before: the second image truncated the first's file. */
@@ -1473,6 +1489,7 @@ int main(void) {
         cmocka_unit_test(test_fork_while_allocating),
         cmocka_unit_test(test_fork_memory_figures),
         cmocka_unit_test(test_trace_fd_taken),
+        cmocka_unit_test(test_trace_path_taken),
         cmocka_unit_test(test_reexec_keeps_trace),
         cmocka_unit_test(test_thread_ends_inside_scopes),
         cmocka_unit_test(test_dead_threads_freed),
