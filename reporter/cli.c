@@ -910,18 +910,19 @@ static int run_to_output(opts *o, int (*run)(opts *, FILE *, FILE *), FILE *out,
         return run(o, out, err);
     }
     sp_dest w;
+    struct stat before;
+    int existed = stat(o->output, &before) == 0;
     int rc = sp_dest_open(&w, o->output, o->files, o->nfiles, err);
     if (rc) return rc;
     o->out_name = o->output;
     o->output = NULL;
     rc = run(o, w.f, err);
     /* A write error the command reported already is not told twice; that
-     * the file is as it was, is. */
-    int replaced = w.tmp != NULL;
-    if (sp_dest_close(&w, rc == SP_EXIT_OK, rc == SP_EXIT_OUTPUT ? NULL : err) != 0)
-        rc = SP_EXIT_OUTPUT;
-    else if (rc == SP_EXIT_OUTPUT && replaced)
-        fprintf(err, "scopeprof: the output '%s' is left unchanged\n", o->out_name);
+     * the file is as it was (written beside it, never renamed), is. */
+    int beside = w.tmp != NULL, failed = rc == SP_EXIT_OUTPUT;
+    if (sp_dest_close(&w, rc == SP_EXIT_OK, failed ? NULL : err) != 0) rc = SP_EXIT_OUTPUT;
+    if (failed && beside)
+        fprintf(err, "scopeprof: the output '%s' is %s\n", o->out_name, existed ? "left unchanged" : "not created");
     return rc;
 }
 

@@ -67,7 +67,7 @@ int sp_gz_inflate(int fd, const void *head, size_t n, sp_result *res, int *bad, 
     const unsigned char *pending = head;
     size_t npending = n;
     uint64_t consumed = 0;
-    int zr = Z_OK, eof = 0, member_done = 0;
+    int zr = Z_OK, eof = 0, member_done = 0, padded = 0;
     for (;;) {
         if (z.avail_in == 0) {
             if (npending) { /* the bytes the caller read to sniff the format */
@@ -83,11 +83,16 @@ int sp_gz_inflate(int fd, const void *head, size_t n, sp_result *res, int *bad, 
             if (z.avail_in == 0 && eof) break;
         }
         /* Concatenated members (gzip a >> f; gzip b >> f) are one stream;
-         * zeros after a member are padding (a tape block, dd), skipped as
-         * gzip skips them. */
+         * zeros after the last member are padding (a tape block, dd),
+         * skipped as gzip skips them, and anything after zeros is not. */
         if (member_done) {
-            while (z.avail_in && *z.next_in == 0) z.next_in++, z.avail_in--, consumed++;
+            while (z.avail_in && *z.next_in == 0) z.next_in++, z.avail_in--, consumed++, padded = 1;
             if (z.avail_in == 0) continue; /* more input, or the end */
+            if (padded) {
+                zr = Z_DATA_ERROR;
+                z.msg = (char *)"data after the zero padding";
+                break;
+            }
             if (inflateReset(&z) != Z_OK) break;
             member_done = 0;
         }

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -355,15 +357,53 @@ static void test_gzip_input(void **state) {
     free(err);
 }
 
+/* A write that fails on a regular file (the file size limit, as a full
+ * disk): the reason is said, and so is that the output was left as it was
+ * (it is written beside it and renamed only on success), or not created. */
+static void test_failed_write_keeps_output(void **state) {
+    (void)state;
+    put_file("keep.json", "old\n");
+    unlink(path("new.json"));
+    struct rlimit was, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &was), 0);
+    lim = was;
+    lim.rlim_cur = 4096;
+    void (*xfsz)(int) = signal(SIGXFSZ, SIG_IGN); /* write then fails with EFBIG */
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    char *out[2], *err[2];
+    int rc[2];
+    rc[0] = run(&out[0], &err[0], "trace", path("big.sprof"), "-o", path("keep.json"), NULL);
+    rc[1] = run(&out[1], &err[1], "trace", path("big.sprof"), "-o", path("new.json"), NULL);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &was), 0);
+    signal(SIGXFSZ, xfsz);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rc[i], 3);
+        HAS(err[i], "': File too large");
+        free(out[i]);
+    }
+    HAS(err[0], "keep.json' is left unchanged");
+    HAS(err[1], "new.json' is not created");
+    free(err[0]);
+    free(err[1]);
+    size_t n;
+    char *b = file_bytes(path("keep.json"), &n);
+    assert_string_equal(b, "old\n");
+    free(b);
+    assert_int_not_equal(access(path("new.json"), F_OK), 0);
+    assert_int_equal(temporaries(), 0);
+}
+
 /* A damaged gzip stream is named as such, before whatever the reader made
  * of the garbage inflated from it (a flipped byte read as a format version,
- * a cut header as an empty file); zeros after the stream are padding. */
+ * a cut header as an empty file); zeros after the stream are padding, and
+ * anything after them is not. */
 static void test_gzip_damage_named(void **state) {
     (void)state;
     char *out, *err, cmd[1024];
     snprintf(cmd, sizeof cmd, /* in the test's directory: path() keeps 8 names at a time */
              "cd '%s' && gzip -nc known.sprof >g.gz && head -c 5 g.gz >g5.gz && cp g.gz gpad.gz && "
-             "head -c 512 /dev/zero >>gpad.gz && python3 -c \"b = bytearray(open('g.gz', 'rb').read()); "
+             "head -c 512 /dev/zero >>gpad.gz && cat gpad.gz g.gz >gpad2.gz && "
+             "python3 -c \"b = bytearray(open('g.gz', 'rb').read()); "
              "b[20] ^= 0xff; open('gbad.gz', 'wb').write(b)\"", dir);
     assert_int_equal(system(cmd), 0);
     assert_int_not_equal(run(&out, &err, "table", path("gbad.gz"), NULL), 0);
@@ -377,6 +417,10 @@ static void test_gzip_damage_named(void **state) {
     free(err);
     assert_int_equal(run(&out, &err, "table", path("gpad.gz"), NULL), 0);
     assert_string_equal(err, "");
+    free(out);
+    free(err);
+    assert_int_not_equal(run(&out, &err, "table", path("gpad2.gz"), NULL), 0); /* a member after zeros */
+    HAS(err, "data after the zero padding");
     free(out);
     free(err);
 }
@@ -468,7 +512,7 @@ int main(void) {
         cmocka_unit_test(test_many_threads),         cmocka_unit_test(test_no_end_record),
         cmocka_unit_test(test_strict_cli),           cmocka_unit_test(test_gzip_input),
         cmocka_unit_test(test_gzip_damage_named),    cmocka_unit_test(test_json_unmatched_said),
-        cmocka_unit_test(test_damaged_ticks_named),
+        cmocka_unit_test(test_damaged_ticks_named), cmocka_unit_test(test_failed_write_keeps_output),
         cmocka_unit_test(test_profiler_step_rows),
     };
     return cmocka_run_group_tests(tests, setup, files_teardown);
