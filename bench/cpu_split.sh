@@ -42,6 +42,8 @@ for c in flat nested; do
     echo "$off $fl $rec $sums $file" >>"$tmp/d"
   done
   # col K: column K less the one it is built on (off for floor and record)
-  col() { awk -v k="$1" -v n="$n" '{ b = k == 1 ? 0 : k <= 3 ? $1 : $(k - 1); print ($k - b) * 1e9 / n }' "$tmp/d" | med; }
+  col() {
+    awk -v k="$1" -v n="$n" '{ b = k == 1 ? 0 : k <= 3 ? $1 : $(k - 1); print ($k - b) * 1e9 / n }' "$tmp/d" | med
+  }
   printf '%-7s %8.1f %+8.1f %+8.1f %+8.1f %+8.1f\n' $c "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(col 5)"
 done

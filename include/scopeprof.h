@@ -3177,7 +3177,8 @@ static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (!(*v == '-' || (*v >= '0' && *v <= '9')) || *end != 0 || errno || x < lo || x > hi) { /* strtol takes " +5" */
+    /* A sign or a digit first: strtol also takes " +5". */
+    if (!(*v == '-' || (*v >= '0' && *v <= '9')) || *end != 0 || errno || x < lo || x > hi) {
         scopeprof__warn("scopeprof: ignoring %s='%s': expected an integer from %ld to %ld", var,
                         v, lo, hi);
         return 0;
@@ -6275,7 +6276,8 @@ SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partial
         }
         uint32_t n = scopeprof__write_some(g, 0, SCOPEPROF__BATCH);
         wrote += (int)n;
-        if ((more = n != 0) != 0) {
+        more = 0;
+        if (n) {
             int l = scopeprof__qlock(g);
             more = scopeprof__drain_goes_on(g, partials);
             scopeprof__qunlock(g, l);

@@ -922,7 +922,8 @@ static int run_to_output(opts *o, int (*run)(opts *, FILE *, FILE *), FILE *out,
     int beside = w.tmp != NULL, failed = rc == SP_EXIT_OUTPUT;
     if (sp_dest_close(&w, rc == SP_EXIT_OK, failed ? NULL : err) != 0) rc = SP_EXIT_OUTPUT;
     if (failed && beside)
-        fprintf(err, "scopeprof: the output '%s' is %s\n", o->out_name, existed ? "left unchanged" : "not created");
+        fprintf(err, "scopeprof: the output '%s' is %s\n", o->out_name,
+                existed ? "left unchanged" : "not created");
     return rc;
 }
 

@@ -60,8 +60,10 @@ static int read_gz(int fd, const unsigned char *head, size_t n, const sp_callbac
             memcpy(res->msg + l, part[i], k);
             res->msg[l + k] = 0;
         }
-        if (!worse) res->status = st = bad;
-        if (bad == SP_TRUNCATED && !worse) res->offset = res->good_end;
+        if (!worse) {
+            res->status = st = bad;
+            if (bad == SP_TRUNCATED) res->offset = res->good_end;
+        }
     }
     return st;
 }
@@ -121,12 +123,13 @@ int sp_input_rereadable(const char *path) {
 /* ---- After reading ---------------------------------------------------------- */
 void sp_warn_incomplete(const char *path, const sp_result *res, FILE *err) {
     if (res->unmatched)
-        fprintf(err, "%s: warning: %llu begin (\"B\") or end (\"E\") event(s) without their other half, "
-                "left out of the ranges\n", path, (unsigned long long)res->unmatched);
+        fprintf(err, "%s: warning: %llu begin (\"B\") or end (\"E\") event(s) without their other "
+                "half, left out of the ranges\n", path, (unsigned long long)res->unmatched);
     if (!res->native || res->saw_end || (res->status != SP_OK && res->status != SP_TRUNCATED))
         return;
     fprintf(err, "%s: warning: no end record: the run did not finish (killed, _exit, still "
-            "running, or its writes failed: a full disk); read %llu event(s) up to byte %llu; missing: the events not yet flushed "
-            "when it stopped, scopes still open then, and the final memory records\n",
+            "running, or its writes failed: a full disk); read %llu event(s) up to byte %llu; "
+            "missing: the events not yet flushed when it stopped, scopes still open then, and the "
+            "final memory records\n",
             path, (unsigned long long)res->events, (unsigned long long)res->good_end);
 }

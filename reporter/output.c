@@ -95,7 +95,8 @@ int sp_dest_open(sp_dest *o, const char *path, char *const *inputs, int ninputs,
 }
 
 void sp_output_failed(FILE *err, const char *name, int e) {
-    fprintf(err, "scopeprof: cannot write the output '%s': %s\n", name, e ? strerror(e) : "a write failed");
+    fprintf(err, "scopeprof: cannot write the output '%s': %s\n", name,
+            e ? strerror(e) : "a write failed");
 }
 
 int sp_dest_close(sp_dest *o, int keep, FILE *err) {

@@ -18,7 +18,8 @@ static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (!(*v == '-' || (*v >= '0' && *v <= '9')) || *end != 0 || errno || x < lo || x > hi) { /* strtol takes " +5" */
+    /* A sign or a digit first: strtol also takes " +5". */
+    if (!(*v == '-' || (*v >= '0' && *v <= '9')) || *end != 0 || errno || x < lo || x > hi) {
         scopeprof__warn("scopeprof: ignoring %s='%s': expected an integer from %ld to %ld", var,
                         v, lo, hi);
         return 0;

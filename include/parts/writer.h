@@ -521,7 +521,8 @@ SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partial
         }
         uint32_t n = scopeprof__write_some(g, 0, SCOPEPROF__BATCH);
         wrote += (int)n;
-        if ((more = n != 0) != 0) {
+        more = 0;
+        if (n) {
             int l = scopeprof__qlock(g);
             more = scopeprof__drain_goes_on(g, partials);
             scopeprof__qunlock(g, l);

@@ -229,7 +229,8 @@ static void test_flush_order(void **state) {
 static int peak_kb(const char *prog) {
     child r;
     child_run_ex(&r, prog, 1, ARGS("hwm", "2000000"),
-                 ENV("SCOPEPROF_BUFFER_MB=1", "SCOPEPROF_WRITER=0", "SCOPEPROF_OUTPUT=none", "SCOPEPROF_SUMMARY=0"));
+                 ENV("SCOPEPROF_BUFFER_MB=1", "SCOPEPROF_WRITER=0", "SCOPEPROF_OUTPUT=none",
+                     "SCOPEPROF_SUMMARY=0"));
     expect_exit(&r, 0);
     int kb = -1;
     const char *l = strstr(r.out, "VmHWM:");
@@ -243,7 +244,9 @@ static void test_budget_counts_pages(void **state) {
     if (VARIANT[0]) skip();
     int tiny = peak_kb("prog_writer_tiny"), normal = peak_kb("prog_writer");
     printf("peak RSS: %d KiB with 2-slot chunks, %d KiB with the default\n", tiny, normal);
-    if (tiny > normal + 2048) fail_msg("peak RSS %d KiB with 2-slot chunks and a 1 MiB budget (%d KiB with the default)", tiny, normal);
+    if (tiny > normal + 2048)
+        fail_msg("peak RSS %d KiB with 2-slot chunks and a 1 MiB budget (%d KiB with the default)", tiny,
+                 normal);
 }
 
 int main(void) {
