@@ -46,10 +46,9 @@ SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const ch
                 break;
             }
         }
-        char *end = (char *)p;
+        char *end = NULL; /* set only for a known key and a digit (strtol takes " +5") */
         long x = k >= 0 && *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
-        if (k < 0 || (seen >> k & 1) || end == p || x > 1000000 || (*end && (*end != ',' || !end[1])) ||
-            (k == 3 && x == 0)) {
+        if (!end || (seen >> k & 1) || x > 1000000 || (*end && (*end != ',' || !end[1])) || (k == 3 && x == 0)) {
             scopeprof__warn("scopeprof: ignoring SCOPEPROF_SCHEDULE='%s': expected "
                             "skip_first=N,wait=N,warmup=N,active=N(>0),repeat=N", v);
             return;
