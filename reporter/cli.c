@@ -910,8 +910,6 @@ static int run_to_output(opts *o, int (*run)(opts *, FILE *, FILE *), FILE *out,
         return run(o, out, err);
     }
     sp_dest w;
-    struct stat before;
-    int existed = stat(o->output, &before) == 0;
     int rc = sp_dest_open(&w, o->output, o->files, o->nfiles, err);
     if (rc) return rc;
     o->out_name = o->output;
@@ -919,7 +917,7 @@ static int run_to_output(opts *o, int (*run)(opts *, FILE *, FILE *), FILE *out,
     rc = run(o, w.f, err);
     /* A write error the command reported already is not told twice; that
      * the file is as it was (written beside it, never renamed), is. */
-    int beside = w.tmp != NULL, failed = rc == SP_EXIT_OUTPUT;
+    int beside = w.tmp != NULL, existed = w.existed, failed = rc == SP_EXIT_OUTPUT;
     if (sp_dest_close(&w, rc == SP_EXIT_OK, failed ? NULL : err) != 0) rc = SP_EXIT_OUTPUT;
     if (failed && beside)
         fprintf(err, "scopeprof: the output '%s' is %s\n", o->out_name,

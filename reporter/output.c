@@ -46,7 +46,7 @@ int sp_dest_open(sp_dest *o, const char *path, char *const *inputs, int ninputs,
     }
 #endif
     struct stat st;
-    int exists = stat(path, &st) == 0;
+    int exists = o->existed = stat(path, &st) == 0;
     for (int i = 0; exists && i < ninputs; i++)
         if (is_input(&st, inputs[i])) {
             fprintf(err, "scopeprof: the output '%s' is the input '%s': refusing to overwrite it\n",

@@ -18,6 +18,7 @@ typedef struct sp_dest {
     char *final;      /* where the temporary file is renamed to */
     char *tmp;        /* the temporary file; NULL when written directly */
     FILE *f;
+    int existed;      /* OUT was there before: a failed write leaves it unchanged */
 } sp_dest;
 
 /* Open OUT for writing, after checking it against the inputs (path "-":
