@@ -43,47 +43,8 @@ set -euo pipefail
 cache=${1:?usage: real_sqlite.sh CACHE_DIR [INCLUDE_DIR]}
 inc=${2:-include}
 
-VERSION=3.40.1
-TARBALL=sqlite3_$VERSION.orig.tar.xz
-SHA256=aaa776260ab4dc976db34aa7891819484c8676b5b2783123ebc6301e2ca5d655
-amal=$cache/sqlite-$VERSION          # sqlite3.c, sqlite3.h, first_line.c
-mkdir -p "$cache"
-
-# 1. The source tarball, downloaded once.
-if ! echo "$SHA256  $cache/$TARBALL" | sha256sum -c --status 2>/dev/null; then
-  # shellcheck disable=SC2016 # $(REPO_URI) is apt's field, not the shell's
-  mirror=$(apt-get indextargets --format '$(REPO_URI)' 2>/dev/null | grep -m1 '/debian/$' || true)
-  if [ -z "$mirror" ]; then
-    echo "SKIPPED: no Debian archive in apt's sources to download $TARBALL from"
-    exit 0
-  fi
-  url=${mirror}pool/main/s/sqlite3/$TARBALL
-  curl -fsSL --connect-timeout 20 --max-time 300 "$url" -o "$cache/$TARBALL" 2>/dev/null ||
-    wget -q --timeout=20 "$url" -O "$cache/$TARBALL" 2>/dev/null || true
-  if ! echo "$SHA256  $cache/$TARBALL" | sha256sum -c --status 2>/dev/null; then
-    echo "SKIPPED: could not download $url (or its SHA-256 differs)"
-    exit 0
-  fi
-fi
-
-# 2. The amalgamation, built once in a scratch folder and moved into place
-# whole (an interrupted build leaves no half sqlite3.c behind).
-if [ ! -f "$amal/sqlite3.c" ]; then
-  command -v tclsh > /dev/null || { echo "error: building sqlite3.c needs tclsh (Debian: tcl; tests/deps.sh installs it)" >&2; exit 1; }
-  work=$(mktemp -d "$cache/build.XXXXXX")
-  trap 'rm -rf "$work"' EXIT
-  mkdir "$work/src" "$work/bld"
-  tar xJf "$cache/$TARBALL" -C "$work/src" --strip-components=1
-  if ! (cd "$work/bld" && ../src/configure --disable-tcl && make sqlite3.c) > "$work/log" 2>&1; then
-    echo "error: SQLite's configure && make sqlite3.c failed; its last lines:" >&2
-    tail -15 "$work/log" >&2
-    exit 1
-  fi
-  mkdir "$work/out"
-  cp "$work/bld/sqlite3.c" "$work/bld/sqlite3.h" "$work/out/"
-  rm -rf "$amal" && mv "$work/out" "$amal"
-  rm -rf "$work"; trap - EXIT
-fi
+# 1-2. The amalgamation (tests/dropin/sqlite_source.sh says how it is made).
+amal=$(bash "$(dirname "$0")/sqlite_source.sh" "$cache") || { [ $? -eq 77 ] && exit 0; exit 1; }
 printf '#include "scopeprof.h"\n#include "sqlite3.c"\n' > "$amal/first_line.c"
 
 # 3. The compiles.

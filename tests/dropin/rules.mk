@@ -26,7 +26,7 @@ $(DROPIN)/order: tests/dropin/order.sh tests/dropin/gnu_after.c tests/dropin/sys
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec bash tests/dropin/order.sh include\n' > $@
 	chmod +x $@
-$(DROPIN)/real_sqlite: tests/dropin/real_sqlite.sh $(HEADER)
+$(DROPIN)/real_sqlite: tests/dropin/real_sqlite.sh tests/dropin/sqlite_source.sh $(HEADER)
 	@mkdir -p $(@D)
 	printf '#!/bin/sh\nexec bash tests/dropin/real_sqlite.sh %s include\n' '$(DROPIN)/cache' > $@
 	chmod +x $@
