@@ -997,7 +997,8 @@ int64_t scopeprof_agg_self_total(const scopeprof_agg *a);
  * denominator of Self GPU % and the `Self GPU time total`. */
 int64_t scopeprof_agg_gpu_self_total(const scopeprof_agg *a);
 
-/* Sort keys are PyTorch's attribute names; cuda_* are aliases of gpu_*.
+/* Sort keys are PyTorch's attribute names; cuda_* and device_* are aliases
+ * of gpu_*.
  * Returns 0 and sets *out, or -1 for an unknown key. */
 int scopeprof_sort_parse(const char *s, scopeprof_sort *out);
 /* Space-separated list of the valid keys, for error messages. */
@@ -1929,11 +1930,13 @@ static const char *const scopeprof__sort_names[] = {
 SCOPEPROF__API int scopeprof_sort_parse(const char *s, scopeprof_sort *out) {
     char buf[64];
     if (!s) return -1;
-    if (strncmp(s, "cuda_", 5) == 0 || strncmp(s, "self_cuda_", 10) == 0) {
-        /* PyTorch's cuda_* spellings are aliases of gpu_*. */
-        const char *p = strstr(s, "cuda_");
+    /* PyTorch's cuda_* spellings, and its current device_* ones, are
+     * aliases of gpu_* (self_ before them too). */
+    size_t self = strncmp(s, "self_", 5) == 0 ? 5 : 0;
+    size_t dev = strncmp(s + self, "cuda_", 5) == 0 ? 5 : strncmp(s + self, "device_", 7) == 0 ? 7 : 0;
+    if (dev) {
         if (strlen(s) >= sizeof buf) return -1;
-        snprintf(buf, sizeof buf, "%.*sgpu_%s", (int)(p - s), s, p + 5);
+        snprintf(buf, sizeof buf, "%.*sgpu_%s", (int)self, s, s + self + dev);
         s = buf;
     }
     for (size_t i = 0; i < sizeof scopeprof__sort_names / sizeof *scopeprof__sort_names; i++)
@@ -1947,7 +1950,7 @@ SCOPEPROF__API int scopeprof_sort_parse(const char *s, scopeprof_sort *out) {
 SCOPEPROF__API const char *scopeprof_sort_keys(void) {
     return "cpu_time_total self_cpu_time_total cpu_time count gpu_time_total "
            "self_gpu_time_total gpu_time cpu_memory_usage self_cpu_memory_usage "
-           "gpu_memory_usage self_gpu_memory_usage (cuda_* = gpu_*)";
+           "gpu_memory_usage self_gpu_memory_usage (cuda_*, device_* = gpu_*)";
 }
 
 static inline double scopeprof__sort_value(const scopeprof_row *r, scopeprof_sort k) {
@@ -5741,6 +5744,9 @@ SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const sco
     fflush(stdout);
     if (title) fprintf(stderr, "%s\n", title);
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
+    /* Rows cut by the limit are said, as the reporter says them (its --limit). */
+    int lim = g->cfg.row_limit, n = (int)g->sum.agg.nrows;
+    if (lim > 0 && lim < n) fprintf(stderr, "... %d more rows (SCOPEPROF_ROW_LIMIT=%d of %d; 0 shows all)\n", n - lim, lim, n);
     scopeprof_table_notes(stderr, &g->sum.agg);
     scopeprof__print_memory(g, mem, stderr);
     if (at_exit) scopeprof__print_trace_file(g, stderr);
@@ -6510,7 +6516,8 @@ SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
     const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
-    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; "
+    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them, or a "
+                    "PROFILE_END of a range opened before them; "
                     "first found on thread %llu when '%s' at %s:%u closed): the scopes opened after "
                     "such a jump, until the scope around it closed, are counted as nested in "
                     "scopes that had ended, so self times there are not exact (docs/DESIGN.md)",

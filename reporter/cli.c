@@ -349,19 +349,11 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
     return 0;
 }
 
-/* --sort KEY: the header's keys (scopeprof_sort_parse), and PyTorch's
- * current names of the device columns, device_* for gpu_* (its cuda_* the
- * header knows). Returns 0, or -1 after saying which keys there are. */
+/* --sort KEY: the header's keys and aliases (scopeprof_sort_parse).
+ * Returns 0, or -1 after saying which keys there are. */
 static int sort_parse(const char *s, scopeprof_sort *key, FILE *err) {
-    char buf[64];
-    const char *k = s, *dev = strstr(s, "device_");
-    if (dev && (dev == s || (dev == s + 5 && strncmp(s, "self_", 5) == 0)) && strlen(s) < sizeof buf - 4) {
-        snprintf(buf, sizeof buf, "%.*sgpu_%s", (int)(dev - s), s, dev + 7);
-        k = buf;
-    }
-    if (scopeprof_sort_parse(k, key) == 0) return 0;
-    fprintf(err, "scopeprof: unknown sort key '%s'; valid keys: %s; device_* = gpu_*\n", s,
-            scopeprof_sort_keys());
+    if (scopeprof_sort_parse(s, key) == 0) return 0;
+    fprintf(err, "scopeprof: unknown sort key '%s'; valid keys: %s\n", s, scopeprof_sort_keys());
     return -1;
 }
 

@@ -768,6 +768,9 @@ SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const sco
     fflush(stdout);
     if (title) fprintf(stderr, "%s\n", title);
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
+    /* Rows cut by the limit are said, as the reporter says them (its --limit). */
+    int lim = g->cfg.row_limit, n = (int)g->sum.agg.nrows;
+    if (lim > 0 && lim < n) fprintf(stderr, "... %d more rows (SCOPEPROF_ROW_LIMIT=%d of %d; 0 shows all)\n", n - lim, lim, n);
     scopeprof_table_notes(stderr, &g->sum.agg);
     scopeprof__print_memory(g, mem, stderr);
     if (at_exit) scopeprof__print_trace_file(g, stderr);

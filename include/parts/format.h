@@ -196,7 +196,8 @@ int64_t scopeprof_agg_self_total(const scopeprof_agg *a);
  * denominator of Self GPU % and the `Self GPU time total`. */
 int64_t scopeprof_agg_gpu_self_total(const scopeprof_agg *a);
 
-/* Sort keys are PyTorch's attribute names; cuda_* are aliases of gpu_*.
+/* Sort keys are PyTorch's attribute names; cuda_* and device_* are aliases
+ * of gpu_*.
  * Returns 0 and sets *out, or -1 for an unknown key. */
 int scopeprof_sort_parse(const char *s, scopeprof_sort *out);
 /* Space-separated list of the valid keys, for error messages. */

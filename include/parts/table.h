@@ -411,11 +411,13 @@ static const char *const scopeprof__sort_names[] = {
 SCOPEPROF__API int scopeprof_sort_parse(const char *s, scopeprof_sort *out) {
     char buf[64];
     if (!s) return -1;
-    if (strncmp(s, "cuda_", 5) == 0 || strncmp(s, "self_cuda_", 10) == 0) {
-        /* PyTorch's cuda_* spellings are aliases of gpu_*. */
-        const char *p = strstr(s, "cuda_");
+    /* PyTorch's cuda_* spellings, and its current device_* ones, are
+     * aliases of gpu_* (self_ before them too). */
+    size_t self = strncmp(s, "self_", 5) == 0 ? 5 : 0;
+    size_t dev = strncmp(s + self, "cuda_", 5) == 0 ? 5 : strncmp(s + self, "device_", 7) == 0 ? 7 : 0;
+    if (dev) {
         if (strlen(s) >= sizeof buf) return -1;
-        snprintf(buf, sizeof buf, "%.*sgpu_%s", (int)(p - s), s, p + 5);
+        snprintf(buf, sizeof buf, "%.*sgpu_%s", (int)self, s, s + self + dev);
         s = buf;
     }
     for (size_t i = 0; i < sizeof scopeprof__sort_names / sizeof *scopeprof__sort_names; i++)
@@ -429,7 +431,7 @@ SCOPEPROF__API int scopeprof_sort_parse(const char *s, scopeprof_sort *out) {
 SCOPEPROF__API const char *scopeprof_sort_keys(void) {
     return "cpu_time_total self_cpu_time_total cpu_time count gpu_time_total "
            "self_gpu_time_total gpu_time cpu_memory_usage self_cpu_memory_usage "
-           "gpu_memory_usage self_gpu_memory_usage (cuda_* = gpu_*)";
+           "gpu_memory_usage self_gpu_memory_usage (cuda_*, device_* = gpu_*)";
 }
 
 static inline double scopeprof__sort_value(const scopeprof_row *r, scopeprof_sort k) {

@@ -178,15 +178,23 @@ static void test_env_sort_and_limit(void **state) {
     assert_string_equal(rows[0].name, "matmul");
     assert_string_equal(rows[1].name, "early_return");
     assert_string_equal(rows[2].name, "forward");
+    /* The rows left out are said, once, as the reporter's --limit says them. */
+    assert_int_equal(child_lines_with(c.err, "... 6 more rows (SCOPEPROF_ROW_LIMIT=3 of 9; 0 shows all)"), 1);
     child_free(&c);
 
-    /* PyTorch's spelling is accepted too, and 0 means every row. */
-    static const char *const env2[] = {"SCOPEPROF_SORT=self_cuda_time_total",
-                                       "SCOPEPROF_ROW_LIMIT=0", "SCOPEPROF_SUMMARY=1", NULL};
-    child_run(&c, "prog_basic", env2);
-    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
-    assert_int_equal(basic_rows(&c, rows), 9);
-    child_free(&c);
+    /* PyTorch's spellings are accepted too (cuda_*, and device_* as its
+     * current names say), and 0 or -1 means every row: none left to say. */
+    static const char *const env2[][4] = {
+        {"SCOPEPROF_SORT=self_cuda_time_total", "SCOPEPROF_ROW_LIMIT=0", "SCOPEPROF_SUMMARY=1", NULL},
+        {"SCOPEPROF_SORT=device_time_total", "SCOPEPROF_ROW_LIMIT=-1", NULL, NULL},
+        {"SCOPEPROF_SORT=self_device_memory_usage", "SCOPEPROF_ROW_LIMIT=9", NULL, NULL}};
+    for (int i = 0; i < 3; i++) {
+        child_run(&c, "prog_basic", env2[i]);
+        assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
+        assert_int_equal(basic_rows(&c, rows), 9);
+        assert_int_equal(child_lines_with(c.err, "more rows"), 0);
+        child_free(&c);
+    }
 }
 
 /* strtol takes leading blanks and a '+': a value the docs do not allow is
