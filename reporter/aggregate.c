@@ -322,12 +322,13 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
  * does not say which thread called PROFILE_STEP, so which scopes are the
  * step's children is unknown, and 0 leaves the other rows' percentages as
  * they are. Other groupings give it an empty text column, by shape "[]" (as
- * PyTorch's and the exit summary's). (A Chrome trace's steps are events of
- * their own.) */
+ * PyTorch's and the exit summary's). The same for those steps written to
+ * trace JSON and read back (sp_track_steps), so that its table is the
+ * .sprof file's; PyTorch's steps are events of their own. */
 static void agg_steps(sp_agg_ctx *c, const sp_reader *r) {
     const sp_step *s;
-    uint32_t n = sp_reader_steps(r, &s), row = UINT32_MAX;
-    if (c->group == SP_GROUP_FOLDED || sp_chrome_vtbl(r)) return;
+    uint32_t n = sp_track_steps(r, &s), row = UINT32_MAX;
+    if (c->group == SP_GROUP_FOLDED) return;
     for (uint32_t i = 0; i < n; i++) {
         sp_event e = {s[i].start, s[i].end, 0, 0, SP_SCOPE, 0, 0, -1, 0, s[i].start, s[i].end, NULL};
         if (!scope_kept(c, &e)) continue;

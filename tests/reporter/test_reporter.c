@@ -817,6 +817,55 @@ static void test_steps(void **state) {
     free(err);
 }
 
+/* A .sprof file's steps go to the trace's Steps track; read back, they are
+ * steps again: the JSON's table is the .sprof file's (ProfilerStep* with
+ * the steps' time but no self time, the Self CPU total the scopes' alone),
+ * and a trace of that JSON keeps its Steps track. */
+static void test_steps_round_trip(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    tw_header(&w, 5, "steps");
+    tw_site(&w, 1, 10, "body", "s.c", "f");
+    tw_thread(&w, 0, 5, "main");
+    static const tw_ev ev[] = {{1100, 1900, 1, 0}, {2100, 2600, 1, 0}};
+    tw_events(&w, 0, ev, 2);
+    static const uint64_t st[][3] = {{1, 1000, 2000}, {2, 2000, 3000}};
+    tw_steps(&w, st, 2);
+    tw_end(&w, 2);
+    assert_int_equal(tw_save(&w, path("steps_rt.sprof")), 0);
+    free(w.b);
+    static const char *const groups[] = {"name", "thread", "stack"};
+    char *out, *err, *json, *again;
+    assert_int_equal(run(&json, &err, "trace", path("steps_rt.sprof"), NULL), 0);
+    free(err);
+    assert_non_null(strstr(json, "{\"name\":\"ProfilerStep#2\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":2.000,"));
+    put_file("steps_rt.json", json);
+    for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {
+        char *j_out;
+        assert_int_equal(run(&out, &err, "table", "--group-by", groups[i], "--format", "csv", path("steps_rt.sprof"), NULL), 0);
+        free(err);
+        assert_int_equal(run(&j_out, &err, "table", "--group-by", groups[i], "--format", "csv", path("steps_rt.json"), NULL), 0);
+        assert_string_equal(err, "");
+        assert_string_equal(j_out, out);
+        assert_non_null(strstr(out, "\nProfilerStep*,2,0,2000,1000,0.00,153.85"));
+        free(out);
+        free(err);
+        free(j_out);
+    }
+    assert_int_equal(run(&out, &err, "table", path("steps_rt.json"), NULL), 0);
+    assert_non_null(strstr(out, "\n    ProfilerStep*         0.00%       0.000us       153.85%       2.000us       1.000us             2  \n"));
+    assert_non_null(strstr(out, "\nSelf CPU time total: 1.300us\n"));
+    free(out);
+    free(err);
+    /* Traced again: the same Steps track, the same slices. */
+    assert_int_equal(run(&again, &err, "trace", path("steps_rt.json"), NULL), 0);
+    assert_non_null(strstr(again, "{\"name\":\"ProfilerStep#2\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":2.000,"));
+    assert_non_null(strstr(again, "\"tid\":1073741823,\"args\":{\"name\":\"Steps\"}"));
+    free(err);
+    free(again);
+    free(json);
+}
+
 /* --group-by thread: one row per (thread, name), shown by the thread's name,
  * else its tid. main waits on a lock (its wait is self time: wall time on
  * the thread); worker and an unnamed thread do the work. */
@@ -980,7 +1029,7 @@ int main(void) {
         cmocka_unit_test(test_trace_json_text),
         cmocka_unit_test(test_chrome_gpu_total), cmocka_unit_test(test_chrome_input),
         cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_clock_alignment),
-        cmocka_unit_test(test_steps),
+        cmocka_unit_test(test_steps),        cmocka_unit_test(test_steps_round_trip),
         cmocka_unit_test(test_group_by_thread),
         cmocka_unit_test(test_overhead_compensation),
     };
