@@ -485,6 +485,14 @@ static void test_skips_and_empty(void **state) {
     free(err);
 }
 
+/* DIR/NAME holds text (a JSON input, or a trace to read back). */
+static void put_file(const char *name, const char *text) {
+    FILE *f = fopen(path(name), "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
 static void test_trace_json_text(void **state) {
     (void)state;
     char *out, *err;
@@ -513,17 +521,36 @@ static void test_trace_json_text(void **state) {
     assert_non_null(strstr(js, "\"bad \\ufffd\\ufffd utf8 \\ufffd\\ufffd\\ufffd\""));
     assert_non_null(strstr(js, "\"utf8 \xc3\xa9 \xf0\x9f\x98\x80\""));
     free(js);
+    /* A top-level slice (its end shared with whatever follows) whose ts +
+     * dur, added in doubles, would miss its end's double: dur is the
+     * difference of the doubles, %.17g, as `help trace` says; read back and
+     * rounded to the ns, it is the exact 1007 ns. */
+    tw w = {0, 0, 0};
+    tw_header(&w, 3, "far");
+    tw_site(&w, 1, 10, "late", "l.c", "f");
+    static const tw_ev ev[] = {{75186531411283ull, 75186531412290ull, 1, 0}};
+    tw_events(&w, 0, ev, 1);
+    tw_end(&w, 1);
+    assert_int_equal(tw_save(&w, path("far.sprof")), 0);
+    free(w.b);
+    assert_int_equal(run(&out, &err, "trace", path("far.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\"ph\":\"X\",\"ts\":75186531411.283,\"dur\":1.006988525390625,"));
+    put_file("far.json", out);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("far.json"), NULL), 0);
+    assert_non_null(strstr(out, "\nlate,1,1007,1007,1007,"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "help", "trace", NULL), 0);
+    assert_non_null(strstr(out, "ts and dur have three decimals (the exact nanosecond), except the dur of a\n"));
+    assert_non_null(strstr(out, "printed %.17g (2000.1489868164062)"));
+    free(out);
+    free(err);
 }
 
 
 /* ---- Chrome trace JSON through the CLI (reporter/chrome.c) ----------------- */
-static void put_file(const char *name, const char *text) {
-    FILE *f = fopen(path(name), "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
 /* PyTorch's GPU case: aten::linear -> aten::addmm -> cudaLaunchKernel, and
  * the kernel gemm (4 us) of addmm's External id. PyTorch's _build_table:
  * addmm self GPU 4 us, gemm's row 4 us, Self CUDA time total 4 us (device
