@@ -1041,6 +1041,24 @@ static void test_overhead_compensation(void **state) {
     assert_non_null(strstr(out, "   main        50.00%     989.000us       100.00%       1.978ms     989.000us             2  \n"));
     free(out);
     free(err);
+    /* trace writes raw times (a timeline shows when things happened), as
+     * `help trace` says: main's slice is its whole 1 ms, and the table of
+     * the JSON is the raw golden one. */
+    assert_int_equal(run(&out, &err, "trace", path("overhead.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "{\"name\":\"main\",\"cat\":\"scope\",\"ph\":\"X\",\"ts\":0.000,\"dur\":1000.000,"));
+    put_file("overhead.json", out);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", path("overhead.json"), NULL), 0);
+    assert_string_equal(out, golden);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "help", "trace", NULL), 0);
+    assert_non_null(strstr(out, "\nTimes are raw: the overhead compensation that table, stacks, html and\n"
+                                "flame take out is not (a timeline shows when things happened; the\n"
+                                "compensated figures are sums)"));
+    free(out);
+    free(err);
 }
 
 int main(void) {
