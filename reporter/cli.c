@@ -66,9 +66,9 @@ static const char usage_table[] =
     "                     self_gpu_memory_usage (device_* and cuda_* are aliases of\n"
     "                     gpu_*); also spelt --sort-by, --sort_by\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output)\n"
-    "  --limit N          show the first N rows (0 = all); default 100 for text and\n"
-    "                     markdown (PyTorch's row_limit), all for csv and json;\n"
-    "                     also spelt --row-limit, --row_limit\n"
+    "  --limit N          show the first N rows (0 or -1 = all); default 100 for\n"
+    "                     text and markdown (PyTorch's row_limit), all for csv\n"
+    "                     and json; also spelt --row-limit, --row_limit\n"
     "  --group-by G       name (default): one row per scope name\n"
     "                     site: one row per name and file:line (Source Location)\n"
     "                     thread: one row per thread and name (Thread column:\n"
@@ -118,9 +118,9 @@ static const char usage_diff[] =
     "                     got PCT % slower or more, outside the runs' spread, and\n"
     "                     takes at least --min-time on the new side\n"
     "  --min-time T       see --threshold (default 1ms; 500us, 2ms, 0 = any)\n"
-    "  --limit N          show the first N rows (0 = all; default 100 for text and\n"
-    "                     markdown, all for csv and json); also --row-limit,\n"
-    "                     --row_limit\n"
+    "  --limit N          show the first N rows (0 or -1 = all; default 100 for\n"
+    "                     text and markdown, all for csv and json); also\n"
+    "                     --row-limit, --row_limit\n"
     "  --group-by G       as for table: name (default), site, thread, stack:N,\n"
     "                     shape\n"
     "  --format F         text (default), csv, json or markdown (for a\n"
@@ -196,7 +196,7 @@ static const char usage_html[] =
     "\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output); OUT is\n"
     "                     written only once every FILE was read\n"
-    "  --limit N          rows of the table (default: all; 0 = all)\n"
+    "  --limit N          rows of the table (default: all; 0 or -1 = all)\n"
     "  --diff             compare BASE with NEW as `scopeprof diff` does (BASE NEW,\n"
     "                     or several of each around --): the diff table and a\n"
     "                     differential flame graph (NEW's widths, coloured by the\n"
@@ -349,10 +349,13 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
             char *end;
             errno = 0;
             o->limit = strtol(v, &end, 10);
-            if (errno || *end || end == v || o->limit > 1000000000L || o->limit < 0) {
-                fprintf(err, "scopeprof: --limit wants a row count (0 = all), not '%s'\n", v);
+            if (errno || *end || end == v || o->limit > 1000000000L || o->limit < -1) {
+                fprintf(err, "scopeprof: --limit wants a row count (0 or -1 = all), not '%s'\n", v);
                 return -1;
             }
+            /* -1 is all, as 0: torch's row_limit=-1 and the header's
+             * SCOPEPROF_ROW_LIMIT say it so (o->limit -1 is "not given"). */
+            if (o->limit == -1) o->limit = 0;
         }
     }
     return 0;
