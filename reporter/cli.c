@@ -72,7 +72,8 @@ static const char usage_table[] =
     "  --group-by G       name (default): one row per scope name\n"
     "                     site: one row per name and file:line (Source Location)\n"
     "                     thread: one row per thread and name (Thread column:\n"
-    "                     the thread's name, else its tid)\n"
+    "                     the thread's name, else its tid; threads of one name\n"
+    "                     get '(tid N)' added, or their index)\n"
     "                     rank: one row per rank and name (Rank column: 'rank R',\n"
     "                     else 'pid P' for a file without a rank)\n"
     "                     stack:N: one row per name and its N innermost enclosing\n"
@@ -699,6 +700,8 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             usable = 0;
         }
         const sp_ranks *r = o->per_rank ? &rs : NULL;
+        /* Threads of one label told apart (out of memory: labels as they were). */
+        if (!r) sp_agg_thread_labels(&c);
         /* Nothing to show when no file could even be opened as a trace. */
         if (usable) {
             if (text) {

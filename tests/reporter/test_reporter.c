@@ -983,6 +983,60 @@ static void test_thread_names_everywhere(void **state) {
     free(err);
 }
 
+/* --group-by thread: threads that would show the same Thread label (unnamed
+ * threads take the program's name) are told apart, by tid when that does
+ * it, else by the file's thread index, else by file and index; a label only
+ * one thread has stays as it is. */
+static void test_group_by_thread_same_names(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    tw_header(&w, 1, "app");
+    tw_site(&w, 1, 10, "main", "m.c", "main");
+    tw_site(&w, 2, 20, "work", "w.c", "work");
+    static const char *const names[] = {"app", "app", "app", "loader", "pool", "pool"};
+    static const uint64_t tids[] = {1, 2, 3, 4, 5, 5}; /* the pool's tid reused */
+    for (uint32_t i = 0; i < 6; i++) {
+        tw_thread(&w, i, tids[i], names[i]);
+        tw_ev ev = {0, i ? 100 * i : 1000, i ? 2 : 1, 0};
+        tw_events(&w, i, &ev, 1);
+    }
+    tw_end(&w, 6);
+    assert_int_equal(tw_save(&w, path("same_names.sprof")), 0);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--group-by", "thread", "--format", "csv", path("same_names.sprof"),
+                         NULL), 0);
+    assert_string_equal(out, "name,count,self_cpu_time_total_ns,cpu_time_total_ns,cpu_time_avg_ns,self_cpu_percent,"
+                             "cpu_total_percent,thread\n"
+                             "main,1,1000,1000,1000,40.00,40.00,app (tid 1)\n"
+                             "work,1,500,500,500,20.00,20.00,pool (thread 5)\n"
+                             "work,1,400,400,400,16.00,16.00,pool (thread 4)\n"
+                             "work,1,300,300,300,12.00,12.00,loader\n"
+                             "work,1,200,200,200,8.00,8.00,app (tid 3)\n"
+                             "work,1,100,100,100,4.00,4.00,app (tid 2)\n");
+    free(out);
+    free(err);
+    /* Two files, each a thread "w" of no tid at index 0: file and index. */
+    w.n = 0;
+    tw_header(&w, 2, "w");
+    tw_site(&w, 1, 10, "work", "w.c", "work");
+    tw_thread(&w, 0, 0, "w");
+    static const tw_ev one[] = {{0, 100, 1, 0}};
+    tw_events(&w, 0, one, 1);
+    tw_end(&w, 1);
+    assert_int_equal(tw_save(&w, path("w1.sprof")), 0);
+    assert_int_equal(tw_save(&w, path("w2.sprof")), 0);
+    free(w.b);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "thread", path("w1.sprof"), path("w2.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "             1  w (file 1, thread 0)  \n"));
+    assert_non_null(strstr(out, "             1  w (file 2, thread 0)  \n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "thread", "--format", "csv", path("w1.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\nwork,1,100,100,100,100.00,100.00,w\n")); /* alone: as it is */
+    free(out);
+    free(err);
+}
+
 /* A format 3.1 OVERHEAD chunk (I = 2 us inside, O = 3 us outside: large, so
  * that the table shows them) spliced in after the header of the known set
  * (docs/DESIGN.md, "Overhead compensation"; worked out by hand):
@@ -1075,7 +1129,7 @@ int main(void) {
         cmocka_unit_test(test_chrome_gpu_total), cmocka_unit_test(test_chrome_input),
         cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_clock_alignment),
         cmocka_unit_test(test_steps),        cmocka_unit_test(test_steps_round_trip),
-        cmocka_unit_test(test_group_by_thread),
+        cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
         cmocka_unit_test(test_overhead_compensation),
     };
     return cmocka_run_group_tests(tests, setup, files_teardown);
