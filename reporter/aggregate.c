@@ -184,7 +184,16 @@ static uint32_t thread_row(sp_agg_ctx *c, const sp_thread *t, uint32_t site) {
     sp_out_str(&c->key, num);
     sp_out_write(&c->key, "\x1f", 1);
     sp_out_str(&c->key, name);
-    return make_row(c, str_of(&c->key), name, ex);
+    uint32_t row = make_row(c, str_of(&c->key), name, ex);
+    if (row == UINT32_MAX || row < c->nrow_thread) return row;
+    /* A new row: which thread it counts, in case its label is not alone. */
+    struct sp_row_thread *v = realloc(c->row_thread, (size_t)c->agg.cap * sizeof *v);
+    if (!v) return row; /* its label stays as it is */
+    for (uint32_t i = c->nrow_thread; i < row; i++) v[i].slot = UINT32_MAX; /* rows of no thread */
+    v[row] = (struct sp_row_thread){t->tid, c->thread_base + t->slot, t->index, c->files_read};
+    c->row_thread = v;
+    c->nrow_thread = row + 1;
+    return row;
 }
 
 static void account(sp_agg_ctx *c, uint32_t slot, uint32_t row, const sp_event *e) {
@@ -322,12 +331,13 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
  * does not say which thread called PROFILE_STEP, so which scopes are the
  * step's children is unknown, and 0 leaves the other rows' percentages as
  * they are. Other groupings give it an empty text column, by shape "[]" (as
- * PyTorch's and the exit summary's). (A Chrome trace's steps are events of
- * their own.) */
+ * PyTorch's and the exit summary's). The same for those steps written to
+ * trace JSON and read back (sp_track_steps), so that its table is the
+ * .sprof file's; PyTorch's steps are events of their own. */
 static void agg_steps(sp_agg_ctx *c, const sp_reader *r) {
     const sp_step *s;
-    uint32_t n = sp_reader_steps(r, &s), row = UINT32_MAX;
-    if (c->group == SP_GROUP_FOLDED || sp_chrome_vtbl(r)) return;
+    uint32_t n = sp_track_steps(r, &s), row = UINT32_MAX;
+    if (c->group == SP_GROUP_FOLDED) return;
     for (uint32_t i = 0; i < n; i++) {
         sp_event e = {s[i].start, s[i].end, 0, 0, SP_SCOPE, 0, 0, -1, 0, s[i].start, s[i].end, NULL};
         if (!scope_kept(c, &e)) continue;
@@ -413,6 +423,7 @@ const char *sp_extra_field(const scopeprof_agg *a) {
 }
 
 void sp_agg_ctx_free(sp_agg_ctx *c) {
+    free(c->row_thread);
     scopeprof_agg_free(&c->agg);
     sp_out_free(&c->key);
     sp_out_free(&c->extra);
@@ -432,6 +443,7 @@ int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err) {
     uint64_t unordered = c->agg.unordered, undefined = c->undefined;
     int st = sp_read_any(path, &cb, &res);
     scopeprof_agg_flush(&c->agg); /* also when the file stopped short of agg_finish */
+    c->files_read++;
     char msg[512];
     sp_result_message(&res, path, msg, sizeof msg);
     if (st != SP_OK) fprintf(err, "%s\n", msg);
@@ -501,6 +513,72 @@ int sp_agg_merge(sp_agg_ctx *dst, const sp_agg_ctx *src,
     dst->unknown_frees += src->unknown_frees;
     dst->mem_files += src->mem_files;
     return 0;
+}
+
+/* A row of thread grouping, its label and thread: sorted by label, then
+ * thread, a label's threads are neighbours (sp_agg_thread_labels). */
+typedef struct labelled { const char *label; uint32_t slot, row; } labelled;
+static int cmp_label(const void *a, const void *b) {
+    const labelled *x = a, *y = b;
+    int d = strcmp(x->label, y->label);
+    return d ? d : x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* Whether threads th[0..n) (each once) all differ in their tids (known
+ * ones: 0 is none), or in their indices. Sorts th. */
+static int cmp_tid(const void *a, const void *b) {
+    uint64_t x = ((const struct sp_row_thread *)a)->tid, y = ((const struct sp_row_thread *)b)->tid;
+    return x < y ? -1 : x > y;
+}
+static int cmp_index(const void *a, const void *b) {
+    uint32_t x = ((const struct sp_row_thread *)a)->index, y = ((const struct sp_row_thread *)b)->index;
+    return x < y ? -1 : x > y;
+}
+static int all_differ(struct sp_row_thread *th, uint32_t n, int (*cmp)(const void *, const void *)) {
+    qsort(th, n, sizeof *th, cmp);
+    for (uint32_t i = 1; i < n; i++)
+        if (cmp(&th[i - 1], &th[i]) == 0) return 0;
+    return cmp != cmp_tid || th[0].tid != 0;
+}
+
+int sp_agg_thread_labels(sp_agg_ctx *c) {
+    if (c->group != SP_GROUP_THREAD || c->nrow_thread == 0) return 0;
+    uint32_t n = 0;
+    labelled *ord = malloc((size_t)c->nrow_thread * sizeof *ord);
+    struct sp_row_thread *th = malloc((size_t)c->nrow_thread * sizeof *th);
+    int rc = ord && th ? 0 : -1;
+    for (uint32_t i = 0; !rc && i < c->nrow_thread; i++)
+        if (c->row_thread[i].slot != UINT32_MAX && c->agg.rows[i].extra)
+            ord[n++] = (labelled){c->agg.rows[i].extra, c->row_thread[i].slot, i};
+    if (!rc && n) qsort(ord, n, sizeof *ord, cmp_label);
+    for (uint32_t g = 0, e; !rc && g < n; g = e) {
+        /* ord[g..e): the rows of one label; th[0..m): their threads. */
+        uint32_t m = 0;
+        for (e = g; e < n && strcmp(ord[e].label, ord[g].label) == 0; e++)
+            if (m == 0 || th[m - 1].slot != ord[e].slot) th[m++] = c->row_thread[ord[e].row];
+        if (m < 2) continue;
+        int form = all_differ(th, m, cmp_tid) ? 0 : all_differ(th, m, cmp_index) ? 1 : 2;
+        for (uint32_t k = g; k < e; k++) {
+            const struct sp_row_thread *t = &c->row_thread[ord[k].row];
+            char suffix[80];
+            if (form == 0) snprintf(suffix, sizeof suffix, " (tid %llu)", (unsigned long long)t->tid);
+            else if (form == 1) snprintf(suffix, sizeof suffix, " (thread %u)", t->index);
+            else snprintf(suffix, sizeof suffix, " (file %u, thread %u)", t->file + 1, t->index);
+            size_t ln = strlen(ord[k].label), ls = strlen(suffix);
+            char *l = malloc(ln + ls + 1);
+            if (!l) {
+                rc = -1;
+                break;
+            }
+            memcpy(l, ord[k].label, ln);
+            memcpy(l + ln, suffix, ls + 1);
+            free(c->agg.rows[ord[k].row].extra); /* ord[k].label: each row has its own copy */
+            c->agg.rows[ord[k].row].extra = l;
+        }
+    }
+    free(ord);
+    free(th);
+    return rc;
 }
 
 void sp_agg_memory_footer(FILE *out, const sp_agg_ctx *c) {

@@ -76,6 +76,11 @@ typedef struct sp_agg_ctx {
     const sp_tap *tap;  /* sp_aggregate's caller sees the events too, or NULL */
     int file;           /* index of the file being read, for tap */
     int raw;            /* --no-compensate: a file's OVERHEAD calibration is shown, not applied */
+    /* Thread grouping: per row, the thread it counts (slot UINT32_MAX: none,
+     * as ProfilerStep*), for sp_agg_thread_labels; and the files read. */
+    struct sp_row_thread { uint64_t tid; uint32_t slot, index, file; } *row_thread;
+    uint32_t nrow_thread;
+    uint32_t files_read;
 } sp_agg_ctx;
 
 void sp_agg_ctx_init(sp_agg_ctx *c, int group, uint32_t stack_n);
@@ -89,6 +94,14 @@ sp_callbacks sp_agg_callbacks(sp_agg_ctx *c);
 /* Read one file into the aggregation, report problems on err; returns the
  * reader status. */
 int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err);
+/* Thread grouping, once the files are read: threads that would show the same
+ * Thread label (unnamed threads all show the program's name, a pool's
+ * threads one name) get a suffix that tells them apart, the first of
+ * "(tid N)", "(thread I)" (the file's thread index) and "(file F, thread I)"
+ * that does; a label only one thread has stays as it is. Rows of merged
+ * tables (--per-rank) know no threads and are left. Returns 0, or -1 when
+ * out of memory (the labels then stay as they were). */
+int sp_agg_thread_labels(sp_agg_ctx *c);
 /* Below the text table: peak memory per device, frees never recorded. */
 void sp_agg_memory_footer(FILE *out, const sp_agg_ctx *c);
 /* *sum += v, held at INT64_MAX / INT64_MIN instead of overflowing. */

@@ -221,8 +221,9 @@ typedef struct cj {
     uint64_t out_flow[OUT_BATCH];   /* parallel to out: sp_chrome_flow */
     uint32_t nout, out_slot;
     char *devname[SP_MAX_DEVICES]; /* Kineto "deviceProperties" names, by id */
-    sp_step *steps; /* ProfilerStep#N ranges: sp_reader_steps */
-    uint32_t nsteps, steps_cap;
+    /* ProfilerStep#N ranges: all of them (sp_reader_steps, --steps), and
+     * those of scopeprof's own Steps track (sp_track_steps). */
+    struct steps { sp_step *v; uint32_t n, cap; } steps, track;
     sp_chrome_stats st;
 } cj;
 
@@ -814,16 +815,16 @@ static int pytorch_filtered(const char *n) {
     return 0;
 }
 
-/* A ProfilerStep#N range, for sp_reader_steps (--steps). */
-static int add_step(cj *r, uint64_t number, uint64_t start, uint64_t end) {
-    if (r->nsteps == r->steps_cap) {
-        uint32_t c = r->steps_cap ? r->steps_cap * 2 : 16;
-        sp_step *v = c > r->steps_cap ? realloc(r->steps, (size_t)c * sizeof *v) : NULL;
+/* A ProfilerStep#N range, for sp_reader_steps (--steps) or sp_track_steps. */
+static int add_step(cj *r, struct steps *s, uint64_t number, uint64_t start, uint64_t end) {
+    if (s->n == s->cap) {
+        uint32_t c = s->cap ? s->cap * 2 : 16;
+        sp_step *v = c > s->cap ? realloc(s->v, (size_t)c * sizeof *v) : NULL;
         if (!v) return NOMEM();
-        r->steps = v;
-        r->steps_cap = c;
+        s->v = v;
+        s->cap = c;
     }
-    r->steps[r->nsteps++] = (sp_step){number, start, end};
+    s->v[s->n++] = (sp_step){number, start, end};
     return 0;
 }
 
@@ -943,7 +944,19 @@ static int handle_event(cj *r) {
      * tables merge them into ProfilerStep* (aggregate.c). */
     int step = strncmp(name, "ProfilerStep#", 13) == 0;
     const char *rowname = name;
-    if (step && p == 'X' && add_step(r, strtoull(name + 13, NULL, 10), r->ts, r->ts + r->dur)) return -1;
+    if (step && p == 'X') {
+        uint64_t number = strtoull(name + 13, NULL, 10);
+        if (add_step(r, &r->steps, number, r->ts, r->ts + r->dur)) return -1;
+        /* The steps `scopeprof trace` wrote of a .sprof file's STEPS records,
+         * on a track of their own (chrome_write.c): nothing nests in them
+         * there, so as events they would be all self time. They are steps
+         * again, as in the .sprof file: the ProfilerStep* row without self
+         * time (aggregate.c), not events. PyTorch's steps, on the thread of
+         * the ops they hold, stay events with their self time. */
+        int steps_track = r->tid.n && r->tid.p[0] != 's' && strtoull(r->tid.p, NULL, 10) == SP_STEPS_TID;
+        if (steps_track && cat_is(r, "step"))
+            return add_step(r, &r->track, number, r->ts, r->ts + r->dur);
+    }
     if (site_of(r, rowname, is_mem ? "[]" : shape, &e.site)) return -1;
     if (is_mem) {
         r->st.memory++;
@@ -1283,8 +1296,14 @@ static const sp_gpu_info *cj_gpu_info(const sp_reader *r) {
 }
 static uint32_t cj_steps(const sp_reader *r, const sp_step **steps) {
     const cj *c = (const cj *)(const void *)r;
-    *steps = c->steps;
-    return c->nsteps;
+    *steps = c->steps.v;
+    return c->steps.n;
+}
+uint32_t sp_track_steps(const sp_reader *r, const sp_step **steps) {
+    const cj *c = (const cj *)(const void *)r;
+    if (!sp_chrome_vtbl(r)) return sp_reader_steps(r, steps);
+    *steps = c->track.v;
+    return c->track.n;
 }
 static const char *cj_device_name(const sp_reader *r, uint32_t device) {
     const cj *c = (const cj *)(const void *)r;
@@ -1311,7 +1330,8 @@ static void cj_free(cj *r) {
     }
     free(r->sites);
     free(r->threads);
-    free(r->steps);
+    free(r->steps.v);
+    free(r->track.v);
     sm_free(&r->site_ids);
     sm_free(&r->thread_ids);
     free(r->kernel_ns.keys);

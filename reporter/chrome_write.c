@@ -92,7 +92,7 @@ struct sp_trace {
 /* Made-up ids of tracks that are not kernel threads. Kernel pids and tids
  * stay below 2^22 (PID_MAX_LIMIT), and 0x40000000 + slot is taken. */
 #define GPU_PID_BASE 0x10000000u
-#define STEPS_TID 0x3FFFFFFFu
+#define STEPS_TID SP_STEPS_TID /* chrome.h: its reader knows the track by it */
 #define MAX_TRACKS 4096u /* streams per file; more share one "other" track */
 
 static int in_window(const sp_trace *t, uint64_t start, uint64_t end) {
@@ -814,10 +814,12 @@ static void trace_counters(sp_trace *t) {
 
 /* Steps as slices "ProfilerStep#N" on a track of their own: a step begins
  * where the previous one ended (the first when profiling started), so steps
- * would cut across the scopes of the main thread and break its nesting. */
+ * would cut across the scopes of the main thread and break its nesting.
+ * Category "step" on tid STEPS_TID: the JSON reader takes them back as steps
+ * (sp_track_steps), not as scopes that would be all self time. */
 static void trace_steps(sp_trace *t, const sp_reader *r) {
     const sp_step *s;
-    uint32_t n = sp_reader_steps(r, &s), shown = 0;
+    uint32_t n = sp_track_steps(r, &s), shown = 0;
     for (uint32_t i = 0; i < n; i++) {
         /* Filters see a step as a scope of no site on no thread (filter.h). */
         sp_event se = {.start = s[i].start, .end = s[i].end, .site = UINT32_MAX, .kind = SP_SCOPE, .gpu_ns = -1};
@@ -947,7 +949,7 @@ static int trace_finish(void *ctx, const sp_reader *r) {
         else snprintf(name, sizeof name, "thread %u", th->index);
         metadata(t, "thread_name", thread_tid(t, i), name);
     }
-    if (!t->chrome) trace_steps(t, r); /* a Chrome input's steps are slices of its own */
+    trace_steps(t, r); /* a Chrome input's: those of a Steps track (PyTorch's are slices) */
     trace_counters(t);
     /* GPU processes "GPU n: NAME" (after the program's own), a thread per
      * stream. */

@@ -66,13 +66,14 @@ static const char usage_table[] =
     "                     self_gpu_memory_usage (device_* and cuda_* are aliases of\n"
     "                     gpu_*); also spelt --sort-by, --sort_by\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output)\n"
-    "  --limit N          show the first N rows (0 = all); default 100 for text and\n"
-    "                     markdown (PyTorch's row_limit), all for csv and json;\n"
-    "                     also spelt --row-limit, --row_limit\n"
+    "  --limit N          show the first N rows (0 or -1 = all); default 100 for\n"
+    "                     text and markdown (PyTorch's row_limit), all for csv\n"
+    "                     and json; also spelt --row-limit, --row_limit\n"
     "  --group-by G       name (default): one row per scope name\n"
     "                     site: one row per name and file:line (Source Location)\n"
     "                     thread: one row per thread and name (Thread column:\n"
-    "                     the thread's name, else its tid)\n"
+    "                     the thread's name, else its tid; threads of one name\n"
+    "                     get '(tid N)' added, or their index)\n"
     "                     rank: one row per rank and name (Rank column: 'rank R',\n"
     "                     else 'pid P' for a file without a rank)\n"
     "                     stack:N: one row per name and its N innermost enclosing\n"
@@ -118,9 +119,9 @@ static const char usage_diff[] =
     "                     got PCT % slower or more, outside the runs' spread, and\n"
     "                     takes at least --min-time on the new side\n"
     "  --min-time T       see --threshold (default 1ms; 500us, 2ms, 0 = any)\n"
-    "  --limit N          show the first N rows (0 = all; default 100 for text and\n"
-    "                     markdown, all for csv and json); also --row-limit,\n"
-    "                     --row_limit\n"
+    "  --limit N          show the first N rows (0 or -1 = all; default 100 for\n"
+    "                     text and markdown, all for csv and json); also\n"
+    "                     --row-limit, --row_limit\n"
     "  --group-by G       as for table: name (default), site, thread, stack:N,\n"
     "                     shape\n"
     "  --format F         text (default), csv, json or markdown (for a\n"
@@ -133,10 +134,19 @@ static const char usage_trace[] =
     "usage: scopeprof trace -o OUT.json FILE...\n"
     "\n"
     "Chrome Trace Event Format JSON (object form) of all FILEs on one timeline,\n"
-    "one process per FILE: complete events (ph X) with ts/dur in microseconds\n"
-    "(three decimals, i.e. nanoseconds kept), thread and process names, args\n"
-    "with file, line and func (and Input Dims, Kineto's, for a scope recorded\n"
-    "with its input shapes). Opens in Perfetto UI and chrome://tracing.\n"
+    "one process per FILE: complete events (ph X) with ts/dur in microseconds,\n"
+    "thread and process names, args with file, line and func (and Input Dims,\n"
+    "Kineto's, for a scope recorded with its input shapes). Opens in Perfetto\n"
+    "UI and chrome://tracing.\n"
+    "ts and dur have three decimals (the exact nanosecond), except the dur of a\n"
+    "slice that ends where another ends or starts (a child, the next slice; a\n"
+    "top-level slice, a step) when ts + dur, added in doubles as viewers add,\n"
+    "would miss its end's double: then dur is that end's double minus ts's,\n"
+    "printed %.17g (2000.1489868164062), so the slices do not seem to overlap;\n"
+    "rounded to the nanosecond it is still the exact duration.\n"
+    "Times are raw: the overhead compensation that table, stacks, html and\n"
+    "flame take out is not (a timeline shows when things happened; the\n"
+    "compensated figures are sums), so a table of the JSON shows raw times.\n"
     "Past 512 MB of JSON, more than those viewers open, a warning says so.\n"
     "\n"
     "  -o, --output OUT   write to OUT ('-': standard output; without -o the JSON\n"
@@ -187,7 +197,7 @@ static const char usage_html[] =
     "\n"
     "  -o, --output OUT   write to OUT (default or '-': standard output); OUT is\n"
     "                     written only once every FILE was read\n"
-    "  --limit N          rows of the table (default: all; 0 = all)\n"
+    "  --limit N          rows of the table (default: all; 0 or -1 = all)\n"
     "  --diff             compare BASE with NEW as `scopeprof diff` does (BASE NEW,\n"
     "                     or several of each around --): the diff table and a\n"
     "                     differential flame graph (NEW's widths, coloured by the\n"
@@ -340,10 +350,13 @@ static int parse(int argc, char **argv, opts *o, const char *const *known, FILE 
             char *end;
             errno = 0;
             o->limit = strtol(v, &end, 10);
-            if (errno || *end || end == v || o->limit > 1000000000L || o->limit < 0) {
-                fprintf(err, "scopeprof: --limit wants a row count (0 = all), not '%s'\n", v);
+            if (errno || *end || end == v || o->limit > 1000000000L || o->limit < -1) {
+                fprintf(err, "scopeprof: --limit wants a row count (0 or -1 = all), not '%s'\n", v);
                 return -1;
             }
+            /* -1 is all, as 0: torch's row_limit=-1 and the header's
+             * SCOPEPROF_ROW_LIMIT say it so (o->limit -1 is "not given"). */
+            if (o->limit == -1) o->limit = 0;
         }
     }
     return 0;
@@ -679,6 +692,8 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             usable = 0;
         }
         const sp_ranks *r = o->per_rank ? &rs : NULL;
+        /* Threads of one label told apart (out of memory: labels as they were). */
+        if (!r) sp_agg_thread_labels(&c);
         /* Nothing to show when no file could even be opened as a trace. */
         if (usable) {
             if (text) {

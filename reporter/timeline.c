@@ -189,13 +189,14 @@ static void tl_events(void *ctx, int file, const sp_reader *r, const sp_thread *
 }
 
 /* A .sprof file's steps, once the file is read (STEPS records may follow
- * the events). A Chrome trace's ProfilerStep#N are events of their own,
+ * the events), or those a Chrome trace holds on scopeprof's Steps track
+ * (sp_track_steps). PyTorch's ProfilerStep#N are events of their own,
  * already slices. */
 static void tl_finish(void *ctx, int file, const sp_reader *r) {
     sp_timeline *t = ctx;
     const sp_step *s;
-    uint32_t n = sp_reader_steps(r, &s);
-    if (!n || sp_chrome_vtbl(r) || t->oom) return;
+    uint32_t n = sp_track_steps(r, &s);
+    if (!n || t->oom) return;
     tl_steps *v = realloc(t->steps, ((size_t)t->nsteps + 1) * sizeof *v);
     sp_step *copy = malloc((size_t)n * sizeof *copy);
     if (v) t->steps = v;

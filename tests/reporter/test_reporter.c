@@ -485,6 +485,14 @@ static void test_skips_and_empty(void **state) {
     free(err);
 }
 
+/* DIR/NAME holds text (a JSON input, or a trace to read back). */
+static void put_file(const char *name, const char *text) {
+    FILE *f = fopen(path(name), "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
 static void test_trace_json_text(void **state) {
     (void)state;
     char *out, *err;
@@ -513,17 +521,36 @@ static void test_trace_json_text(void **state) {
     assert_non_null(strstr(js, "\"bad \\ufffd\\ufffd utf8 \\ufffd\\ufffd\\ufffd\""));
     assert_non_null(strstr(js, "\"utf8 \xc3\xa9 \xf0\x9f\x98\x80\""));
     free(js);
+    /* A top-level slice (its end shared with whatever follows) whose ts +
+     * dur, added in doubles, would miss its end's double: dur is the
+     * difference of the doubles, %.17g, as `help trace` says; read back and
+     * rounded to the ns, it is the exact 1007 ns. */
+    tw w = {0, 0, 0};
+    tw_header(&w, 3, "far");
+    tw_site(&w, 1, 10, "late", "l.c", "f");
+    static const tw_ev ev[] = {{75186531411283ull, 75186531412290ull, 1, 0}};
+    tw_events(&w, 0, ev, 1);
+    tw_end(&w, 1);
+    assert_int_equal(tw_save(&w, path("far.sprof")), 0);
+    free(w.b);
+    assert_int_equal(run(&out, &err, "trace", path("far.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\"ph\":\"X\",\"ts\":75186531411.283,\"dur\":1.006988525390625,"));
+    put_file("far.json", out);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("far.json"), NULL), 0);
+    assert_non_null(strstr(out, "\nlate,1,1007,1007,1007,"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "help", "trace", NULL), 0);
+    assert_non_null(strstr(out, "ts and dur have three decimals (the exact nanosecond), except the dur of a\n"));
+    assert_non_null(strstr(out, "printed %.17g (2000.1489868164062)"));
+    free(out);
+    free(err);
 }
 
 
 /* ---- Chrome trace JSON through the CLI (reporter/chrome.c) ----------------- */
-static void put_file(const char *name, const char *text) {
-    FILE *f = fopen(path(name), "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
 /* PyTorch's GPU case: aten::linear -> aten::addmm -> cudaLaunchKernel, and
  * the kernel gemm (4 us) of addmm's External id. PyTorch's _build_table:
  * addmm self GPU 4 us, gemm's row 4 us, Self CUDA time total 4 us (device
@@ -817,6 +844,55 @@ static void test_steps(void **state) {
     free(err);
 }
 
+/* A .sprof file's steps go to the trace's Steps track; read back, they are
+ * steps again: the JSON's table is the .sprof file's (ProfilerStep* with
+ * the steps' time but no self time, the Self CPU total the scopes' alone),
+ * and a trace of that JSON keeps its Steps track. */
+static void test_steps_round_trip(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    tw_header(&w, 5, "steps");
+    tw_site(&w, 1, 10, "body", "s.c", "f");
+    tw_thread(&w, 0, 5, "main");
+    static const tw_ev ev[] = {{1100, 1900, 1, 0}, {2100, 2600, 1, 0}};
+    tw_events(&w, 0, ev, 2);
+    static const uint64_t st[][3] = {{1, 1000, 2000}, {2, 2000, 3000}};
+    tw_steps(&w, st, 2);
+    tw_end(&w, 2);
+    assert_int_equal(tw_save(&w, path("steps_rt.sprof")), 0);
+    free(w.b);
+    static const char *const groups[] = {"name", "thread", "stack"};
+    char *out, *err, *json, *again;
+    assert_int_equal(run(&json, &err, "trace", path("steps_rt.sprof"), NULL), 0);
+    free(err);
+    assert_non_null(strstr(json, "{\"name\":\"ProfilerStep#2\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":2.000,"));
+    put_file("steps_rt.json", json);
+    for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {
+        char *j_out;
+        assert_int_equal(run(&out, &err, "table", "--group-by", groups[i], "--format", "csv", path("steps_rt.sprof"), NULL), 0);
+        free(err);
+        assert_int_equal(run(&j_out, &err, "table", "--group-by", groups[i], "--format", "csv", path("steps_rt.json"), NULL), 0);
+        assert_string_equal(err, "");
+        assert_string_equal(j_out, out);
+        assert_non_null(strstr(out, "\nProfilerStep*,2,0,2000,1000,0.00,153.85"));
+        free(out);
+        free(err);
+        free(j_out);
+    }
+    assert_int_equal(run(&out, &err, "table", path("steps_rt.json"), NULL), 0);
+    assert_non_null(strstr(out, "\n    ProfilerStep*         0.00%       0.000us       153.85%       2.000us       1.000us             2  \n"));
+    assert_non_null(strstr(out, "\nSelf CPU time total: 1.300us\n"));
+    free(out);
+    free(err);
+    /* Traced again: the same Steps track, the same slices. */
+    assert_int_equal(run(&again, &err, "trace", path("steps_rt.json"), NULL), 0);
+    assert_non_null(strstr(again, "{\"name\":\"ProfilerStep#2\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":2.000,"));
+    assert_non_null(strstr(again, "\"tid\":1073741823,\"args\":{\"name\":\"Steps\"}"));
+    free(err);
+    free(again);
+    free(json);
+}
+
 /* --group-by thread: one row per (thread, name), shown by the thread's name,
  * else its tid. main waits on a lock (its wait is self time: wall time on
  * the thread); worker and an unnamed thread do the work. */
@@ -907,6 +983,60 @@ static void test_thread_names_everywhere(void **state) {
     free(err);
 }
 
+/* --group-by thread: threads that would show the same Thread label (unnamed
+ * threads take the program's name) are told apart, by tid when that does
+ * it, else by the file's thread index, else by file and index; a label only
+ * one thread has stays as it is. */
+static void test_group_by_thread_same_names(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    tw_header(&w, 1, "app");
+    tw_site(&w, 1, 10, "main", "m.c", "main");
+    tw_site(&w, 2, 20, "work", "w.c", "work");
+    static const char *const names[] = {"app", "app", "app", "loader", "pool", "pool"};
+    static const uint64_t tids[] = {1, 2, 3, 4, 5, 5}; /* the pool's tid reused */
+    for (uint32_t i = 0; i < 6; i++) {
+        tw_thread(&w, i, tids[i], names[i]);
+        tw_ev ev = {0, i ? 100 * i : 1000, i ? 2 : 1, 0};
+        tw_events(&w, i, &ev, 1);
+    }
+    tw_end(&w, 6);
+    assert_int_equal(tw_save(&w, path("same_names.sprof")), 0);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--group-by", "thread", "--format", "csv", path("same_names.sprof"),
+                         NULL), 0);
+    assert_string_equal(out, "name,count,self_cpu_time_total_ns,cpu_time_total_ns,cpu_time_avg_ns,self_cpu_percent,"
+                             "cpu_total_percent,thread\n"
+                             "main,1,1000,1000,1000,40.00,40.00,app (tid 1)\n"
+                             "work,1,500,500,500,20.00,20.00,pool (thread 5)\n"
+                             "work,1,400,400,400,16.00,16.00,pool (thread 4)\n"
+                             "work,1,300,300,300,12.00,12.00,loader\n"
+                             "work,1,200,200,200,8.00,8.00,app (tid 3)\n"
+                             "work,1,100,100,100,4.00,4.00,app (tid 2)\n");
+    free(out);
+    free(err);
+    /* Two files, each a thread "w" of no tid at index 0: file and index. */
+    w.n = 0;
+    tw_header(&w, 2, "w");
+    tw_site(&w, 1, 10, "work", "w.c", "work");
+    tw_thread(&w, 0, 0, "w");
+    static const tw_ev one[] = {{0, 100, 1, 0}};
+    tw_events(&w, 0, one, 1);
+    tw_end(&w, 1);
+    assert_int_equal(tw_save(&w, path("w1.sprof")), 0);
+    assert_int_equal(tw_save(&w, path("w2.sprof")), 0);
+    free(w.b);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "thread", path("w1.sprof"), path("w2.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "             1  w (file 1, thread 0)  \n"));
+    assert_non_null(strstr(out, "             1  w (file 2, thread 0)  \n"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "thread", "--format", "csv", path("w1.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\nwork,1,100,100,100,100.00,100.00,w\n")); /* alone: as it is */
+    free(out);
+    free(err);
+}
+
 /* A format 3.1 OVERHEAD chunk (I = 2 us inside, O = 3 us outside: large, so
  * that the table shows them) spliced in after the header of the known set
  * (docs/DESIGN.md, "Overhead compensation"; worked out by hand):
@@ -965,6 +1095,24 @@ static void test_overhead_compensation(void **state) {
     assert_non_null(strstr(out, "   main        50.00%     989.000us       100.00%       1.978ms     989.000us             2  \n"));
     free(out);
     free(err);
+    /* trace writes raw times (a timeline shows when things happened), as
+     * `help trace` says: main's slice is its whole 1 ms, and the table of
+     * the JSON is the raw golden one. */
+    assert_int_equal(run(&out, &err, "trace", path("overhead.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "{\"name\":\"main\",\"cat\":\"scope\",\"ph\":\"X\",\"ts\":0.000,\"dur\":1000.000,"));
+    put_file("overhead.json", out);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", path("overhead.json"), NULL), 0);
+    assert_string_equal(out, golden);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "help", "trace", NULL), 0);
+    assert_non_null(strstr(out, "\nTimes are raw: the overhead compensation that table, stacks, html and\n"
+                                "flame take out is not (a timeline shows when things happened; the\n"
+                                "compensated figures are sums)"));
+    free(out);
+    free(err);
 }
 
 int main(void) {
@@ -980,8 +1128,8 @@ int main(void) {
         cmocka_unit_test(test_trace_json_text),
         cmocka_unit_test(test_chrome_gpu_total), cmocka_unit_test(test_chrome_input),
         cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_clock_alignment),
-        cmocka_unit_test(test_steps),
-        cmocka_unit_test(test_group_by_thread),
+        cmocka_unit_test(test_steps),        cmocka_unit_test(test_steps_round_trip),
+        cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
         cmocka_unit_test(test_overhead_compensation),
     };
     return cmocka_run_group_tests(tests, setup, files_teardown);

@@ -151,6 +151,19 @@ static void test_row_limits(void **state) {
     assert_int_equal(run(&out, &err, "table", "--limit", "2", path("known.sprof"), NULL), 0);
     assert_non_null(strstr(out, "\nSelf CPU time total: 1.000ms\n... 2 more rows (--limit 2 of 4; --limit 0 shows all)\n"));
     free(out), free(err);
+    /* -1 is all, as 0: torch's row_limit=-1, the header's SCOPEPROF_ROW_LIMIT. */
+    char *o1, *e1, *o2, *e2;
+    int r1 = run(&o1, &e1, "table", "--limit", "-1", path("many.sprof"), NULL);
+    int r2 = run(&o2, &e2, "table", "--limit", "0", path("many.sprof"), NULL);
+    assert_int_equal(r1, 0);
+    assert_non_null(strstr(o1, " f000 "));
+    same("--limit -1", r1, o1, e1, r2, o2, e2);
+    r1 = run(&o1, &e1, "table", "--row_limit=-1", "--format", "markdown", path("many.sprof"), NULL);
+    r2 = run(&o2, &e2, "table", "--limit", "0", "--format", "markdown", path("many.sprof"), NULL);
+    same("--row_limit=-1", r1, o1, e1, r2, o2, e2);
+    assert_int_equal(run(&out, &err, "table", "--limit", "-2", path("many.sprof"), NULL), 2);
+    assert_string_equal(err, "scopeprof: --limit wants a row count (0 or -1 = all), not '-2'\n");
+    free(out), free(err);
 }
 
 static void test_markdown(void **state) {
