@@ -120,7 +120,7 @@ bench-build: $(BENCH_BINS) $(BENCH_DIR)/loops_disabled.o $(BENCH_DIR)/loops_noma
 bench: bench-build
 	@echo "== machine: $$(nproc) CPUs, $$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $$(uname -r)"
 	@$(MAKE) --no-print-directory bench-whole bench-regimes bench-cost bench-gpu bench-lttng bench-disasm bench-stream \
-	  bench-reporter bench-where bench-compensation bench-lz4
+	  bench-reporter bench-where bench-compensation bench-lz4 bench-sqlite
 
 # The whole cost (issue 22): per regime, the recording thread against the
 # floor, the process's CPU (every thread) against a floor process run in the
@@ -250,6 +250,18 @@ bench-lz4: $(BUILD)/scopeprof
 	@echo
 	@echo "== 7. compensation on a real code base: LZ4 1.9.4, self shares against perf"
 	@BUILD="$(BUILD)" BENCH_TMP="$(BENCH_TMP)" CC="$(CC)" bash bench/lz4_shares.sh $(BENCH_LZ4_REPS) $(BENCH_LZ4_RUNS)
+
+# 8. The whole cost on a real code base: SQLite's speedtest1, 16 functions
+#    given a PROFILE_SCOPE, against its build without profiling: ns of CPU
+#    per scope by part, in its own thread and the rest (downloads Debian's
+#    SQLite source once, as tests/dropin does; SKIPPED without network).
+BENCH_SQLITE_RUNS ?= 7
+BENCH_SQLITE_SIZE ?= 50
+.PHONY: bench-sqlite
+bench-sqlite: $(BUILD)/scopeprof $(BENCH_DIR)/rusage_run
+	@echo
+	@echo "== 8. the whole cost on a real code base: SQLite 3.40.1's speedtest1"
+	@BUILD="$(BUILD)" CC="$(CC)" bash bench/sqlite_cost.sh $(BENCH_SQLITE_RUNS) $(BENCH_SQLITE_SIZE)
 
 .PHONY: bench-compensation
 bench-compensation: $(BENCH_DIR)/compensation $(BUILD)/scopeprof
