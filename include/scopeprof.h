@@ -2384,7 +2384,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 22u /* 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 23u /* 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
@@ -2508,6 +2508,7 @@ typedef struct scopeprof__state {
         uint32_t files; /* files opened: a thread's name_file names the one its name went to */
         int write_err;  /* why this file's writing stopped (errno; -1: a short write; -2: its path
                          * names another file now, scopeprof__fd_check); 0: it did not */
+        int create_err; /* the last failure to create a trace that was said (errno; -1: names taken) */
         /* EVENTS chunks held to go out in one writev (writer.h,
          * scopeprof__write_some): while batch_on, each one's header and
          * prefix, and its pieces (those, then the records in the queued
@@ -5325,6 +5326,14 @@ SCOPEPROF__INTERNAL int scopeprof__replace(const char *path, const char **why) {
     return SCOPEPROF__TAKEN;
 }
 
+/* Whether a failure to create the trace (errno, or -1: every name taken)
+ * is to be said: once, not again for each of a schedule's cycles. */
+static inline int scopeprof__create_said(scopeprof__state *g, int err) {
+    if (g->out.create_err == err) return 0;
+    g->out.create_err = err;
+    return 1;
+}
+
 /* Create the file at g->out.path, or the first free name after it (see
  * "Creating the file"); g->out.path is then its name. The descriptor, or -1
  * (errno set; 0 when every name tried was taken, which is said here). */
@@ -5349,9 +5358,9 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
         errno = 0;
         scopeprof__path_insert(g->out.path, sizeof g->out.path, base, word, 1);
     }
-    if (fd < 0 && errno == 0 && !g->life.in_signal)
+    if (fd < 0 && errno == 0 && !g->life.in_signal && scopeprof__create_said(g, -1))
         scopeprof__warn("scopeprof: cannot create trace file '%s': it and the 99 names after it "
-                        "are taken; the summary is still printed", base);
+                        "are taken%s", base, g->cfg.summary ? "; the summary is still printed" : "");
     if (first_why && fd >= 0) {
         if (g->life.in_signal) {
             scopeprof__sig_say("scopeprof: the trace name '", first, "' is taken; ");
@@ -5425,9 +5434,9 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
             g->out.fd = -2;
             return;
         }
-        if (errno) /* else every name was taken: said */
-            scopeprof__warn("scopeprof: cannot create trace file '%s': %s; the summary is still "
-                            "printed", g->out.path, strerror(errno));
+        if (errno && scopeprof__create_said(g, errno)) /* else every name was taken: said */
+            scopeprof__warn("scopeprof: cannot create trace file '%s': %s%s", g->out.path, strerror(errno),
+                            g->cfg.summary ? "; the summary is still printed" : "");
         g->out.fd = -2;
         return;
     }

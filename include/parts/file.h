@@ -349,6 +349,14 @@ SCOPEPROF__INTERNAL int scopeprof__replace(const char *path, const char **why) {
     return SCOPEPROF__TAKEN;
 }
 
+/* Whether a failure to create the trace (errno, or -1: every name taken)
+ * is to be said: once, not again for each of a schedule's cycles. */
+static inline int scopeprof__create_said(scopeprof__state *g, int err) {
+    if (g->out.create_err == err) return 0;
+    g->out.create_err = err;
+    return 1;
+}
+
 /* Create the file at g->out.path, or the first free name after it (see
  * "Creating the file"); g->out.path is then its name. The descriptor, or -1
  * (errno set; 0 when every name tried was taken, which is said here). */
@@ -373,9 +381,9 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
         errno = 0;
         scopeprof__path_insert(g->out.path, sizeof g->out.path, base, word, 1);
     }
-    if (fd < 0 && errno == 0 && !g->life.in_signal)
+    if (fd < 0 && errno == 0 && !g->life.in_signal && scopeprof__create_said(g, -1))
         scopeprof__warn("scopeprof: cannot create trace file '%s': it and the 99 names after it "
-                        "are taken; the summary is still printed", base);
+                        "are taken%s", base, g->cfg.summary ? "; the summary is still printed" : "");
     if (first_why && fd >= 0) {
         if (g->life.in_signal) {
             scopeprof__sig_say("scopeprof: the trace name '", first, "' is taken; ");
@@ -449,9 +457,9 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
             g->out.fd = -2;
             return;
         }
-        if (errno) /* else every name was taken: said */
-            scopeprof__warn("scopeprof: cannot create trace file '%s': %s; the summary is still "
-                            "printed", g->out.path, strerror(errno));
+        if (errno && scopeprof__create_said(g, errno)) /* else every name was taken: said */
+            scopeprof__warn("scopeprof: cannot create trace file '%s': %s%s", g->out.path, strerror(errno),
+                            g->cfg.summary ? "; the summary is still printed" : "");
         g->out.fd = -2;
         return;
     }

@@ -280,6 +280,25 @@ static void run_sched_case(const sched_case *c) {
     child_free(&r);
 }
 
+/* A trace that cannot be created is said once, not again at each cycle's
+ * file; that the summary is still printed, only when it is. */
+static void test_schedule_unwritable_said_once(void **state) {
+    (void)state;
+    const char *argv[] = {"steps", "6", NULL};
+    for (int summary = 1; summary >= 0; summary--) {
+        const char *env[] = {"SCOPEPROF_SCHEDULE=active=1,repeat=3", "SCOPEPROF_OUTPUT=/nonexistent/dir/t.sprof",
+                             summary ? "SCOPEPROF_SUMMARY=1" : "SCOPEPROF_SUMMARY=0", NULL};
+        child r;
+        child_run_args(&r, "prog_life", argv, env);
+        expect_exit(&r, 0);
+        assert_int_equal(child_lines_with(r.err, "scopeprof: cannot create trace file"), 1);
+        assert_int_equal(child_lines_with(r.err, "No such file or directory"), 1);
+        assert_int_equal(child_lines_with(r.err, "the summary is still printed"), summary);
+        assert_int_equal(child_lines_with(r.err, "scopeprof: cycle "), summary ? 3 : 0);
+        child_free(&r);
+    }
+}
+
 static void test_schedule_env_repeat(void **state) {
     (void)state;
     /* wait 1, warmup 1, active 2, twice: steps 0 w, 1 wu, 2-3 kept; 4 w, 5 wu,
@@ -1454,6 +1473,7 @@ int main(void) {
         cmocka_unit_test(test_mem_sort_keys),
         cmocka_unit_test(test_mem_trace),
         cmocka_unit_test(test_wrap_malloc),
+        cmocka_unit_test(test_schedule_unwritable_said_once),
         cmocka_unit_test(test_schedule_env_repeat),
         cmocka_unit_test(test_schedule_skip_first_repeat0),
         cmocka_unit_test(test_schedule_call),
