@@ -90,7 +90,7 @@ check() {
   done
 }
 
-echo "SQLite $VERSION amalgamation ($amal/sqlite3.c), header from $inc/"
+echo "SQLite ${amal##*/sqlite-} amalgamation ($amal/sqlite3.c), header from $inc/"
 for std in c99 c11 gnu11 c17; do
   check gcc -std=$std -fsyntax-only
   check clang -std=$std -fsyntax-only
