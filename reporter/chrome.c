@@ -953,7 +953,8 @@ static int handle_event(cj *r) {
          * again, as in the .sprof file: the ProfilerStep* row without self
          * time (aggregate.c), not events. PyTorch's steps, on the thread of
          * the ops they hold, stay events with their self time. */
-        int steps_track = r->tid.n && r->tid.p[0] != 's' && strtoull(r->tid.p, NULL, 10) == SP_STEPS_TID;
+        uint64_t tid = r->tid.n && r->tid.p[0] != 's' ? strtoull(r->tid.p, NULL, 10) : 0;
+        int steps_track = tid <= SP_STEPS_TID && tid > SP_STEPS_TID - SP_STEPS_LANES;
         if (steps_track && cat_is(r, "step"))
             return add_step(r, &r->track, number, r->ts, r->ts + r->dur);
     }

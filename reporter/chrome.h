@@ -55,11 +55,13 @@ const char *sp_chrome_shape(const sp_reader *r, uint32_t id);
 
 /* The steps that are a track of their own, not events of a thread: a .sprof
  * file's STEPS records, or in Chrome JSON the ProfilerStep#N that `scopeprof
- * trace` wrote of them on its "Steps" track (category "step", tid
- * SP_STEPS_TID), which this reader keeps as steps and does not deliver.
+ * trace` wrote of them on its "Steps" tracks (category "step", tid
+ * SP_STEPS_TID, or below it for the overlapping steps of several processes:
+ * chrome_write.c), which this reader keeps as steps and does not deliver.
  * Tables make them the ProfilerStep* row without self time, `trace` and the
  * html timeline a steps track. (sp_reader_steps has every step: --steps.) */
 #define SP_STEPS_TID 0x3FFFFFFFu /* the Steps track's tid (chrome_write.c) */
+#define SP_STEPS_LANES 16u       /* its tracks: tids SP_STEPS_TID, SP_STEPS_TID - 1, ... */
 uint32_t sp_track_steps(const sp_reader *r, const sp_step **steps);
 
 /* During an `events` callback: the flow arrow of ev[k], 0 for none. For a

@@ -816,14 +816,23 @@ static void trace_counters(sp_trace *t) {
  * where the previous one ended (the first when profiling started), so steps
  * would cut across the scopes of the main thread and break its nesting.
  * Category "step" on tid STEPS_TID: the JSON reader takes them back as steps
- * (sp_track_steps), not as scopes that would be all self time. */
+ * (sp_track_steps), not as scopes that would be all self time. The steps of
+ * a JSON that holds several processes' (a trace of several files, read
+ * back) overlap: each goes on the first of SP_STEPS_LANES tracks (tids
+ * STEPS_TID, STEPS_TID - 1, ...) whose steps all ended before it began, so
+ * that no track's slices cross (past that many at once, on the last). */
 static void trace_steps(sp_trace *t, const sp_reader *r) {
     const sp_step *s;
-    uint32_t n = sp_track_steps(r, &s), shown = 0;
+    uint32_t n = sp_track_steps(r, &s), lanes = 0;
+    uint64_t lane_end[SP_STEPS_LANES];
     for (uint32_t i = 0; i < n; i++) {
         /* Filters see a step as a scope of no site on no thread (filter.h). */
         sp_event se = {.start = s[i].start, .end = s[i].end, .site = UINT32_MAX, .kind = SP_SCOPE, .gpu_ns = -1};
         if (!in_window(t, s[i].start, s[i].end) || !kept(t, SP_STEPS_SLOT, &se)) continue;
+        uint32_t k = 0;
+        while (k < lanes && lane_end[k] > s[i].start && k + 1 < SP_STEPS_LANES) k++;
+        if (k == lanes) lane_end[lanes++] = 0;
+        if (s[i].end > lane_end[k]) lane_end[k] = s[i].end;
         char name[48];
         snprintf(name, sizeof name, "ProfilerStep#%llu", (unsigned long long)s[i].number);
         comma(t);
@@ -836,15 +845,16 @@ static void trace_steps(sp_trace *t, const sp_reader *r) {
         sp_out_str(&t->o, ",\"pid\":");
         sp_out_u64(&t->o, t->pid);
         sp_out_str(&t->o, ",\"tid\":");
-        sp_out_u64(&t->o, STEPS_TID);
+        sp_out_u64(&t->o, STEPS_TID - k);
         sp_out_str(&t->o, ",\"args\":{\"step\":");
         sp_out_u64(&t->o, s[i].number);
         sp_out_str(&t->o, "}}");
-        shown++;
     }
-    if (shown) {
-        metadata(t, "thread_name", STEPS_TID, "Steps");
-        sort_index(t, "thread_sort_index", t->pid, STEPS_TID, -1); /* above the threads */
+    for (uint32_t k = 0; k < lanes; k++) {
+        char name[16] = "Steps";
+        if (k) snprintf(name, sizeof name, "Steps %u", k + 1);
+        metadata(t, "thread_name", STEPS_TID - k, name);
+        sort_index(t, "thread_sort_index", t->pid, STEPS_TID - k, -1 - (int64_t)k); /* above the threads */
     }
 }
 

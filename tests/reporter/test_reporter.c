@@ -893,6 +893,35 @@ static void test_steps_round_trip(void **state) {
     free(json);
 }
 
+/* Two processes' steps in one JSON (a trace of two files, read back)
+ * overlap in time: traced again, each process's go on a Steps track of
+ * their own (no track's slices cross), and are still read back as steps. */
+static void test_steps_two_processes(void **state) {
+    (void)state;
+    put_file("steps_two.json",
+             "{\"traceEvents\":[\n"
+             "{\"name\":\"ProfilerStep#0\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":0,\"dur\":100,\"pid\":10,\"tid\":1073741823},\n"
+             "{\"name\":\"ProfilerStep#1\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":100,\"dur\":100,\"pid\":10,\"tid\":1073741823},\n"
+             "{\"name\":\"ProfilerStep#0\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":30,\"dur\":100,\"pid\":20,\"tid\":1073741823},\n"
+             "{\"name\":\"ProfilerStep#1\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":130,\"dur\":100,\"pid\":20,\"tid\":1073741823},\n"
+             "{\"name\":\"work\",\"ph\":\"X\",\"ts\":10,\"dur\":50,\"pid\":10,\"tid\":5}]}\n");
+    char *json, *err, *out;
+    assert_int_equal(run(&json, &err, "trace", path("steps_two.json"), NULL), 0);
+    free(err);
+    assert_non_null(strstr(json, "{\"name\":\"ProfilerStep#1\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":100.000,"));
+    assert_non_null(strstr(json, "\"ts\":0.000,\"dur\":100.000,\"pid\":1,\"tid\":1073741823,"));
+    assert_non_null(strstr(json, "\"ts\":100.000,\"dur\":100.000,\"pid\":1,\"tid\":1073741823,"));
+    assert_non_null(strstr(json, "\"ts\":30.000,\"dur\":100.000,\"pid\":1,\"tid\":1073741822,"));
+    assert_non_null(strstr(json, "\"ts\":130.000,\"dur\":100.000,\"pid\":1,\"tid\":1073741822,"));
+    assert_non_null(strstr(json, "\"tid\":1073741822,\"args\":{\"name\":\"Steps 2\"}"));
+    put_file("steps_two_again.json", json);
+    free(json);
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("steps_two_again.json"), NULL), 0);
+    assert_non_null(strstr(out, "\nProfilerStep*,4,0,400000,100000,"));
+    free(out);
+    free(err);
+}
+
 /* --group-by thread: one row per (thread, name), shown by the thread's name,
  * else its tid. main waits on a lock (its wait is self time: wall time on
  * the thread); worker and an unnamed thread do the work. */
@@ -1129,6 +1158,7 @@ int main(void) {
         cmocka_unit_test(test_chrome_gpu_total), cmocka_unit_test(test_chrome_input),
         cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_clock_alignment),
         cmocka_unit_test(test_steps),        cmocka_unit_test(test_steps_round_trip),
+        cmocka_unit_test(test_steps_two_processes),
         cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
         cmocka_unit_test(test_overhead_compensation),
     };
