@@ -5742,6 +5742,14 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
             e ? (e > 0 ? strerror(e) : "a short write") : "");
 }
 
+/* After a table of `rows` rows cut by SCOPEPROF_ROW_LIMIT, the line that
+ * says so, as the reporter's --limit does: the exit table's, the MPI job's. */
+SCOPEPROF__INTERNAL void scopeprof__more_rows(const scopeprof__state *g, uint32_t rows) {
+    int lim = g->cfg.row_limit;
+    if (lim > 0 && (uint32_t)lim < rows)
+        fprintf(stderr, "... %u more rows (SCOPEPROF_ROW_LIMIT=%d of %u; 0 shows all)\n", rows - lim, lim, rows);
+}
+
 /* The table at exit (and at each schedule's cycle, after `title`): PyTorch's
  * layout, the notes under it, peak memory, and at exit the trace file. On
  * rank 0, or every rank with SCOPEPROF_SUMMARY=all, when something was
@@ -5753,9 +5761,7 @@ SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const sco
     fflush(stdout);
     if (title) fprintf(stderr, "%s\n", title);
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
-    /* Rows cut by the limit are said, as the reporter says them (its --limit). */
-    int lim = g->cfg.row_limit, n = (int)g->sum.agg.nrows;
-    if (lim > 0 && lim < n) fprintf(stderr, "... %d more rows (SCOPEPROF_ROW_LIMIT=%d of %d; 0 shows all)\n", n - lim, lim, n);
+    scopeprof__more_rows(g, g->sum.agg.nrows);
     scopeprof_table_notes(stderr, &g->sum.agg);
     scopeprof__print_memory(g, mem, stderr);
     if (at_exit) scopeprof__print_trace_file(g, stderr);
@@ -6525,10 +6531,10 @@ SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
     const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
-    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them, or a "
-                    "PROFILE_END of a range opened before them; "
-                    "first found on thread %llu when '%s' at %s:%u closed): the scopes opened after "
-                    "such a jump, until the scope around it closed, are counted as nested in "
+    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; or a "
+                    "range whose PROFILE_END came while a scope opened inside it was open, which "
+                    "counts as one; first found on thread %llu when '%s' at %s:%u closed): the scopes "
+                    "opened after that, until the scope around it closed, are counted as nested in "
                     "scopes that had ended, so self times there are not exact (docs/DESIGN.md)",
                     (unsigned long long)n, (unsigned long long)g->life.left_tid,
                     r ? r->name : "?", r ? r->file : "?", r ? r->line : 0);
@@ -7404,6 +7410,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         fprintf(stderr, "scopeprof: the MPI job's table (%d rank%s, rank 0 on %s), scopes closed by "
                         "MPI_Finalize\n", size, size == 1 ? "" : "s", uname(&u) == 0 ? u.nodename : "?");
         scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit);
+        scopeprof__more_rows(g, m.nrows);
         scopeprof_table_notes(stderr, &m);
         if (open)
             fprintf(stderr, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say), which "

@@ -765,6 +765,14 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
             e ? (e > 0 ? strerror(e) : "a short write") : "");
 }
 
+/* After a table of `rows` rows cut by SCOPEPROF_ROW_LIMIT, the line that
+ * says so, as the reporter's --limit does: the exit table's, the MPI job's. */
+SCOPEPROF__INTERNAL void scopeprof__more_rows(const scopeprof__state *g, uint32_t rows) {
+    int lim = g->cfg.row_limit;
+    if (lim > 0 && (uint32_t)lim < rows)
+        fprintf(stderr, "... %u more rows (SCOPEPROF_ROW_LIMIT=%d of %u; 0 shows all)\n", rows - lim, lim, rows);
+}
+
 /* The table at exit (and at each schedule's cycle, after `title`): PyTorch's
  * layout, the notes under it, peak memory, and at exit the trace file. On
  * rank 0, or every rank with SCOPEPROF_SUMMARY=all, when something was
@@ -776,9 +784,7 @@ SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const sco
     fflush(stdout);
     if (title) fprintf(stderr, "%s\n", title);
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
-    /* Rows cut by the limit are said, as the reporter says them (its --limit). */
-    int lim = g->cfg.row_limit, n = (int)g->sum.agg.nrows;
-    if (lim > 0 && lim < n) fprintf(stderr, "... %d more rows (SCOPEPROF_ROW_LIMIT=%d of %d; 0 shows all)\n", n - lim, lim, n);
+    scopeprof__more_rows(g, g->sum.agg.nrows);
     scopeprof_table_notes(stderr, &g->sum.agg);
     scopeprof__print_memory(g, mem, stderr);
     if (at_exit) scopeprof__print_trace_file(g, stderr);

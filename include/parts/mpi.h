@@ -604,6 +604,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         fprintf(stderr, "scopeprof: the MPI job's table (%d rank%s, rank 0 on %s), scopes closed by "
                         "MPI_Finalize\n", size, size == 1 ? "" : "s", uname(&u) == 0 ? u.nodename : "?");
         scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit);
+        scopeprof__more_rows(g, m.nrows);
         scopeprof_table_notes(stderr, &m);
         if (open)
             fprintf(stderr, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say), which "

@@ -138,6 +138,14 @@ for r in 0 1 2 3; do
 done
 rm -f prog_mpi.rank*.sprof
 
+# ---- 2b. SCOPEPROF_ROW_LIMIT: the job table says which rows it left out -----
+SCOPEPROF_ROW_LIMIT=2 $MPIRUN -np 4 --output-filename lim "$PROG" 3 3 2 1000 >/dev/null 2>&1 ||
+  fail "SCOPEPROF_ROW_LIMIT=2 job failed"
+e=$(ls lim/*/rank.0/stderr)
+[ "$(grep -Ec '^\.\.\. [0-9]+ more rows \(SCOPEPROF_ROW_LIMIT=2 of [0-9]+; 0 shows all\)$' "$e")" = 1 ] ||
+  fail "SCOPEPROF_ROW_LIMIT=2: the job table does not say once which rows it left out: $(cat "$e")"
+rm -f prog_mpi.rank*.sprof
+
 # ---- 3. two nodes: rank 1's clock a day ahead (a time namespace) ---------------
 if can_time_ns; then
   cat >ahead.sh <<'SH'
