@@ -4371,7 +4371,8 @@ SCOPEPROF__API void scopeprof__step(void) {
     }
     if (g->sched.on) {
         int ended = scopeprof__phase(g, g->sched.step), next = scopeprof__phase(g, g->sched.step + 1);
-        if (ended == SCOPEPROF__SAVE) scopeprof__end_cycle(g);
+        /* The next step starts after the cycle's file, table and callback. */
+        if (ended == SCOPEPROF__SAVE) scopeprof__end_cycle(g), now = scopeprof__ticks();
         if ((next == SCOPEPROF__ACTIVE || next == SCOPEPROF__SAVE) && !g->sched.window) {
             g->sched.window = 1;
             g->sched.win_start = now;
@@ -5336,7 +5337,7 @@ static inline int scopeprof__create_said(scopeprof__state *g, int err) {
 
 /* Create the file at g->out.path, or the first free name after it (see
  * "Creating the file"); g->out.path is then its name. The descriptor, or -1
- * (errno set; 0 when every name tried was taken, which is said here). */
+ * (errno set; 0 when every name tried was taken). */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
     char base[sizeof g->out.path], first[sizeof g->out.path];
     memcpy(base, g->out.path, sizeof base);
@@ -5358,9 +5359,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
         errno = 0;
         scopeprof__path_insert(g->out.path, sizeof g->out.path, base, word, 1);
     }
-    if (fd < 0 && errno == 0 && !g->life.in_signal && scopeprof__create_said(g, -1))
-        scopeprof__warn("scopeprof: cannot create trace file '%s': it and the 99 names after it "
-                        "are taken%s", base, g->cfg.summary ? "; the summary is still printed" : "");
+    if (fd < 0 && errno == 0) memcpy(g->out.path, base, sizeof base); /* the name the failure is said by */
     if (first_why && fd >= 0) {
         if (g->life.in_signal) {
             scopeprof__sig_say("scopeprof: the trace name '", first, "' is taken; ");
@@ -5434,8 +5433,10 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
             g->out.fd = -2;
             return;
         }
-        if (errno && scopeprof__create_said(g, errno)) /* else every name was taken: said */
-            scopeprof__warn("scopeprof: cannot create trace file '%s': %s%s", g->out.path, strerror(errno),
+        int e = errno; /* 0: every name tried was taken */
+        if (scopeprof__create_said(g, e ? e : -1))
+            scopeprof__warn("scopeprof: cannot create trace file '%s': %s%s", g->out.path,
+                            e ? strerror(e) : "it and the 99 names after it are taken",
                             g->cfg.summary ? "; the summary is still printed" : "");
         g->out.fd = -2;
         return;
@@ -6715,7 +6716,10 @@ SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
     sigaddset(&xfsz, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &xfsz, NULL);
     scopeprof__write_all_and_close(g);
-    scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
+    /* No event kept, no file (a schedule's wait or warm-up, say): the
+     * signal is then not ours to mention. */
+    if (g->out.events_written)
+        scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
 }
 
 /* Let sig act as if we had never caught it: default action, unblocked in

@@ -359,7 +359,7 @@ static inline int scopeprof__create_said(scopeprof__state *g, int err) {
 
 /* Create the file at g->out.path, or the first free name after it (see
  * "Creating the file"); g->out.path is then its name. The descriptor, or -1
- * (errno set; 0 when every name tried was taken, which is said here). */
+ * (errno set; 0 when every name tried was taken). */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
     char base[sizeof g->out.path], first[sizeof g->out.path];
     memcpy(base, g->out.path, sizeof base);
@@ -381,9 +381,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL int scopeprof__create(scopeprof__state *g) {
         errno = 0;
         scopeprof__path_insert(g->out.path, sizeof g->out.path, base, word, 1);
     }
-    if (fd < 0 && errno == 0 && !g->life.in_signal && scopeprof__create_said(g, -1))
-        scopeprof__warn("scopeprof: cannot create trace file '%s': it and the 99 names after it "
-                        "are taken%s", base, g->cfg.summary ? "; the summary is still printed" : "");
+    if (fd < 0 && errno == 0) memcpy(g->out.path, base, sizeof base); /* the name the failure is said by */
     if (first_why && fd >= 0) {
         if (g->life.in_signal) {
             scopeprof__sig_say("scopeprof: the trace name '", first, "' is taken; ");
@@ -457,8 +455,10 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
             g->out.fd = -2;
             return;
         }
-        if (errno && scopeprof__create_said(g, errno)) /* else every name was taken: said */
-            scopeprof__warn("scopeprof: cannot create trace file '%s': %s%s", g->out.path, strerror(errno),
+        int e = errno; /* 0: every name tried was taken */
+        if (scopeprof__create_said(g, e ? e : -1))
+            scopeprof__warn("scopeprof: cannot create trace file '%s': %s%s", g->out.path,
+                            e ? strerror(e) : "it and the 99 names after it are taken",
                             g->cfg.summary ? "; the summary is still printed" : "");
         g->out.fd = -2;
         return;

@@ -84,7 +84,8 @@ SCOPEPROF__API void scopeprof__step(void) {
     }
     if (g->sched.on) {
         int ended = scopeprof__phase(g, g->sched.step), next = scopeprof__phase(g, g->sched.step + 1);
-        if (ended == SCOPEPROF__SAVE) scopeprof__end_cycle(g);
+        /* The next step starts after the cycle's file, table and callback. */
+        if (ended == SCOPEPROF__SAVE) scopeprof__end_cycle(g), now = scopeprof__ticks();
         if ((next == SCOPEPROF__ACTIVE || next == SCOPEPROF__SAVE) && !g->sched.window) {
             g->sched.window = 1;
             g->sched.win_start = now;

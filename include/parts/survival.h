@@ -274,7 +274,10 @@ SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
     sigaddset(&xfsz, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &xfsz, NULL);
     scopeprof__write_all_and_close(g);
-    scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
+    /* No event kept, no file (a schedule's wait or warm-up, say): the
+     * signal is then not ours to mention. */
+    if (g->out.events_written)
+        scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
 }
 
 /* Let sig act as if we had never caught it: default action, unblocked in

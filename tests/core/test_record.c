@@ -289,6 +289,38 @@ static void test_output_unwritable(void **state) {
     child_free(&c);
 }
 
+/* The trace's name and the 99 after it all taken (symbolic links, never
+ * followed): one line names the path given, the table is still printed. */
+static void test_output_names_taken(void **state) {
+    (void)state;
+    char dir[] = "/tmp/scopeprof-taken-XXXXXX", link[PATH_MAX], env[PATH_MAX + 32];
+    assert_non_null(mkdtemp(dir));
+    for (int i = 0; i < 100; i++) {
+        if (i) snprintf(link, sizeof link, "%s/t.%d.sprof", dir, i);
+        else snprintf(link, sizeof link, "%s/t.sprof", dir);
+        assert_int_equal(symlink("/dev/null", link), 0);
+    }
+    snprintf(env, sizeof env, "SCOPEPROF_OUTPUT=%s/t.sprof", dir);
+    const char *const envv[] = {env, NULL};
+    child c;
+    child_run(&c, "prog_basic", envv);
+    assert_int_equal(c.status, 3);
+    char want[PATH_MAX + 128];
+    snprintf(want, sizeof want, "scopeprof: cannot create trace file '%s/t.sprof': it and the 99 names after it "
+             "are taken; the summary is still printed", dir);
+    assert_int_equal(child_lines_with(c.err, want), 1);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 1);
+    child_row rows[MAXROWS];
+    assert_int_equal(basic_rows(&c, rows), 9);
+    child_free(&c);
+    for (int i = 0; i < 100; i++) {
+        if (i) snprintf(link, sizeof link, "%s/t.%d.sprof", dir, i);
+        else snprintf(link, sizeof link, "%s/t.sprof", dir);
+        unlink(link);
+    }
+    rmdir(dir);
+}
+
 static void test_output_none(void **state) {
     (void)state;
     static const char *const values[] = {"SCOPEPROF_OUTPUT=none", "SCOPEPROF_OUTPUT="};
@@ -777,6 +809,7 @@ int main(void) {
         cmocka_unit_test(test_overhead_calibration),
         cmocka_unit_test(test_env_unknown_name),
         cmocka_unit_test(test_output_unwritable),
+        cmocka_unit_test(test_output_names_taken),
         cmocka_unit_test(test_output_none),
         cmocka_unit_test(test_output_json_name),
         cmocka_unit_test(test_threads),

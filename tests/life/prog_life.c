@@ -84,6 +84,8 @@ static void on_cycle(const char *path, int cycle, void *user) {
     (void)user;
     printf("cycle %d %s\n", cycle, path ? path : "(null)");
     fflush(stdout);
+    const char *ms = getenv("LIFE_CYCLE_SLEEP_MS"); /* a slow callback: not the next step's time */
+    if (ms) nanosleep(&(struct timespec){0, atol(ms) * 1000000L}, NULL);
 }
 
 static int mode_steps(int argc, char **argv) {
@@ -91,7 +93,9 @@ static int mode_steps(int argc, char **argv) {
     if (argc > 8 && strcmp(argv[3], "sched") == 0)
         PROFILE_SCHEDULE(atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), atoi(argv[7]), atoi(argv[8]));
     PROFILE_ON_CYCLE(on_cycle, NULL);
+    const char *kill_at = getenv("LIFE_KILL_AT_STEP"); /* SIGTERM as step i begins */
     for (int i = 0; i < n; i++) {
+        if (kill_at && atoi(kill_at) == i) kill(getpid(), SIGTERM);
         char name[32];
         snprintf(name, sizeof name, "step_%d", i);
         {

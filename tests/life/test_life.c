@@ -299,6 +299,54 @@ static void test_schedule_unwritable_said_once(void **state) {
     }
 }
 
+/* The step after a cycle ends starts after the cycle's file, table and
+ * callback (here 200 ms of it), as torch's next step starts after
+ * on_trace_ready: it took them all. */
+static void test_schedule_next_step_after_cycle(void **state) {
+    (void)state;
+    const char *argv[] = {"steps", "3", NULL};
+    const char *env[] = {"SCOPEPROF_SCHEDULE=active=1,repeat=3", "LIFE_CYCLE_SLEEP_MS=200", NULL};
+    child r;
+    child_run_args(&r, "prog_life", argv, env);
+    expect_exit(&r, 0);
+    for (int k = 2; k <= 3; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "trace.cycle%04d.sprof", k);
+        tr_trace t;
+        read_whole(path_in(&r, name), &t);
+        assert_int_equal(t.nsteps, 1);
+        uint64_t ns = t.steps[0].end - t.steps[0].start;
+        if (ns >= 100000000u) fail_msg("%s: step %llu took %llu ns, the callback's 200 ms in it", name,
+                                       (unsigned long long)t.steps[0].n, (unsigned long long)ns);
+        tr_free(&t);
+    }
+    child_free(&r);
+}
+
+/* A signal during a step that no file records (a wait or warm-up step
+ * after a cycle) writes no file, and the line that names the trace file
+ * written is not said: it named the next cycle's, never made. */
+static void test_schedule_signal_outside_window(void **state) {
+    (void)state;
+    const char *argv[] = {"steps", "8", NULL};
+    const char *env[] = {"SCOPEPROF_SCHEDULE=wait=1,warmup=1,active=2", "LIFE_KILL_AT_STEP=5", NULL};
+    child r;
+    child_run_args(&r, "prog_life", argv, env);
+    expect_killed(&r, SIGTERM);
+    assert_int_equal(child_lines_with(r.err, "trace written to"), 0);
+    char names[4][256];
+    assert_int_equal(child_list_files(&r, ".sprof", names, 4), 1); /* cycle 1's */
+    assert_string_equal(names[0], "trace.cycle0001.sprof");
+    /* Killed in its active steps, the cycle's file is written and named. */
+    child_free(&r);
+    const char *env2[] = {"SCOPEPROF_SCHEDULE=wait=1,warmup=1,active=2", "LIFE_KILL_AT_STEP=7", NULL};
+    child_run_args(&r, "prog_life", argv, env2);
+    expect_killed(&r, SIGTERM);
+    assert_int_equal(child_lines_with(r.err, "trace.cycle0002.sprof'"), 1);
+    assert_int_equal(child_list_files(&r, ".sprof", names, 4), 2);
+    child_free(&r);
+}
+
 static void test_schedule_env_repeat(void **state) {
     (void)state;
     /* wait 1, warmup 1, active 2, twice: steps 0 w, 1 wu, 2-3 kept; 4 w, 5 wu,
@@ -1474,6 +1522,8 @@ int main(void) {
         cmocka_unit_test(test_mem_trace),
         cmocka_unit_test(test_wrap_malloc),
         cmocka_unit_test(test_schedule_unwritable_said_once),
+        cmocka_unit_test(test_schedule_next_step_after_cycle),
+        cmocka_unit_test(test_schedule_signal_outside_window),
         cmocka_unit_test(test_schedule_env_repeat),
         cmocka_unit_test(test_schedule_skip_first_repeat0),
         cmocka_unit_test(test_schedule_call),
