@@ -121,7 +121,7 @@
  *   SCOPEPROF_ROW_LIMIT   rows of the exit table; 0 or -1 = all (default 20).
  *   SCOPEPROF_BUFFER_MB   memory budget for event buffers, in MiB (default 64);
  *                         past it, full buffers are streamed to the trace file.
- *   SCOPEPROF_SCHEDULE    "skip_first=0,wait=1,warmup=1,active=3,repeat=2"
+ *   SCOPEPROF_SCHEDULE    "skip_first=1,wait=1,warmup=1,active=3,repeat=2"
  *                         (default none: everything is recorded).
  *   SCOPEPROF_COMPENSATE  0: no overhead compensation (default 1).
  *   SCOPEPROF_WRITER      0: no background writer thread ("scopeprof-write",
