@@ -262,8 +262,9 @@ static void put_rank_table(sp_out *m, const scopeprof_agg *a, const sp_ranks *rs
             cell_metric(m, k, (double)st->max, 0);
             cell_text(m, scopeprof_ranks_label(&rs->x, st->max_at, t, sizeof t));
         }
-        double imb = scopeprof_ranks_imbalance(&rs->x, r);
-        snprintf(t, sizeof t, "%.2f", imb);
+        double imb = scopeprof_ranks_imbalance(&rs->x, r); /* 0: no self time anywhere (0 / 0) */
+        if (imb > 0) snprintf(t, sizeof t, "%.2f", imb);
+        else snprintf(t, sizeof t, "-");
         cell_num(m, imb, t);
         sp_out_str(m, "</tr>\n");
     }

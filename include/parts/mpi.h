@@ -259,8 +259,8 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
             scopeprof__rank_cell(b, sizeof b, x, fig, s->max_at);
             fprintf(out, "  %*s", w[3 * m + 2], b);
         }
-        snprintf(b, sizeof b, "%.2f", scopeprof_ranks_imbalance(x, r));
-        fprintf(out, "  %*s\n", w[NCOL - 1], b);
+        double imb = scopeprof_ranks_imbalance(x, r); /* 0: no self time anywhere (0 / 0) */
+        fprintf(out, "  %*s\n", w[NCOL - 1], imb > 0 ? (snprintf(b, sizeof b, "%.2f", imb), b) : "-");
     }
     fprintf(out, "%s\n", sep);
     int64_t total = scopeprof_agg_self_total(a);

@@ -719,6 +719,38 @@ static void test_per_rank_missing(void **state) {
     free(err);
 }
 
+/* --per-rank: the imbalance of a row without self time on any rank (the
+ * steps' ProfilerStep*: 0 / 0) is '-', not 0.00. */
+static void test_per_rank_no_self_time(void **state) {
+    (void)state;
+    for (uint32_t rank = 0; rank < 2; rank++) {
+        tw w = {0, 0, 0};
+        tw_header_rank(&w, 20 + rank, "steps", rank);
+        tw_site(&w, 1, 10, "body", "s.c", "f");
+        tw_thread(&w, 0, 20 + rank, "main");
+        static const tw_ev ev[] = {{1100, 1900, 1, 0}, {2100, 2600, 1, 0}};
+        tw_events(&w, 0, ev, 2);
+        static const uint64_t st[][3] = {{1, 1000, 2000}, {2, 2000, 3000}};
+        tw_steps(&w, st, 2);
+        tw_end(&w, 2);
+        assert_int_equal(tw_save(&w, path(rank ? "steps_r1.sprof" : "steps_r0.sprof")), 0);
+        free(w.b);
+    }
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--per-rank", path("steps_r0.sprof"), path("steps_r1.sprof"), NULL), 0);
+    const char *row = strstr(out, "\nProfilerStep*");
+    assert_non_null(row);
+    const char *eol = strchr(row + 1, '\n');
+    assert_non_null(eol);
+    assert_true(eol - row > 3 && memcmp(eol - 3, "  -", 3) == 0);
+    row = strstr(out, "\nbody ");
+    assert_non_null(row);
+    eol = strchr(row + 1, '\n');
+    assert_true(memcmp(eol - 6, "  1.00", 6) == 0); /* the same self time on both ranks */
+    free(out);
+    free(err);
+}
+
 /* Issue 23: files of several hosts on one clock (reporter/clocks.c,
  * docs/MPI.md). The known set once per rank, with a CLOCK chunk (format
  * 3.2) spliced in after the header:
@@ -1159,6 +1191,7 @@ int main(void) {
         cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_clock_alignment),
         cmocka_unit_test(test_steps),        cmocka_unit_test(test_steps_round_trip),
         cmocka_unit_test(test_steps_two_processes),
+        cmocka_unit_test(test_per_rank_no_self_time),
         cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
         cmocka_unit_test(test_overhead_compensation),
     };
