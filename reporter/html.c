@@ -69,13 +69,18 @@ static const char page_style[] =
     ".legend span{display:inline-block;width:12px;height:12px;vertical-align:middle;margin:0 4px 0 10px}\n"
     "</style>\n";
 
-static void put_title(sp_out *m, const char *what, char **files, int nfiles) {
+/* The page's head; its title names the first file ("and more" if there are
+ * others), and with `vs` (html --diff's NEW runs) the first of those too. */
+static void put_title(sp_out *m, const char *what, char **files, int nfiles, char **vs, int nvs) {
     sp_out_str(m, page_head);
     sp_out_str(m, "<title>scopeprof");
     sp_out_str(m, what);
     sp_out_str(m, ": ");
-    sp_out_xml(m, sp_base_name(files[0]));
-    if (nfiles > 1) sp_out_str(m, " and more");
+    for (int side = 0; side < (vs ? 2 : 1); side++) {
+        if (side) sp_out_str(m, " vs ");
+        sp_out_xml(m, sp_base_name(side ? vs[0] : files[0]));
+        if ((side ? nvs : nfiles) > 1) sp_out_str(m, " and more");
+    }
     sp_out_str(m, "</title>\n");
     sp_out_str(m, page_style);
     sp_out_str(m, "</head>\n<body>\n");
@@ -454,7 +459,7 @@ int sp_cmd_html(char **files, int nfiles, const char *output, const char *name, 
     sp_out m;
     sp_out_init(&m, NULL);
     if (fl_bad || sp_timeline_oom(tl) || !nf) m.err = 1;
-    put_title(&m, "", files, nfiles);
+    put_title(&m, "", files, nfiles, NULL, 0);
     sp_out_str(&m, "<header><h1>scopeprof report</h1><span class=\"files\">");
     put_files(&m, files, nfiles);
     sp_out_str(&m, "</span>");
@@ -561,7 +566,7 @@ int sp_cmd_html_diff(char **files, const int n[2], const struct sp_diff_opts *o,
     sp_out m;
     sp_out_init(&m, NULL);
     if (bad) m.err = 1;
-    put_title(&m, " diff", files, n[0] + n[1]);
+    put_title(&m, " diff", files, n[0], files + n[0], n[1]);
     sp_out_str(&m, "<header><h1>scopeprof diff</h1>");
     put_find(&m);
     sp_out_str(&m, "</header>\n<p>BASE, ");

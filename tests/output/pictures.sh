@@ -226,6 +226,7 @@ assert [r for r in p.rows if r[0][0] == "C<b>"][0][-1][0] == "new only"
 assert [r for r in p.rows if r[0][0] == "D"][0][-1][0] == "base only"
 src = open(f"{w}/diff.html", encoding="utf-8").read()
 assert "<b>" not in src and "C&lt;b&gt;" in src
+assert "<title>scopeprof diff: base.json vs new.json</title>" in src, src[:400]
 assert [t for t, _ in p.tags].count("script") == 1
 # The graph: widths from NEW, colours from the change: A red, B white-ish.
 fr = {m[0]: (m[1], m[2]) for m in re.findall(r'<g class="frame"><title>([^<(]*) \(([^)]*)\)</title><rect [^>]*fill="([^"]*)"', src)}
