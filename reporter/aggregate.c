@@ -369,6 +369,17 @@ static int agg_finish(void *ctx, const sp_reader *r) {
     sp_agg_ctx *c = ctx;
     c->rd = r;
     int rc = sp_tree_flush_all(&c->tree);
+    /* Thread grouping: a thread's name can come after its events (a trace
+     * JSON's thread_name metadata, written last; a thread named late): its
+     * rows take the label it ends the file with. */
+    for (uint32_t i = 0; i < c->nrow_thread; i++) {
+        const struct sp_row_thread *rt = &c->row_thread[i];
+        const sp_thread *t = rt->slot != UINT32_MAX && rt->file == c->files_read
+                                 ? sp_reader_thread(r, rt->slot - c->thread_base) : NULL;
+        char num[48], *l;
+        if (!t || (c->agg.rows[i].extra && strcmp(c->agg.rows[i].extra, thread_label(t, num)) == 0)) continue;
+        if ((l = strdup(thread_label(t, num))) != NULL) free(c->agg.rows[i].extra), c->agg.rows[i].extra = l;
+    }
     agg_steps(c, r);
     if (c->tap && c->tap->finish) c->tap->finish(c->tap->ctx, c->file, r);
     if (sp_reader_nthreads(r) > c->nthreads) c->nthreads = sp_reader_nthreads(r);

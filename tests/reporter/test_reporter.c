@@ -719,6 +719,35 @@ static void test_per_rank_missing(void **state) {
     free(err);
 }
 
+/* --group-by thread of a trace JSON whose thread_name metadata comes after
+ * the thread's events (as `scopeprof trace` writes them): the rows are
+ * labelled with the name, not the tid they were made under. 1000 children
+ * of main: enough for the table to take rows before the reader reaches the
+ * name (with 300, it had them all only at the end). */
+static void test_group_by_thread_late_name(void **state) {
+    (void)state;
+    enum { KIDS = 1000 };
+    size_t cap = 100 * (KIDS + 4), n = 0;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    n += (size_t)snprintf(json + n, cap - n, "{\"traceEvents\":[\n"
+                          "{\"name\":\"main\",\"ph\":\"X\",\"ts\":0,\"dur\":100000,\"pid\":1,\"tid\":7},\n");
+    for (int i = 0; i < KIDS; i++)
+        n += (size_t)snprintf(json + n, cap - n,
+                              "{\"name\":\"child\",\"ph\":\"X\",\"ts\":%d,\"dur\":50,\"pid\":1,\"tid\":7},\n",
+                              i * 100 + 10);
+    snprintf(json + n, cap - n, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":7,"
+                                "\"args\":{\"name\":\"worker\"}}]}\n");
+    put_file("late_name.json", json);
+    free(json);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--group-by", "thread", "--format", "csv", path("late_name.json"), NULL), 0);
+    assert_non_null(strstr(out, "\nmain,1,50000000,100000000,100000000,50.00,100.00,worker\n"));
+    assert_non_null(strstr(out, "\nchild,1000,50000000,50000000,50000,50.00,50.00,worker\n"));
+    free(out);
+    free(err);
+}
+
 /* --per-rank: the imbalance of a row without self time on any rank (the
  * steps' ProfilerStep*: 0 / 0) is '-', not 0.00. */
 static void test_per_rank_no_self_time(void **state) {
@@ -1192,6 +1221,7 @@ int main(void) {
         cmocka_unit_test(test_steps),        cmocka_unit_test(test_steps_round_trip),
         cmocka_unit_test(test_steps_two_processes),
         cmocka_unit_test(test_per_rank_no_self_time),
+        cmocka_unit_test(test_group_by_thread_late_name),
         cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
         cmocka_unit_test(test_overhead_compensation),
     };
