@@ -770,7 +770,7 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
 SCOPEPROF__INTERNAL void scopeprof__more_rows(const scopeprof__state *g, uint32_t rows) {
     int lim = g->cfg.row_limit;
     if (lim > 0 && (uint32_t)lim < rows)
-        fprintf(stderr, "... %u more rows (SCOPEPROF_ROW_LIMIT=%d of %u; 0 shows all)\n", rows - lim, lim, rows);
+        fprintf(stderr, "... %u more rows (SCOPEPROF_ROW_LIMIT=%d of %u; 0 shows all)\n", rows - (uint32_t)lim, lim, rows);
 }
 
 /* The table at exit (and at each schedule's cycle, after `title`): PyTorch's
