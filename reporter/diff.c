@@ -78,7 +78,8 @@ static int side_read(side *s, char **files, int n, int group, uint32_t stack_n, 
         rc = sp_exit_worst(rc, st);
         int usable = st == SP_OK || st == SP_TRUNCATED || one.agg.events > 0;
         int r = usable ? side_run_of(s, one.rank, group, stack_n) : -2;
-        if (r == -1 || (r >= 0 && sp_agg_merge(&s->run[r], &one, NULL, NULL) != 0)) {
+        /* --group-by thread: threads of one name told apart, as table does. */
+        if (r == -1 || sp_agg_thread_labels(&one) != 0 || (r >= 0 && sp_agg_merge(&s->run[r], &one, NULL, NULL) != 0)) {
             fprintf(err, "scopeprof: out of memory\n");
             rc = SP_EXIT_OUTPUT;
         }

@@ -175,6 +175,29 @@ static void test_one_side_rows(void **state) {
     free(err);
 }
 
+/* --group-by thread: two threads of one name (a pool's) are two rows told
+ * apart by their tids, as in table, not two rows of the same label. */
+static void test_threads_of_one_name(void **state) {
+    (void)state;
+    for (int side = 0; side < 2; side++) {
+        FILE *f = fopen(path(side ? "pool_new.json" : "pool_base.json"), "w");
+        assert_non_null(f);
+        fputs("{\"traceEvents\":[\n", f);
+        for (int t = 11; t <= 12; t++)
+            fprintf(f, "{\"name\":\"work\",\"ph\":\"X\",\"ts\":0,\"dur\":%d,\"pid\":1,\"tid\":%d},\n"
+                       "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"w\"}}%s\n",
+                    side ? 300 : 100, t, t, t == 12 ? "]}" : ",");
+        fclose(f);
+    }
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "diff", "--group-by", "thread", "--format", "csv", path("pool_base.json"),
+                         path("pool_new.json"), NULL), 0);
+    assert_non_null(strstr(out, "\nwork,w (tid 11),1,1,100000,300000,"));
+    assert_non_null(strstr(out, "\nwork,w (tid 12),1,1,100000,300000,"));
+    free(out);
+    free(err);
+}
+
 /* Files with ranks: the i-th file of each rank on a side make run i, its
  * ranks summed (A: 1 ms on each of two ranks = 2 ms a run). */
 static void test_ranks_make_runs(void **state) {
@@ -273,7 +296,7 @@ static void test_usage(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_regression_flagged), cmocka_unit_test(test_same_build_quiet),
-        cmocka_unit_test(test_one_side_rows),      cmocka_unit_test(test_ranks_make_runs),
+        cmocka_unit_test(test_one_side_rows),      cmocka_unit_test(test_threads_of_one_name),      cmocka_unit_test(test_ranks_make_runs),
         cmocka_unit_test(test_formats),            cmocka_unit_test(test_usage),
     };
     return cmocka_run_group_tests(tests, setup, files_teardown);
