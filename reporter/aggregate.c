@@ -377,8 +377,9 @@ static int agg_finish(void *ctx, const sp_reader *r) {
         const sp_thread *t = rt->slot != UINT32_MAX && rt->file == c->files_read
                                  ? sp_reader_thread(r, rt->slot - c->thread_base) : NULL;
         char num[48], *l;
-        if (!t || (c->agg.rows[i].extra && strcmp(c->agg.rows[i].extra, thread_label(t, num)) == 0)) continue;
-        if ((l = strdup(thread_label(t, num))) != NULL) free(c->agg.rows[i].extra), c->agg.rows[i].extra = l;
+        const char *label = t ? thread_label(t, num) : NULL;
+        if (!label || (c->agg.rows[i].extra && strcmp(c->agg.rows[i].extra, label) == 0)) continue;
+        if ((l = strdup(label)) != NULL) free(c->agg.rows[i].extra), c->agg.rows[i].extra = l;
     }
     agg_steps(c, r);
     if (c->tap && c->tap->finish) c->tap->finish(c->tap->ctx, c->file, r);
