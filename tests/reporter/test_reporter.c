@@ -748,23 +748,28 @@ static void test_group_by_thread_late_name(void **state) {
     free(err);
 }
 
+/* A run of two steps, [1, 2] and [2, 3] us, each holding a scope "body"
+ * (800 and 500 ns) on thread "main"; rank 0xFFFFFFFF: none. */
+static void write_steps_file(const char *name, uint64_t pid, uint32_t rank) {
+    tw w = {0, 0, 0};
+    tw_header_rank(&w, pid, "steps", rank);
+    tw_site(&w, 1, 10, "body", "s.c", "f");
+    tw_thread(&w, 0, pid, "main");
+    static const tw_ev ev[] = {{1100, 1900, 1, 0}, {2100, 2600, 1, 0}};
+    tw_events(&w, 0, ev, 2);
+    static const uint64_t st[][3] = {{1, 1000, 2000}, {2, 2000, 3000}};
+    tw_steps(&w, st, 2);
+    tw_end(&w, 2);
+    assert_int_equal(tw_save(&w, path(name)), 0);
+    free(w.b);
+}
+
 /* --per-rank: the imbalance of a row without self time on any rank (the
  * steps' ProfilerStep*: 0 / 0) is '-', not 0.00. */
 static void test_per_rank_no_self_time(void **state) {
     (void)state;
-    for (uint32_t rank = 0; rank < 2; rank++) {
-        tw w = {0, 0, 0};
-        tw_header_rank(&w, 20 + rank, "steps", rank);
-        tw_site(&w, 1, 10, "body", "s.c", "f");
-        tw_thread(&w, 0, 20 + rank, "main");
-        static const tw_ev ev[] = {{1100, 1900, 1, 0}, {2100, 2600, 1, 0}};
-        tw_events(&w, 0, ev, 2);
-        static const uint64_t st[][3] = {{1, 1000, 2000}, {2, 2000, 3000}};
-        tw_steps(&w, st, 2);
-        tw_end(&w, 2);
-        assert_int_equal(tw_save(&w, path(rank ? "steps_r1.sprof" : "steps_r0.sprof")), 0);
-        free(w.b);
-    }
+    write_steps_file("steps_r0.sprof", 20, 0);
+    write_steps_file("steps_r1.sprof", 21, 1);
     char *out, *err;
     assert_int_equal(run(&out, &err, "table", "--per-rank", path("steps_r0.sprof"), path("steps_r1.sprof"), NULL), 0);
     const char *row = strstr(out, "\nProfilerStep*");
@@ -911,17 +916,7 @@ static void test_steps(void **state) {
  * and a trace of that JSON keeps its Steps track. */
 static void test_steps_round_trip(void **state) {
     (void)state;
-    tw w = {0, 0, 0};
-    tw_header(&w, 5, "steps");
-    tw_site(&w, 1, 10, "body", "s.c", "f");
-    tw_thread(&w, 0, 5, "main");
-    static const tw_ev ev[] = {{1100, 1900, 1, 0}, {2100, 2600, 1, 0}};
-    tw_events(&w, 0, ev, 2);
-    static const uint64_t st[][3] = {{1, 1000, 2000}, {2, 2000, 3000}};
-    tw_steps(&w, st, 2);
-    tw_end(&w, 2);
-    assert_int_equal(tw_save(&w, path("steps_rt.sprof")), 0);
-    free(w.b);
+    write_steps_file("steps_rt.sprof", 5, 0xFFFFFFFFu);
     static const char *const groups[] = {"name", "thread", "stack"};
     char *out, *err, *json, *again;
     assert_int_equal(run(&json, &err, "trace", path("steps_rt.sprof"), NULL), 0);
