@@ -86,6 +86,7 @@ typedef struct scopeprof__level {
     uint32_t n, rare;
     int64_t gpu_ns;
     int64_t mem_direct[2], mem_kids[2];
+    int64_t unused_[4]; /* 128 bytes in all: the writer finds a level with a shift */
 } scopeprof__level;
 typedef struct scopeprof__levels { /* one thread slot's, by depth */
     scopeprof__level *lv;

@@ -108,6 +108,54 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
     mine->rare |= (gpu_total | mem_total[0] | mem_total[1]) != 0;
 }
 
+/* The children of a scope that scopeprof__sum_at's common path leaves: they
+ * do not lie inside it, or hold GPU time or memory, or it is a GPU scope
+ * (gpu_ns >= 0). Their sums go to s as there, and their level `kids` is
+ * emptied. Returns the scopes nested in it, and in *up the short ones among
+ * them for its parent (0 when the children are not its own). */
+SCOPEPROF__INTERNAL uint64_t scopeprof__sum_kids(scopeprof__state *g, scopeprof__sitesum *s, scopeprof__level *kids,
+                                                 uint64_t start, uint64_t end, int has_parent, int64_t gpu_ns,
+                                                 int comp, uint64_t *up) {
+    int64_t sum = kids->sum;
+    uint32_t children = kids->n;
+    uint64_t nested = kids->nested;
+    if (kids->not_start > ~start || kids->max_end > end) sum = 0, nested = 0, children = 0; /* not inside */
+    int64_t self = (int64_t)(end - start) - sum, lo = comp ? INT64_MIN : 0; /* clamped at 0 without compensation */
+    s->t.self += self < lo ? lo : self;
+    s->t.nested += nested;
+    s->t.children += children;
+    *up = 0;
+    if (children) { /* inside */
+        *up = kids->nested_short;
+        s->t.nested_short += *up;
+        s->t.children_short += kids->n_short;
+    }
+    if (kids->rare | (gpu_ns >= 0))
+        scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, has_parent ? kids - 1 : NULL, gpu_ns);
+    memset(kids, 0, sizeof *kids); /* emptied, the rare sums too */
+    return nested;
+}
+
+/* A scope that closed at `depth` (start, end: ticks), added to its level
+ * for its parent to take: itself and the scopes nested in it (`nested`
+ * with itself, `nested_short` of the short class), `is_short` whether it
+ * is short itself. Its depth is the deepest that may hold something now. */
+static inline __attribute__((always_inline)) void
+scopeprof__sum_up(scopeprof__levels *L, uint32_t depth, uint64_t start, uint64_t end, uint64_t nested,
+                  uint64_t nested_short, uint64_t is_short) {
+    if (depth) {
+        scopeprof__level *mine = &L->lv[depth];
+        mine->sum += (int64_t)(end - start);
+        mine->nested += nested;
+        mine->n++;
+        mine->nested_short += nested_short;
+        mine->n_short += is_short;
+        if (~start > mine->not_start) mine->not_start = ~start;
+        if (end > mine->max_end) mine->max_end = end;
+    }
+    L->top = depth;
+}
+
 /* One finished scope (start <= end, ticks) at `depth` of the thread whose
  * levels are L, once scopeprof__sum_lacks said nothing is missing.
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
@@ -118,7 +166,9 @@ SCOPEPROF__INTERNAL void scopeprof__sum_rare(scopeprof__state *g, scopeprof__sit
  * lie inside it, empties it, and adds itself to its own level for its
  * parent. Children that began before it: a range that outlived the scope
  * it began in; that ended after it: a signal handler's scope that landed in
- * its close after its clock read, written first (docs/DESIGN.md). */
+ * its close after its clock read, written first (docs/DESIGN.md). Those,
+ * GPU time and memory take scopeprof__sum_kids, out of line: the inlined
+ * path is a leaf's, or a parent's whose CPU children lie inside it. */
 static inline __attribute__((always_inline)) void
 scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s, uint64_t start,
                   uint64_t end, uint32_t depth, int64_t gpu_ns, int comp, uint64_t below) {
@@ -132,48 +182,27 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
         return;
     }
-    uint64_t nested = 0;
-    if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) {
-        s->t.self += dur; /* a leaf */
-    } else {
-        if (L->top > depth + 1) scopeprof__sum_drop(L, depth + 1);
-        scopeprof__level *kids = &L->lv[depth + 1];
-        int64_t sum = kids->sum;
-        uint32_t children = kids->n;
-        nested = kids->nested;
-        if (__builtin_expect(kids->not_start > ~start || kids->max_end > end, 0))
-            sum = 0, nested = 0, children = 0; /* not inside */
-        int64_t self = dur - sum, lo = comp ? INT64_MIN : 0; /* clamped at 0 without compensation */
+    if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) { /* a leaf */
+        s->t.self += dur;
+        scopeprof__sum_up(L, depth, start, end, 1, is_short, is_short);
+        return;
+    }
+    uint64_t nested, up; /* scopes nested in it; the short ones, for its parent */
+    if (L->top > depth + 1) scopeprof__sum_drop(L, depth + 1);
+    scopeprof__level *kids = &L->lv[depth + 1];
+    if (__builtin_expect((kids->not_start > ~start) | (kids->max_end > end) | kids->rare | (gpu_ns >= 0), 0)) {
+        nested = scopeprof__sum_kids(g, s, kids, start, end, depth != 0, gpu_ns, comp, &up);
+    } else { /* its children, CPU scopes inside it */
+        int64_t self = dur - kids->sum, lo = comp ? INT64_MIN : 0; /* clamped at 0 without compensation */
         s->t.self += self < lo ? lo : self;
+        nested = kids->nested, up = kids->nested_short;
         s->t.nested += nested;
-        s->t.children += children;
-        uint64_t nested_short = kids->nested_short; /* of the short class: its own counts */
-        if (__builtin_expect(nested_short != 0, 0)) {
-            if (children) { /* inside */
-                s->t.nested_short += nested_short;
-                s->t.children_short += kids->n_short;
-                if (depth) kids[-1].nested_short += nested_short; /* for its parent */
-            }
-            kids->nested_short = 0, kids->n_short = 0;
-        }
-        if (__builtin_expect(kids->rare | (gpu_ns >= 0), 0)) {
-            scopeprof__sum_rare(g, s, kids->rare ? kids : NULL, children != 0, depth ? kids - 1 : NULL, gpu_ns);
-            memset(kids, 0, sizeof *kids); /* emptied, the rare sums too */
-        } else {
-            kids->sum = 0, kids->nested = 0, kids->n = 0, kids->not_start = 0, kids->max_end = 0; /* emptied */
-        }
+        s->t.children += kids->n;
+        s->t.nested_short += up;
+        s->t.children_short += kids->n_short;
+        memset(kids, 0, offsetof(scopeprof__level, gpu_ns)); /* emptied (the rest is 0 unless rare) */
     }
-    if (depth) { /* what the parent will take */
-        scopeprof__level *mine = &L->lv[depth];
-        mine->sum += dur;
-        mine->nested += 1 + nested;
-        mine->n++;
-        mine->nested_short += is_short;
-        mine->n_short += is_short;
-        if (~start > mine->not_start) mine->not_start = ~start;
-        if (end > mine->max_end) mine->max_end = end;
-    }
-    L->top = depth;
+    scopeprof__sum_up(L, depth, start, end, 1 + nested, is_short + up, is_short);
 }
 
 /* n more scopes of the site whose sums are s, at `depth`, of durations

@@ -167,7 +167,8 @@ typedef struct scopeprof__sitesum {
     scopeprof_sums t; /* in clock ticks */
     int64_t gpu_total_ns, gpu_self_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem;
-    uint32_t seen; /* the writer's: the site is in its first-seen order (summary.h) */
+    uint64_t seen; /* the writer's: the site is in its first-seen order (summary.h) */
+    uint64_t unused_; /* 128 bytes in all: the writer finds a site's sums with a shift */
 } scopeprof__sitesum;
 
 /* A sum in the units fed, in ns (truncated, as scopeprof_ticks_ns). */
