@@ -103,8 +103,8 @@
  * implementation, "Environment", drives parsing, defaults and this list)
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
- *                         working directory of the first scope; "" or "none"
- *                         writes no file. NAME.json or NAME.json.gz becomes
+ *                         working directory of the first scope; "none"
+ *                         writes no file ("": the default, said). NAME.json or NAME.json.gz becomes
  *                         NAME.sprof (said: the recorder writes no JSON; the
  *                         reporter's `trace` does). With a rank it becomes
  *                         NAME.rank<R>.sprof. A path already in use by another
@@ -153,6 +153,9 @@
  *                             table for the job, clocks aligned: docs/MPI.md);
  *                             implied when <mpi.h> comes before the header in
  *                             its file. SCOPEPROF_NO_MPI: never.
+ *   SCOPEPROF_NO_CLMUL        no carry-less multiply in the trace's CRC on
+ *                             x86-64 (for a compiler without <immintrin.h>'s
+ *                             PCLMUL): the table-driven CRC, slower.
  * ---------------------------------------------------------------------------
  *
  * This file is made by `make header` from the parts under include/parts/, in
@@ -205,7 +208,7 @@
 #ifndef SCOPEPROF_H
 #define SCOPEPROF_H
 
-#define SCOPEPROF_VERSION_STRING "0.1.0"
+#define SCOPEPROF_VERSION_STRING "0.2.0"
 
 #if SCOPEPROF__ON && !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
 #error "scopeprof.h: PROFILE_ENABLE needs C99 or later (-std=c99, gnu99 or newer); the disabled build also compiles as C89"
@@ -1007,13 +1010,13 @@ const char *scopeprof_sort_keys(void);
  * Returns a malloc'd array of a->nrows entries (NULL if out of memory). */
 uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key);
 /* Print the table as PyTorch's key_averages().table() lays it out
- * (shared/spec/key_averages.md, docs/DESIGN.md). row_limit <= 0 prints every row. */
+ * (its _build_table; docs/REPORTER.md). row_limit <= 0 prints every row. */
 void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key,
                            int row_limit);
 /* The lines under the table that say how to read it: what CPU time is, and
  * the overhead compensation (when a calibration is known). The exit summary
  * and `scopeprof table` print them after scopeprof_table_print, which keeps
- * PyTorch's layout exactly (shared/spec/key_averages.md). */
+ * PyTorch's layout exactly. */
 void scopeprof_table_notes(FILE *out, const scopeprof_agg *a);
 /* Record a calibration in the aggregation's footer state and, if `apply`,
  * take it out of the events fed from now on (comp_inside_ps/outside_ps; a
@@ -2496,7 +2499,7 @@ typedef struct scopeprof__state {
      * was written of each kind, for the next chunk: *_written. */
     struct {
         int fd;
-        int no_output; /* SCOPEPROF_OUTPUT="" or none */
+        int no_output; /* SCOPEPROF_OUTPUT=none */
         int path_is_default;
         char dir[4096];
         int claim_fd;
@@ -2789,6 +2792,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]);
 SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__rank_claim(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c);
 SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g);
@@ -3177,9 +3181,20 @@ extern "C" {
 extern char **environ;
 #pragma GCC diagnostic pop
 /* Parse helpers for the environment: bad values are named and ignored. */
+/* A 0/1 variable's value as a word: 0 for 0, off and false, 1 for 1, on and
+ * true, -1 for anything else. */
+SCOPEPROF__INTERNAL int scopeprof__env_bool(const char *v) {
+    static const char *const w[] = {"0", "off", "false", "1", "on", "true"};
+    for (int i = 0; i < 6; i++)
+        if (strcmp(v, w[i]) == 0) return i / 3;
+    return -1;
+}
+
 static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out) {
     const char *v = getenv(var);
     if (!v) return 0;
+    int b = lo == 0 && hi == 1 ? scopeprof__env_bool(v) : -1;
+    if (b >= 0) return (void)(*out = b), 1;
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
@@ -3338,9 +3353,10 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
     g->cfg.summary = 1;
     if ((v = env.text[SCOPEPROF__ENV_SUMMARY]) != NULL) {
         if (strcmp(v, "all") == 0) g->cfg.summary = g->cfg.summary_all = 1;
-        else if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "false") == 0) g->cfg.summary = 0;
-        else if (strcmp(v, "1") == 0 || strcmp(v, "on") == 0 || strcmp(v, "true") == 0) g->cfg.summary = 1;
-        else scopeprof__warn("scopeprof: ignoring SCOPEPROF_SUMMARY='%s': expected 0, 1 or all", v);
+        else if ((g->cfg.summary = scopeprof__env_bool(v)) < 0) {
+            g->cfg.summary = 1;
+            scopeprof__warn("scopeprof: ignoring SCOPEPROF_SUMMARY='%s': expected 0, 1 or all", v);
+        }
     }
     g->cfg.sort = SCOPEPROF_SORT_CPU_TIME_TOTAL;
     if ((v = env.text[SCOPEPROF__ENV_SORT]) != NULL && scopeprof_sort_parse(v, &g->cfg.sort) != 0)
@@ -3367,7 +3383,10 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
         scopeprof__warn("scopeprof: privileged process (setuid, setgid or file capabilities): "
                         "no SCOPEPROF_ variable is read and nothing is written (no trace, no "
                         "table); profile it as the user it runs as");
-    } else if (v && (v[0] == 0 || strcmp(v, "none") == 0)) {
+    } else if (v && v[0] == 0) { /* most likely an unset shell variable: the default file */
+        scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT is empty: writing the default file (none: no file)");
+        v = NULL;
+    } else if (v && strcmp(v, "none") == 0) {
         g->out.fd = -2;
         g->out.no_output = 1;
     } else if (v) {
@@ -4385,11 +4404,16 @@ SCOPEPROF__API void scopeprof__step(void) {
     scopeprof__unlock(g);
 }
 
+/* Whether the current step records, under the schedule just set. */
+SCOPEPROF__INTERNAL void scopeprof__sched_window(scopeprof__state *g) {
+    int ph = scopeprof__phase(g, g->sched.step);
+    g->sched.window = ph == SCOPEPROF__ACTIVE || ph == SCOPEPROF__SAVE;
+}
+
 SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g) {
     snprintf(g->sched.base_path, sizeof g->sched.base_path, "%s", g->out.path);
     scopeprof__cycle_path(g, g->sched.cycle);
-    int ph = scopeprof__phase(g, g->sched.step);
-    g->sched.window = ph == SCOPEPROF__ACTIVE || ph == SCOPEPROF__SAVE;
+    scopeprof__sched_window(g);
     g->sched.win_start = g->clock.tick0;
 }
 
@@ -4401,11 +4425,15 @@ SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, in
         return;
     }
     scopeprof__lock(g);
+    if (g->sched.on)
+        scopeprof__warn("scopeprof: PROFILE_SCHEDULE replaces the schedule set before it (SCOPEPROF_SCHEDULE "
+                        "or an earlier call)");
     g->sched.on = 1;
     g->sched.skip_first = skip_first, g->sched.wait = wait, g->sched.warmup = warmup, g->sched.active = active;
     g->sched.repeat = repeat;
     if (!g->sched.cycle) g->sched.cycle = 1;
     if (!g->sched.base_path[0]) scopeprof__sched_start(g);
+    else scopeprof__sched_window(g); /* a schedule replaced: its own phase for this step */
     scopeprof__unlock(g);
 }
 
@@ -4424,6 +4452,7 @@ SCOPEPROF__API void scopeprof__set_rank(int rank) {
         scopeprof__warn("scopeprof: PROFILE_SET_RANK(%d) after the trace file was opened; the "
                         "file keeps its name", rank);
     } else {
+        int was = g->out.rank;
         g->out.rank = rank < 0 ? -1 : rank;
         if (g->out.path_is_default) {
             scopeprof__default_path(g);
@@ -4431,6 +4460,10 @@ SCOPEPROF__API void scopeprof__set_rank(int rank) {
                 snprintf(g->sched.base_path, sizeof g->sched.base_path, "%s", g->out.path);
                 scopeprof__cycle_path(g, g->sched.cycle);
             }
+        } else if (was != g->out.rank && !g->out.no_output && !g->sched.on) { /* an explicit path */
+            if (was < 0) scopeprof__rank_claim(g); /* the rank in its name, as at start-up */
+            else scopeprof__warn("scopeprof: PROFILE_SET_RANK: the file was named for rank %d and keeps its "
+                                 "name '%s'", was, g->out.path);
         }
     }
     scopeprof__unlock(g);
@@ -4627,8 +4660,8 @@ SCOPEPROF__INTERNAL int scopeprof__sum_room(scopeprof__state *g, uint32_t slot, 
 
 /* Forget the levels above `keep`: they hold scopes that never closed
  * properly (their parent closed first), which must not leak into an
- * unrelated parent. */
-static inline void scopeprof__sum_drop(scopeprof__levels *L, uint32_t keep) {
+ * unrelated parent. Out of line: only mismatched scopes need it. */
+SCOPEPROF__INTERNAL void scopeprof__sum_drop(scopeprof__levels *L, uint32_t keep) {
     for (uint32_t k = keep + 1; k <= L->top && k < L->cap; k++) memset(&L->lv[k], 0, sizeof L->lv[k]);
     if (L->top > keep) L->top = keep;
 }
@@ -5155,6 +5188,16 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
                     "writes '%s'", abs, g->pid, g->out.path);
 }
 
+/* The rank became known after an explicit path was claimed (MPI_Init,
+ * PROFILE_SET_RANK), before the file was opened: claimed again with the
+ * rank in its name, as at start-up. */
+SCOPEPROF__INTERNAL void scopeprof__rank_claim(scopeprof__state *g) {
+    if (g->out.claim_fd >= 0) close(g->out.claim_fd);
+    g->out.claim_fd = -1;
+    scopeprof__rank_path(g);
+    scopeprof__claim_output(g);
+}
+
 
 
 /* ---- Writing the trace file (lock held) ------------------------------------ */
@@ -5466,8 +5509,8 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
         }
         int e = errno; /* 0: every name tried was taken */
         if (scopeprof__create_said(g, e ? e : -1))
-            scopeprof__warn("scopeprof: cannot create trace file '%s': %s%s", g->out.path,
-                            e ? strerror(e) : "it and the 99 names after it are taken",
+            scopeprof__warn("scopeprof: cannot create trace file '%s': %s (SCOPEPROF_OUTPUT sets the path)%s",
+                            g->out.path, e ? strerror(e) : "it and the 99 names after it are taken",
                             g->cfg.summary ? "; the summary is still printed" : "");
         g->out.fd = -2;
         return;
@@ -7303,10 +7346,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_start(void) {
         if (rename && g->out.path_is_default) {
             scopeprof__default_path(g); /* out.rank is set: the name has it */
         } else if (rename) { /* an explicit path: claimed again with the rank in it */
-            if (g->out.claim_fd >= 0) close(g->out.claim_fd);
-            g->out.claim_fd = -1;
-            scopeprof__rank_path(g);
-            scopeprof__claim_output(g);
+            scopeprof__rank_claim(g);
         }
     } else if (g->out.rank != rank) {
         scopeprof__warn("scopeprof: the launcher said rank %d, MPI says %d: the file keeps its "

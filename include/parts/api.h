@@ -102,8 +102,8 @@
  * implementation, "Environment", drives parsing, defaults and this list)
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
- *                         working directory of the first scope; "" or "none"
- *                         writes no file. NAME.json or NAME.json.gz becomes
+ *                         working directory of the first scope; "none"
+ *                         writes no file ("": the default, said). NAME.json or NAME.json.gz becomes
  *                         NAME.sprof (said: the recorder writes no JSON; the
  *                         reporter's `trace` does). With a rank it becomes
  *                         NAME.rank<R>.sprof. A path already in use by another
@@ -152,6 +152,9 @@
  *                             table for the job, clocks aligned: docs/MPI.md);
  *                             implied when <mpi.h> comes before the header in
  *                             its file. SCOPEPROF_NO_MPI: never.
+ *   SCOPEPROF_NO_CLMUL        no carry-less multiply in the trace's CRC on
+ *                             x86-64 (for a compiler without <immintrin.h>'s
+ *                             PCLMUL): the table-driven CRC, slower.
  * ---------------------------------------------------------------------------
  *
  * This file is made by `make header` from the parts under include/parts/, in
@@ -204,7 +207,7 @@
 #ifndef SCOPEPROF_H
 #define SCOPEPROF_H
 
-#define SCOPEPROF_VERSION_STRING "0.1.0"
+#define SCOPEPROF_VERSION_STRING "0.2.0"
 
 #if SCOPEPROF__ON && !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
 #error "scopeprof.h: PROFILE_ENABLE needs C99 or later (-std=c99, gnu99 or newer); the disabled build also compiles as C89"

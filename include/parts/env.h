@@ -12,9 +12,20 @@ extern "C" {
 extern char **environ;
 #pragma GCC diagnostic pop
 /* Parse helpers for the environment: bad values are named and ignored. */
+/* A 0/1 variable's value as a word: 0 for 0, off and false, 1 for 1, on and
+ * true, -1 for anything else. */
+SCOPEPROF__INTERNAL int scopeprof__env_bool(const char *v) {
+    static const char *const w[] = {"0", "off", "false", "1", "on", "true"};
+    for (int i = 0; i < 6; i++)
+        if (strcmp(v, w[i]) == 0) return i / 3;
+    return -1;
+}
+
 static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out) {
     const char *v = getenv(var);
     if (!v) return 0;
+    int b = lo == 0 && hi == 1 ? scopeprof__env_bool(v) : -1;
+    if (b >= 0) return (void)(*out = b), 1;
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
@@ -173,9 +184,10 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
     g->cfg.summary = 1;
     if ((v = env.text[SCOPEPROF__ENV_SUMMARY]) != NULL) {
         if (strcmp(v, "all") == 0) g->cfg.summary = g->cfg.summary_all = 1;
-        else if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "false") == 0) g->cfg.summary = 0;
-        else if (strcmp(v, "1") == 0 || strcmp(v, "on") == 0 || strcmp(v, "true") == 0) g->cfg.summary = 1;
-        else scopeprof__warn("scopeprof: ignoring SCOPEPROF_SUMMARY='%s': expected 0, 1 or all", v);
+        else if ((g->cfg.summary = scopeprof__env_bool(v)) < 0) {
+            g->cfg.summary = 1;
+            scopeprof__warn("scopeprof: ignoring SCOPEPROF_SUMMARY='%s': expected 0, 1 or all", v);
+        }
     }
     g->cfg.sort = SCOPEPROF_SORT_CPU_TIME_TOTAL;
     if ((v = env.text[SCOPEPROF__ENV_SORT]) != NULL && scopeprof_sort_parse(v, &g->cfg.sort) != 0)
@@ -202,7 +214,10 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
         scopeprof__warn("scopeprof: privileged process (setuid, setgid or file capabilities): "
                         "no SCOPEPROF_ variable is read and nothing is written (no trace, no "
                         "table); profile it as the user it runs as");
-    } else if (v && (v[0] == 0 || strcmp(v, "none") == 0)) {
+    } else if (v && v[0] == 0) { /* most likely an unset shell variable: the default file */
+        scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT is empty: writing the default file (none: no file)");
+        v = NULL;
+    } else if (v && strcmp(v, "none") == 0) {
         g->out.fd = -2;
         g->out.no_output = 1;
     } else if (v) {

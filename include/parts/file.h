@@ -146,6 +146,16 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
                     "writes '%s'", abs, g->pid, g->out.path);
 }
 
+/* The rank became known after an explicit path was claimed (MPI_Init,
+ * PROFILE_SET_RANK), before the file was opened: claimed again with the
+ * rank in its name, as at start-up. */
+SCOPEPROF__INTERNAL void scopeprof__rank_claim(scopeprof__state *g) {
+    if (g->out.claim_fd >= 0) close(g->out.claim_fd);
+    g->out.claim_fd = -1;
+    scopeprof__rank_path(g);
+    scopeprof__claim_output(g);
+}
+
 
 
 /* ---- Writing the trace file (lock held) ------------------------------------ */
@@ -457,8 +467,8 @@ SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
         }
         int e = errno; /* 0: every name tried was taken */
         if (scopeprof__create_said(g, e ? e : -1))
-            scopeprof__warn("scopeprof: cannot create trace file '%s': %s%s", g->out.path,
-                            e ? strerror(e) : "it and the 99 names after it are taken",
+            scopeprof__warn("scopeprof: cannot create trace file '%s': %s (SCOPEPROF_OUTPUT sets the path)%s",
+                            g->out.path, e ? strerror(e) : "it and the 99 names after it are taken",
                             g->cfg.summary ? "; the summary is still printed" : "");
         g->out.fd = -2;
         return;

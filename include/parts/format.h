@@ -206,13 +206,13 @@ const char *scopeprof_sort_keys(void);
  * Returns a malloc'd array of a->nrows entries (NULL if out of memory). */
 uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key);
 /* Print the table as PyTorch's key_averages().table() lays it out
- * (shared/spec/key_averages.md, docs/DESIGN.md). row_limit <= 0 prints every row. */
+ * (its _build_table; docs/REPORTER.md). row_limit <= 0 prints every row. */
 void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key,
                            int row_limit);
 /* The lines under the table that say how to read it: what CPU time is, and
  * the overhead compensation (when a calibration is known). The exit summary
  * and `scopeprof table` print them after scopeprof_table_print, which keeps
- * PyTorch's layout exactly (shared/spec/key_averages.md). */
+ * PyTorch's layout exactly. */
 void scopeprof_table_notes(FILE *out, const scopeprof_agg *a);
 /* Record a calibration in the aggregation's footer state and, if `apply`,
  * take it out of the events fed from now on (comp_inside_ps/outside_ps; a

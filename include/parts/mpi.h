@@ -462,10 +462,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_start(void) {
         if (rename && g->out.path_is_default) {
             scopeprof__default_path(g); /* out.rank is set: the name has it */
         } else if (rename) { /* an explicit path: claimed again with the rank in it */
-            if (g->out.claim_fd >= 0) close(g->out.claim_fd);
-            g->out.claim_fd = -1;
-            scopeprof__rank_path(g);
-            scopeprof__claim_output(g);
+            scopeprof__rank_claim(g);
         }
     } else if (g->out.rank != rank) {
         scopeprof__warn("scopeprof: the launcher said rank %d, MPI says %d: the file keeps its "

@@ -214,7 +214,7 @@ typedef struct scopeprof__state {
      * was written of each kind, for the next chunk: *_written. */
     struct {
         int fd;
-        int no_output; /* SCOPEPROF_OUTPUT="" or none */
+        int no_output; /* SCOPEPROF_OUTPUT=none */
         int path_is_default;
         char dir[4096];
         int claim_fd;
@@ -507,6 +507,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]);
 SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__rank_claim(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c);
 SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g);

@@ -96,11 +96,16 @@ SCOPEPROF__API void scopeprof__step(void) {
     scopeprof__unlock(g);
 }
 
+/* Whether the current step records, under the schedule just set. */
+SCOPEPROF__INTERNAL void scopeprof__sched_window(scopeprof__state *g) {
+    int ph = scopeprof__phase(g, g->sched.step);
+    g->sched.window = ph == SCOPEPROF__ACTIVE || ph == SCOPEPROF__SAVE;
+}
+
 SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g) {
     snprintf(g->sched.base_path, sizeof g->sched.base_path, "%s", g->out.path);
     scopeprof__cycle_path(g, g->sched.cycle);
-    int ph = scopeprof__phase(g, g->sched.step);
-    g->sched.window = ph == SCOPEPROF__ACTIVE || ph == SCOPEPROF__SAVE;
+    scopeprof__sched_window(g);
     g->sched.win_start = g->clock.tick0;
 }
 
@@ -112,11 +117,15 @@ SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, in
         return;
     }
     scopeprof__lock(g);
+    if (g->sched.on)
+        scopeprof__warn("scopeprof: PROFILE_SCHEDULE replaces the schedule set before it (SCOPEPROF_SCHEDULE "
+                        "or an earlier call)");
     g->sched.on = 1;
     g->sched.skip_first = skip_first, g->sched.wait = wait, g->sched.warmup = warmup, g->sched.active = active;
     g->sched.repeat = repeat;
     if (!g->sched.cycle) g->sched.cycle = 1;
     if (!g->sched.base_path[0]) scopeprof__sched_start(g);
+    else scopeprof__sched_window(g); /* a schedule replaced: its own phase for this step */
     scopeprof__unlock(g);
 }
 
@@ -135,6 +144,7 @@ SCOPEPROF__API void scopeprof__set_rank(int rank) {
         scopeprof__warn("scopeprof: PROFILE_SET_RANK(%d) after the trace file was opened; the "
                         "file keeps its name", rank);
     } else {
+        int was = g->out.rank;
         g->out.rank = rank < 0 ? -1 : rank;
         if (g->out.path_is_default) {
             scopeprof__default_path(g);
@@ -142,6 +152,10 @@ SCOPEPROF__API void scopeprof__set_rank(int rank) {
                 snprintf(g->sched.base_path, sizeof g->sched.base_path, "%s", g->out.path);
                 scopeprof__cycle_path(g, g->sched.cycle);
             }
+        } else if (was != g->out.rank && !g->out.no_output && !g->sched.on) { /* an explicit path */
+            if (was < 0) scopeprof__rank_claim(g); /* the rank in its name, as at start-up */
+            else scopeprof__warn("scopeprof: PROFILE_SET_RANK: the file was named for rank %d and keeps its "
+                                 "name '%s'", was, g->out.path);
         }
     }
     scopeprof__unlock(g);

@@ -74,8 +74,8 @@ SCOPEPROF__INTERNAL int scopeprof__sum_room(scopeprof__state *g, uint32_t slot, 
 
 /* Forget the levels above `keep`: they hold scopes that never closed
  * properly (their parent closed first), which must not leak into an
- * unrelated parent. */
-static inline void scopeprof__sum_drop(scopeprof__levels *L, uint32_t keep) {
+ * unrelated parent. Out of line: only mismatched scopes need it. */
+SCOPEPROF__INTERNAL void scopeprof__sum_drop(scopeprof__levels *L, uint32_t keep) {
     for (uint32_t k = keep + 1; k <= L->top && k < L->cap; k++) memset(&L->lv[k], 0, sizeof L->lv[k]);
     if (L->top > keep) L->top = keep;
 }

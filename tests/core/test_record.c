@@ -307,7 +307,7 @@ static void test_output_names_taken(void **state) {
     assert_int_equal(c.status, 3);
     char want[PATH_MAX + 128];
     snprintf(want, sizeof want, "scopeprof: cannot create trace file '%s/t.sprof': it and the 99 names after it "
-             "are taken; the summary is still printed", dir);
+             "are taken (SCOPEPROF_OUTPUT sets the path); the summary is still printed", dir);
     assert_int_equal(child_lines_with(c.err, want), 1);
     assert_int_equal(child_lines_with(c.err, "scopeprof:"), 1);
     child_row rows[MAXROWS];
@@ -321,6 +321,9 @@ static void test_output_names_taken(void **state) {
     rmdir(dir);
 }
 
+/* "none": no file, silently. An empty value is most likely a shell
+ * variable that was not set: one line says so, and the default file is
+ * written, so nothing recorded is lost. */
 static void test_output_none(void **state) {
     (void)state;
     static const char *const values[] = {"SCOPEPROF_OUTPUT=none", "SCOPEPROF_OUTPUT="};
@@ -329,10 +332,11 @@ static void test_output_none(void **state) {
         child c;
         child_run(&c, "prog_basic", env);
         assert_int_equal(c.status, 3);
-        assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
+        assert_int_equal(child_lines_with(c.err, "scopeprof:"), i);
+        assert_int_equal(child_lines_with(c.err, "SCOPEPROF_OUTPUT is empty: writing the default file"), i);
         child_row rows[MAXROWS];
         assert_int_equal(basic_rows(&c, rows), 9);
-        assert_int_equal(child_count_files(&c), 0); /* no file, not even "none" */
+        assert_int_equal(child_count_files(&c), i); /* none: no file, not even "none" */
         child_free(&c);
     }
 }
@@ -415,6 +419,17 @@ static void test_overhead_calibration(void **state) {
     assert_int_equal(t.overhead_short_below, 0);
     assert_int_equal(t.overhead_short_inside_ps, 0);
     assert_int_equal(t.overhead_outside_ps, 0);
+    tr_free(&t);
+    child_free(&c);
+
+    /* The 0/1 variables take off/on and false/true too. */
+    static const char *const words[] = {"SCOPEPROF_COMPENSATE=off", "SCOPEPROF_SIGNALS=false", "SCOPEPROF_WRITER=on", NULL};
+    child_run(&c, "prog_basic", words);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
+    assert_int_equal(child_lines_with(c.err, "Overhead compensation: off (SCOPEPROF_COMPENSATE=0)"), 1);
+    read_trace(&c, &t);
+    assert_int_equal(t.nev, 41);
+    assert_int_equal(t.overhead_scopes, 0);
     tr_free(&t);
     child_free(&c);
 

@@ -33,7 +33,9 @@ $CC $(pkg-config --cflags scopeprof) $(pkg-config --variable=enable_flag scopepr
 (cd "$work" && SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$work/pc.sprof" ./app_pc >/dev/null) || fail "run app_pc"
 "$p/bin/scopeprof" table "$work/pc.sprof" --format csv | grep -q '^installed_scope,3,' || fail "app_pc's trace"
 
-# 3. CMake: find_package(scopeprof 0.1), both targets; a version too new fails.
+# 3. CMake: find_package(scopeprof 0.2), both targets; a version too new
+# fails, and so does 0.1 (0.2 needs SCOPEPROF_IMPLEMENTATION: 0.x minors do
+# not mix).
 cmake -S "$here" -B "$work/cm" -DCMAKE_PREFIX_PATH="$p" >"$work/log" 2>&1 || { cat "$work/log"; fail "cmake configure"; }
 cmake --build "$work/cm" >"$work/log" 2>&1 || { cat "$work/log"; fail "cmake build"; }
 (cd "$work" && SCOPEPROF_SUMMARY=0 SCOPEPROF_OUTPUT="$work/cm.sprof" "$work/cm/app_on" >/dev/null) || fail "run app_on"
@@ -41,11 +43,14 @@ cmake --build "$work/cm" >"$work/log" 2>&1 || { cat "$work/log"; fail "cmake bui
 (cd "$work" && SCOPEPROF_OUTPUT="$work/off.sprof" "$work/cm/app_off" >/dev/null) || fail "run app_off"
 [ ! -e "$work/off.sprof" ] || fail "scopeprof::scopeprof alone must leave profiling compiled out"
 ! nm "$work/cm/app_off" | grep -q scopeprof || fail "app_off holds scopeprof symbols"
-sed 's/find_package(scopeprof 0.1 REQUIRED)/find_package(scopeprof 99.0 REQUIRED)/' "$here/CMakeLists.txt" >"$work/new.txt"
-mkdir -p "$work/too_new" && cp "$work/new.txt" "$work/too_new/CMakeLists.txt" && cp "$here/app.c" "$work/too_new/"
-if cmake -S "$work/too_new" -B "$work/cm2" -DCMAKE_PREFIX_PATH="$p" >"$work/log" 2>&1; then
-  fail "find_package(scopeprof 99.0) accepted version $version"
-fi
+for want in 99.0 0.1; do
+  mkdir -p "$work/want_$want" && cp "$here/app.c" "$work/want_$want/"
+  sed "s/find_package(scopeprof 0.2 REQUIRED)/find_package(scopeprof $want REQUIRED)/" "$here/CMakeLists.txt" \
+    >"$work/want_$want/CMakeLists.txt"
+  if cmake -S "$work/want_$want" -B "$work/cm_$want" -DCMAKE_PREFIX_PATH="$p" >"$work/log" 2>&1; then
+    fail "find_package(scopeprof $want) accepted version $version"
+  fi
+done
 
 # 4. Man pages: render without groff warnings, name what they document.
 for page in man1/scopeprof.1 man3/scopeprof.3; do

@@ -432,6 +432,16 @@ static void test_schedule_bad(void **state) {
     assert_int_equal(child_lines_with(r.err, "PROFILE_SCHEDULE(0, 0, 0, 0, 0) ignored"), 1);
     expect_unscheduled(&r, 5);
     child_free(&r);
+    /* The call replaces the variable's schedule, and one line says so. */
+    for (int both = 0; both < 2; both++) {
+        child_run_args(&r, "prog_life", ARGS("steps", "5", "sched", "0", "0", "0", "1", "1"),
+                       both ? ENV("SCOPEPROF_SCHEDULE=wait=2,active=2,repeat=1") : NULL);
+        expect_exit(&r, 0);
+        assert_int_equal(child_lines_with(r.err, "PROFILE_SCHEDULE replaces the schedule set before it"), both);
+        if (child_lines_with(r.err, "scopeprof: cycle 1 (") != 1) fail_msg("stderr:\n%s", r.err); /* the call's schedule */
+        assert_int_equal(child_lines_with(r.err, "scopeprof:"), 1 + both);
+        child_free(&r);
+    }
 }
 
 static void test_steps_chunk(void **state) {
@@ -588,6 +598,25 @@ static void test_rank_summary_all_and_call(void **state) {
         tr_free(&t);
         if ((ranks[i] == 0) != (strstr(r.err, "is shared by the ranks: each writes") != NULL))
             fail_msg("rank %d's stderr:\n%s", ranks[i], r.err);
+        child_free(&r);
+    }
+    /* PROFILE_SET_RANK names an explicit path as the launcher's variable
+     * does; after one, the file keeps the name it has, and a line says so
+     * (the header has the call's rank). */
+    for (int launcher = 0; launcher < 2; launcher++) {
+        char want[512];
+        child r;
+        child_run_args(&r, "prog_life", ARGS("rank", "set", "4"), launcher ? ENV("PMI_RANK=6") : NULL);
+        expect_exit(&r, 0);
+        size_t l = strlen(r.trace);
+        snprintf(want, sizeof want, "%.*s.rank%d.sprof", (int)(l - 6), r.trace, launcher ? 6 : 4);
+        assert_int_equal(access(r.trace, F_OK), -1);
+        tr_trace t;
+        read_whole(want, &t);
+        assert_int_equal(t.rank, 4);
+        tr_free(&t);
+        if (launcher != (strstr(r.err, "PROFILE_SET_RANK: the file was named for rank 6 and keeps its name") != NULL))
+            fail_msg("stderr:\n%s", r.err);
         child_free(&r);
     }
 }
