@@ -334,6 +334,7 @@ static int read_gpu(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t
     if (n > (len - 8) / 48) return CORRUPT("GPU chunk: %u records run past the chunk", n);
     if (thread_slot(r, get32(p), &slot) != 0) return NOMEM();
     gpu_queue *q = &r->gpu[slot];
+    res->gpu_unpaired += q->n - q->pos; /* an earlier GPU chunk's, never paired */
     if (n > q->cap) {
         scopeprof_gpu_record *v = realloc(q->rec, n * sizeof *v);
         if (!v) return NOMEM();
@@ -478,6 +479,10 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
             if (e->gpu_ns >= 0) e->gpu_start = sp_clock_map(r->clk, e->gpu_start);
         }
     }
+    /* A GPU chunk's records belong to this EVENTS chunk only: those left
+     * over paired with no scope (docs/FORMAT.md, type 5). */
+    res->gpu_unpaired += q->n - q->pos;
+    q->n = q->pos = 0;
     res->events += i;
     if (v4) res->units += n;
     if (cb->events) {
@@ -830,6 +835,7 @@ static int run(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
         res->status = SP_OK;
         res->offset = r->off;
     }
+    for (uint32_t i = 0; i < r->nthreads; i++) res->gpu_unpaired += r->gpu[i].n - r->gpu[i].pos;
     if (cb->finish && cb->finish(cb->ctx, r) && res->status == SP_OK)
         fail(res, SP_STOPPED, r->off, "stopped by the reader's client");
     reader_free(r);

@@ -128,6 +128,10 @@ typedef struct sp_result {
     /* A JSON input's B events never ended and E events that end nothing:
      * left out of the ranges (chrome://tracing shows them unfinished). */
     uint64_t unmatched;
+    /* GPU records that paired with no scope (docs/FORMAT.md, type 5): their
+     * GPU time is left out. Not an error (a file cut between a GPU chunk
+     * and its EVENTS chunk has them); said on stderr (sp_warn_incomplete). */
+    uint64_t gpu_unpaired;
 } sp_result;
 
 /* What a GPU scope's record says beyond its interval (see sp_reader_gpu_info). */
