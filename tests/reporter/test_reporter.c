@@ -1264,6 +1264,63 @@ static void test_gpu_unpaired(void **state) {
     tw_major = 1;
 }
 
+/* Records that end before they start (a long scope record, a paired GPU
+ * interval, a step): no clock writes them. Each is taken as 0 long, and the
+ * file is reported as damaged once, with their count (exit status 1). */
+static void test_backwards_times(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    start_v5(&w);
+    static const tw_gpu_rec g[] = {{450, 350, 300, 7, 1, 0, 0}};
+    tw_gpu(&w, 0, g, 1);
+    /* k [250, 200]: the long form (tw_events_payload), as a writer must. */
+    static const tw_ev ev[] = {{250, 200, 1, 1}, {300, 320, 1, TW_GPU(1)}, {0, 1000, 2, 0}};
+    size_t at = tw_events(&w, 0, ev, 3);
+    static const uint64_t st[][3] = {{0, 0, 600}, {1, 900, 800}};
+    tw_steps(&w, st, 2);
+    tw_end(&w, 2 + 1 + 1);
+    assert_int_equal(tw_save(&w, path("backwards.sprof")), 0);
+    char *out, *err, want[512];
+    snprintf(want, sizeof want, "%s: offset %zu: 3 record(s) end before they start (scopes, GPU intervals "
+             "or steps; each taken as 0 long): the file is damaged\n", path("backwards.sprof"), at);
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("backwards.sprof"), NULL), 1);
+    assert_string_equal(err, want);
+    /* Still read: k's two calls, 0 and 20 ns, and no GPU time. */
+    assert_non_null(strstr(out, "\nk,2,20,20,10,"));
+    assert_non_null(strstr(out, "\nouter,1,980,1000,1000,"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", "-o", path("backwards.json"), path("backwards.sprof"), NULL), 1);
+    assert_int_equal(strncmp(err, want, strlen(want)), 0);
+    free(out);
+    free(err);
+    free(w.b);
+    tw_major = 1;
+}
+
+/* An END count that disagrees is said after damage too (the count tells
+ * how much the damage cost). */
+static void test_end_count_after_damage(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    start_v5(&w);
+    static const tw_ev a[] = {{0, 10, 1, 0}}, b[] = {{20, 30, 1, 0}};
+    size_t at = tw_events(&w, 0, a, 1);
+    tw_events(&w, 0, b, 1);
+    tw_end(&w, 2);
+    w.b[at + 16 + 8] ^= 1; /* the first record's start: its CRC fails */
+    assert_int_equal(tw_save(&w, path("damaged_end.sprof")), 0);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", path("damaged_end.sprof"), NULL), 1);
+    assert_non_null(strstr(err, "bad chunk CRC"));
+    assert_non_null(strstr(err, "; the END chunk counts 2 record unit(s) of 16 bytes, 1 were read"));
+    assert_non_null(strstr(err, "1 damaged region(s), 40 byte(s) skipped"));
+    free(out);
+    free(err);
+    free(w.b);
+    tw_major = 1;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_table), cmocka_unit_test(test_sort_and_limit),
@@ -1283,7 +1340,8 @@ int main(void) {
         cmocka_unit_test(test_group_by_thread_late_name),
         cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
         cmocka_unit_test(test_overhead_compensation),
-        cmocka_unit_test(test_gpu_unpaired),
+        cmocka_unit_test(test_gpu_unpaired),  cmocka_unit_test(test_backwards_times),
+        cmocka_unit_test(test_end_count_after_damage),
     };
     return cmocka_run_group_tests(tests, setup, files_teardown);
 }
