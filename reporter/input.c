@@ -125,6 +125,9 @@ void sp_warn_incomplete(const char *path, const sp_result *res, FILE *err) {
     if (res->unmatched)
         fprintf(err, "%s: warning: %llu begin (\"B\") or end (\"E\") event(s) without their other "
                 "half, left out of the ranges\n", path, (unsigned long long)res->unmatched);
+    if (res->gpu_unpaired)
+        fprintf(err, "%s: %llu GPU record(s) matched no scope (their GPU time is left out)\n", path,
+                (unsigned long long)res->gpu_unpaired);
     if (!res->native || res->saw_end || (res->status != SP_OK && res->status != SP_TRUNCATED))
         return;
     fprintf(err, "%s: warning: no end record: the run did not finish (killed, _exit, still "

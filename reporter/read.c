@@ -334,6 +334,7 @@ static int read_gpu(sp_reader *r, const unsigned char *p, uint32_t len, uint64_t
     if (n > (len - 8) / 48) return CORRUPT("GPU chunk: %u records run past the chunk", n);
     if (thread_slot(r, get32(p), &slot) != 0) return NOMEM();
     gpu_queue *q = &r->gpu[slot];
+    res->gpu_unpaired += q->n - q->pos; /* an earlier GPU chunk's, never paired */
     if (n > q->cap) {
         scopeprof_gpu_record *v = realloc(q->rec, n * sizeof *v);
         if (!v) return NOMEM();
@@ -423,6 +424,10 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
             at += used;
         }
         uint32_t d = rec.depth;
+        /* A scope that ends before it starts (as the file holds it): no
+         * clock writes one. Taken as 0 long, counted (a problem, run()). */
+        if (!(d & SCOPEPROF_DEPTH_MEM) && rec.end < rec.start && res->backwards++ == 0)
+            res->backwards_offset = off;
         if (v4) { /* ticks; a MEM record's end is its byte count */
             e->t_start = rec.start;
             e->t_end = d & SCOPEPROF_DEPTH_MEM ? rec.start : rec.end < rec.start ? rec.start : rec.end;
@@ -460,6 +465,7 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
                     r->ev_gpu[i].timed = 1;
                     e->gpu_start = g->start_ns;
                     e->gpu_ns = g->end_ns >= g->start_ns ? (int64_t)(g->end_ns - g->start_ns) : 0;
+                    if (g->end_ns < g->start_ns && res->backwards++ == 0) res->backwards_offset = off;
                 }
             }
         }
@@ -478,6 +484,10 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
             if (e->gpu_ns >= 0) e->gpu_start = sp_clock_map(r->clk, e->gpu_start);
         }
     }
+    /* A GPU chunk's records belong to this EVENTS chunk only: those left
+     * over paired with no scope (docs/FORMAT.md, type 5). */
+    res->gpu_unpaired += q->n - q->pos;
+    q->n = q->pos = 0;
     res->events += i;
     if (v4) res->units += n;
     if (cb->events) {
@@ -520,7 +530,10 @@ static int read_steps(sp_reader *r, const unsigned char *p, uint32_t len, uint64
         st->number = get64(s);
         st->start = get64(s + 8);
         st->end = get64(s + 16);
-        if (st->end < st->start) st->end = st->start;
+        if (st->end < st->start) {
+            st->end = st->start;
+            if (res->backwards++ == 0) res->backwards_offset = off;
+        }
         st->start = sp_clock_map(r->clk, st->start);
         st->end = sp_clock_map(r->clk, st->end);
     }
@@ -741,6 +754,20 @@ static void note_problem(sp_result *res, int status, uint64_t at, const char *wh
     }
 }
 
+/* A problem that is said whatever came before it (an END count that
+ * disagrees, records that end before they start): the first one, or else
+ * added to the message of the first, whose status it makes corrupt. */
+static void note_also(sp_result *res, uint64_t at, const char *why) {
+    if (res->status == SP_OK && res->problems == 0) {
+        note_problem(res, SP_CORRUPT, at, why);
+        return;
+    }
+    res->problems++;
+    res->status = SP_CORRUPT;
+    size_t l = strlen(res->msg);
+    snprintf(res->msg + l, sizeof res->msg - l, "; %s", why);
+}
+
 static int read_all(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
     int rc = read_header(r, cb, res);
     if (rc) return rc;
@@ -780,11 +807,11 @@ static int read_all(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
             if (len >= 8 && r->hdr.major >= 4 && get64(p) != res->units) { /* format 4: units */
                 snprintf(why, sizeof why, "the END chunk counts %llu record unit(s) of 16 bytes, %llu "
                          "were read", (unsigned long long)get64(p), (unsigned long long)res->units);
-                note_problem(res, SP_CORRUPT, off, why);
+                note_also(res, off, why);
             } else if (len >= 8 && r->hdr.major < 4 && get64(p) != res->events) {
                 snprintf(why, sizeof why, "the END chunk counts %llu event(s), %llu were read",
                          (unsigned long long)get64(p), (unsigned long long)res->events);
-                note_problem(res, SP_CORRUPT, off, why);
+                note_also(res, off, why);
             }
             break;
         default: break; /* newer types: skipped */
@@ -829,6 +856,13 @@ static int run(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
     if (rc == 0) {
         res->status = SP_OK;
         res->offset = r->off;
+    }
+    for (uint32_t i = 0; i < r->nthreads; i++) res->gpu_unpaired += r->gpu[i].n - r->gpu[i].pos;
+    if (res->backwards && rc != SP_STOPPED && rc != SP_IOERR) {
+        char why[160];
+        snprintf(why, sizeof why, "%llu record(s) end before they start (scopes, GPU intervals or steps; "
+                 "each taken as 0 long): the file is damaged", (unsigned long long)res->backwards);
+        note_also(res, res->backwards_offset, why);
     }
     if (cb->finish && cb->finish(cb->ctx, r) && res->status == SP_OK)
         fail(res, SP_STOPPED, r->off, "stopped by the reader's client");

@@ -115,7 +115,7 @@ typedef struct sp_result {
     uint64_t units;    /* format 4: their 16-byte units, as the END chunk counts them */
     int saw_end;       /* an END chunk was read */
     int native;        /* a .sprof file (whose writer ends it with END) */
-    char msg[256];     /* why, for SP_TRUNCATED / SP_CORRUPT / SP_IOERR */
+    char msg[384];     /* why, for SP_TRUNCATED / SP_CORRUPT / SP_IOERR */
     /* Damage the reading went past: problems noted (the first one is in
      * status/offset/msg), damaged regions skipped to the next valid chunk,
      * and the bytes skipped. */
@@ -128,6 +128,15 @@ typedef struct sp_result {
     /* A JSON input's B events never ended and E events that end nothing:
      * left out of the ranges (chrome://tracing shows them unfinished). */
     uint64_t unmatched;
+    /* GPU records that paired with no scope (docs/FORMAT.md, type 5): their
+     * GPU time is left out. Not an error (a file cut between a GPU chunk
+     * and its EVENTS chunk has them); said on stderr (sp_warn_incomplete). */
+    uint64_t gpu_unpaired;
+    /* Records that end before they start (a scope, a paired GPU interval, a
+     * step), each taken as 0 long: no clock writes them, so the file is
+     * damaged (a problem, in status and msg). How many, and the offset of
+     * the first one's chunk. */
+    uint64_t backwards, backwards_offset;
 } sp_result;
 
 /* What a GPU scope's record says beyond its interval (see sp_reader_gpu_info). */

@@ -1200,6 +1200,127 @@ static void test_overhead_compensation(void **state) {
     free(err);
 }
 
+/* A format 5 file, ticks in ns, one site "k" (id 1), thread 0 named: the
+ * start of the hand-made files below. */
+static void start_v5(tw *w) {
+    tw_major = 5;
+    tw_header(w, 7, "p");
+    tw_ticks(w, 0, 0, 1.0);
+    tw_site(w, 1, 1, "k", "g.c", "fn");
+    tw_site(w, 2, 2, "outer", "g.c", "fn");
+    tw_thread(w, 0, 7, "main");
+}
+
+/* GPU records that pair with no scope (docs/FORMAT.md, type 5) lose their
+ * GPU time: said once per file, exit status unchanged. A record pairs only
+ * with the next GPU scope of the EVENTS chunk that follows its GPU chunk,
+ * whose start is its launch_ns: a wrong one blocks the rest of its chunk;
+ * one left when that EVENTS chunk ends, or of a thread with no EVENTS chunk
+ * after it, pairs with nothing. A file whose records all pair says nothing. */
+static void test_gpu_unpaired(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    start_v5(&w);
+    /* The first record pairs; the second (launch 999) matches no scope, and
+     * blocks the third, whose scope is at 500. */
+    static const tw_gpu_rec g[] = {{150, 250, 100, 7, 1, 0, 0}, {350, 450, 999, 7, 1, 0, 0},
+                                   {550, 650, 500, 7, 1, 0, 0}};
+    tw_gpu(&w, 0, g, 3);
+    static const tw_ev ev[] = {{100, 200, 1, TW_GPU(1)}, {300, 400, 1, TW_GPU(1)},
+                               {500, 600, 1, TW_GPU(1)}, {0, 1000, 2, 0}};
+    tw_events(&w, 0, ev, 4);
+    /* A record left over by the EVENTS chunk after it (no GPU scope there)
+     * does not wait for a later chunk. */
+    static const tw_gpu_rec g2[] = {{1150, 1250, 1100, 7, 1, 0, 0}};
+    tw_gpu(&w, 0, g2, 1);
+    static const tw_ev plain[] = {{1050, 1060, 2, 0}};
+    tw_events(&w, 0, plain, 1);
+    static const tw_ev late[] = {{1100, 1200, 1, TW_GPU(0)}};
+    tw_events(&w, 0, late, 1);
+    /* A thread with a GPU chunk and no EVENTS chunk after it. */
+    tw_gpu(&w, 3, g, 1);
+    tw_end(&w, 1 + 1 + 1 + 1 + 1 + 1);
+    assert_int_equal(tw_save(&w, path("gpu_unpaired.sprof")), 0);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("gpu_unpaired.sprof"), NULL), 0);
+    char want[512];
+    snprintf(want, sizeof want, "%s: 4 GPU record(s) matched no scope (their GPU time is left out)\n",
+             path("gpu_unpaired.sprof"));
+    assert_string_equal(err, want);
+    /* Only the first scope's 100 ns of GPU time are counted. */
+    if (!strstr(out, "\nk,4,400,400,100,36.04,36.04,100,100,25,100.00\n")) fail_msg("%s", out);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", "-o", path("gpu_unpaired.json"), path("gpu_unpaired.sprof"), NULL), 0);
+    assert_string_equal(err, want);
+    free(out);
+    free(err);
+    /* Every record paired: nothing said. */
+    assert_int_equal(run(&out, &err, "table", path("rich"), path("gpu_mem"), path("gpu_shared"), NULL), 0);
+    assert_null(strstr(err, "GPU record"));
+    free(out);
+    free(err);
+    free(w.b);
+    tw_major = 1;
+}
+
+/* Records that end before they start (a long scope record, a paired GPU
+ * interval, a step): no clock writes them. Each is taken as 0 long, and the
+ * file is reported as damaged once, with their count (exit status 1). */
+static void test_backwards_times(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    start_v5(&w);
+    static const tw_gpu_rec g[] = {{450, 350, 300, 7, 1, 0, 0}};
+    tw_gpu(&w, 0, g, 1);
+    /* k [250, 200]: the long form (tw_events_payload), as a writer must. */
+    static const tw_ev ev[] = {{250, 200, 1, 1}, {300, 320, 1, TW_GPU(1)}, {0, 1000, 2, 0}};
+    size_t at = tw_events(&w, 0, ev, 3);
+    static const uint64_t st[][3] = {{0, 0, 600}, {1, 900, 800}};
+    tw_steps(&w, st, 2);
+    tw_end(&w, 2 + 1 + 1);
+    assert_int_equal(tw_save(&w, path("backwards.sprof")), 0);
+    char *out, *err, want[512];
+    snprintf(want, sizeof want, "%s: offset %zu: 3 record(s) end before they start (scopes, GPU intervals "
+             "or steps; each taken as 0 long): the file is damaged\n", path("backwards.sprof"), at);
+    assert_int_equal(run(&out, &err, "table", "--format", "csv", path("backwards.sprof"), NULL), 1);
+    assert_string_equal(err, want);
+    /* Still read: k's two calls, 0 and 20 ns, and no GPU time. */
+    assert_non_null(strstr(out, "\nk,2,20,20,10,"));
+    assert_non_null(strstr(out, "\nouter,1,980,1000,1000,"));
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "trace", "-o", path("backwards.json"), path("backwards.sprof"), NULL), 1);
+    assert_int_equal(strncmp(err, want, strlen(want)), 0);
+    free(out);
+    free(err);
+    free(w.b);
+    tw_major = 1;
+}
+
+/* An END count that disagrees is said after damage too (the count tells
+ * how much the damage cost). */
+static void test_end_count_after_damage(void **state) {
+    (void)state;
+    tw w = {0, 0, 0};
+    start_v5(&w);
+    static const tw_ev a[] = {{0, 10, 1, 0}}, b[] = {{20, 30, 1, 0}};
+    size_t at = tw_events(&w, 0, a, 1);
+    tw_events(&w, 0, b, 1);
+    tw_end(&w, 2);
+    w.b[at + 16 + 8] ^= 1; /* the first record's start: its CRC fails */
+    assert_int_equal(tw_save(&w, path("damaged_end.sprof")), 0);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", path("damaged_end.sprof"), NULL), 1);
+    assert_non_null(strstr(err, "bad chunk CRC"));
+    assert_non_null(strstr(err, "; the END chunk counts 2 record unit(s) of 16 bytes, 1 were read"));
+    assert_non_null(strstr(err, "1 damaged region(s), 40 byte(s) skipped"));
+    free(out);
+    free(err);
+    free(w.b);
+    tw_major = 1;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_table), cmocka_unit_test(test_sort_and_limit),
@@ -1219,6 +1340,8 @@ int main(void) {
         cmocka_unit_test(test_group_by_thread_late_name),
         cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
         cmocka_unit_test(test_overhead_compensation),
+        cmocka_unit_test(test_gpu_unpaired),  cmocka_unit_test(test_backwards_times),
+        cmocka_unit_test(test_end_count_after_damage),
     };
     return cmocka_run_group_tests(tests, setup, files_teardown);
 }
