@@ -125,6 +125,10 @@ void sp_warn_incomplete(const char *path, const sp_result *res, FILE *err) {
     if (res->unmatched)
         fprintf(err, "%s: warning: %llu begin (\"B\") or end (\"E\") event(s) without their other "
                 "half, left out of the ranges\n", path, (unsigned long long)res->unmatched);
+    if (res->backwards)
+        fprintf(err, "%s: warning: offset %llu: %llu record(s) end before they start (scopes, GPU intervals "
+                "or steps: a clock that went back), each taken as 0 long\n", path,
+                (unsigned long long)res->backwards_offset, (unsigned long long)res->backwards);
     if (res->gpu_unpaired)
         fprintf(err, "%s: %llu GPU record(s) matched no scope (their GPU time is left out)\n", path,
                 (unsigned long long)res->gpu_unpaired);

@@ -424,8 +424,10 @@ static int read_events(sp_reader *r, const unsigned char *p, uint32_t len, uint6
             at += used;
         }
         uint32_t d = rec.depth;
-        /* A scope that ends before it starts (as the file holds it): no
-         * clock writes one. Taken as 0 long, counted (a problem, run()). */
+        /* A scope that ends before it starts (as the file holds it, in a
+         * chunk whose CRC holds: the writer's clock went back, across
+         * cores whose TSCs differ). Taken as 0 long, counted and said
+         * (sp_warn_incomplete). */
         if (!(d & SCOPEPROF_DEPTH_MEM) && rec.end < rec.start && res->backwards++ == 0)
             res->backwards_offset = off;
         if (v4) { /* ticks; a MEM record's end is its byte count */
@@ -755,8 +757,8 @@ static void note_problem(sp_result *res, int status, uint64_t at, const char *wh
 }
 
 /* A problem that is said whatever came before it (an END count that
- * disagrees, records that end before they start): the first one, or else
- * added to the message of the first, whose status it makes corrupt. */
+ * disagrees): the first one, or else added to the message of the first,
+ * whose status it makes corrupt. */
 static void note_also(sp_result *res, uint64_t at, const char *why) {
     if (res->status == SP_OK && res->problems == 0) {
         note_problem(res, SP_CORRUPT, at, why);
@@ -858,12 +860,6 @@ static int run(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
         res->offset = r->off;
     }
     for (uint32_t i = 0; i < r->nthreads; i++) res->gpu_unpaired += r->gpu[i].n - r->gpu[i].pos;
-    if (res->backwards && rc != SP_STOPPED && rc != SP_IOERR) {
-        char why[160];
-        snprintf(why, sizeof why, "%llu record(s) end before they start (scopes, GPU intervals or steps; "
-                 "each taken as 0 long): the file is damaged", (unsigned long long)res->backwards);
-        note_also(res, res->backwards_offset, why);
-    }
     if (cb->finish && cb->finish(cb->ctx, r) && res->status == SP_OK)
         fail(res, SP_STOPPED, r->off, "stopped by the reader's client");
     reader_free(r);
