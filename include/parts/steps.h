@@ -102,9 +102,15 @@ SCOPEPROF__INTERNAL void scopeprof__sched_window(scopeprof__state *g) {
     g->sched.window = ph == SCOPEPROF__ACTIVE || ph == SCOPEPROF__SAVE;
 }
 
-SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g) {
+/* The schedule's files named after out.path (at its start, or when a rank
+ * or a fork renamed it): the base, and the current cycle's name from it. */
+SCOPEPROF__INTERNAL void scopeprof__sched_base(scopeprof__state *g) {
     snprintf(g->sched.base_path, sizeof g->sched.base_path, "%s", g->out.path);
     scopeprof__cycle_path(g, g->sched.cycle);
+}
+
+SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g) {
+    scopeprof__sched_base(g);
     scopeprof__sched_window(g);
     g->sched.win_start = g->clock.tick0;
 }
@@ -148,10 +154,7 @@ SCOPEPROF__API void scopeprof__set_rank(int rank) {
         g->out.rank = rank < 0 ? -1 : rank;
         if (g->out.path_is_default) {
             scopeprof__default_path(g);
-            if (g->sched.on) {
-                snprintf(g->sched.base_path, sizeof g->sched.base_path, "%s", g->out.path);
-                scopeprof__cycle_path(g, g->sched.cycle);
-            }
+            if (g->sched.on) scopeprof__sched_base(g);
         } else if (was != g->out.rank && !g->out.no_output && !g->sched.on) { /* an explicit path */
             if (was < 0) scopeprof__rank_claim(g); /* the rank in its name, as at start-up */
             else scopeprof__warn("scopeprof: PROFILE_SET_RANK: the file was named for rank %d and keeps its "

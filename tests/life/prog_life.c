@@ -177,6 +177,38 @@ static int mode_fork(int with_exec) {
     return 0;
 }
 
+/* ---- fork_steps: a schedule's cycles in a parent and its forked child ------
+ * Steps 0-1 in the parent, 3 steps in the child (scope "child_step"), 3
+ * more in the parent after it ("parent_step"): with SCOPEPROF_SCHEDULE=
+ * active=1 each step is a cycle's file. */
+static int mode_fork_steps(void) {
+    for (int i = 0; i < 2; i++) {
+        PROFILE_STEP();
+        PROFILE_SCOPE("parent_step");
+        BUMP();
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) return 20;
+    if (pid == 0) {
+        for (int i = 0; i < 3; i++) {
+            PROFILE_STEP();
+            PROFILE_SCOPE("child_step");
+            BUMP();
+        }
+        exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    for (int i = 0; i < 3; i++) {
+        PROFILE_STEP();
+        PROFILE_SCOPE("parent_step");
+        BUMP();
+    }
+    printf("child %d status %d\n", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return 0;
+}
+
 static int mode_execd(void) {
     for (int i = 0; i < 4; i++) {
         PROFILE_SCOPE("execd_work");
@@ -1138,6 +1170,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "mem") == 0) return mode_mem();
     if (strcmp(m, "steps") == 0) return mode_steps(argc, argv);
     if (strcmp(m, "fork") == 0) return mode_fork(0);
+    if (strcmp(m, "fork_steps") == 0) return mode_fork_steps();
     if (strcmp(m, "forkexec") == 0) return mode_fork(1);
     if (strcmp(m, "execd") == 0) return mode_execd();
     if (strcmp(m, "rank") == 0) return mode_rank(argc, argv);

@@ -85,7 +85,7 @@ static void expect_no_duplicates(const tr_trace *t) {
 
 static char *path_in(const child *r, const char *name) {
     static char p[PATH_MAX + 300];
-    snprintf(p, sizeof p, "%s/%s", r->dir, name);
+    snprintf(p, sizeof p, "%s/%.255s", r->dir, name); /* names of child_list_files: under 256 */
     return p;
 }
 
@@ -504,6 +504,35 @@ static void test_fork_explicit_output(void **state) {
     snprintf(child_name, sizeof child_name, "trace.%d.sprof", pid); /* run.sprof -> run.<pid>.sprof */
     expect_child_file(path_in(&r, child_name), pid, "child_work", 5);
     child_free(&r);
+}
+
+/* A schedule's cycles in a forked child are named after the child's path
+ * (its pid in them): with an explicit path and with the default, no file
+ * of the parent's is overwritten by the child's cycles (the child took the
+ * parent's names for its later cycles, and the parent's cycle was lost). */
+static void test_fork_schedule(void **state) {
+    (void)state;
+    for (int dflt = 0; dflt < 2; dflt++) {
+        child r;
+        child_run_args(&r, "prog_life", ARGS("fork_steps"),
+                       dflt ? ENV("SCOPEPROF_SCHEDULE=active=1", "SCOPEPROF_OUTPUT=-") : ENV("SCOPEPROF_SCHEDULE=active=1"));
+        expect_exit(&r, 0);
+        int pid = child_pid_of(&r);
+        char names[32][256], mark[32];
+        int n = child_list_files(&r, ".sprof", names, 32), in_child = 0, in_parent = 0;
+        snprintf(mark, sizeof mark, ".%d.", pid);
+        for (int i = 0; i < n; i++) {
+            tr_trace t;
+            read_whole(path_in(&r, names[i]), &t);
+            int childs = strstr(names[i], mark) != NULL;
+            if (tr_count(&t, childs ? "parent_step" : "child_step") != 0)
+                fail_msg("%s holds the other process's steps (child pid %d)", names[i], pid);
+            in_child += tr_count(&t, "child_step"), in_parent += tr_count(&t, "parent_step");
+            tr_free(&t);
+        }
+        if (in_child != 3 || in_parent != 5) fail_msg("child_step %d (want 3), parent_step %d (want 5)", in_child, in_parent);
+        child_free(&r);
+    }
 }
 
 /* Default names: <prog>.<pid>.sprof for each process. */
@@ -1559,7 +1588,7 @@ int main(void) {
         cmocka_unit_test(test_schedule_memory_peaks),
         cmocka_unit_test(test_schedule_bad),
         cmocka_unit_test(test_steps_chunk),
-        cmocka_unit_test(test_fork_explicit_output),
+        cmocka_unit_test(test_fork_explicit_output), cmocka_unit_test(test_fork_schedule),
         cmocka_unit_test(test_fork_default_output),
         cmocka_unit_test(test_fork_exec_default_output),
         cmocka_unit_test(test_rank_variables),
