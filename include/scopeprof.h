@@ -498,6 +498,11 @@ static inline void scopeprof__emit(scopeprof__thread *t, scopeprof__u64 start, s
 static inline void scopeprof__scope_end(scopeprof_scope *sc) {
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = sc->t;
+    /* Closed on another thread than it opened on (an untied OpenMP task
+     * that moved): its buffer and depth are the first thread's, which only
+     * that thread may write. Left out; that thread's depth stays one more,
+     * so the next of its scopes around it to close counts it as left. */
+    if (__builtin_expect(t != scopeprof__tls, 0)) return;
     /* Scopes opened inside this one that never closed (a longjmp out of
      * them) leave the depth above this one's plus one: counted, out of line. */
     if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
@@ -571,6 +576,7 @@ static inline scopeprof_shape_scope scopeprof__shape_begin(scopeprof_site *s, co
 static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = ss->sc.t;
+    if (__builtin_expect(t != scopeprof__tls, 0)) return; /* moved: scopeprof__scope_end */
     if (__builtin_expect(t->depth != ss->sc.depth + 1, 0)) scopeprof__scopes_left(t, ss->sc.depth, ss->sc.site);
     t->depth = ss->sc.depth;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -6609,9 +6615,10 @@ SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
     const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
-    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; or a "
-                    "range whose PROFILE_END came while a scope opened inside it was open, which "
-                    "counts as one; first found on thread %llu when '%s' at %s:%u closed): the scopes "
+    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; a "
+                    "scope that closed on another thread, as an untied OpenMP task that moved does, "
+                    "which is left out; or a range whose PROFILE_END came while a scope opened inside "
+                    "it was open, which counts as one; first found on thread %llu when '%s' at %s:%u closed): the scopes "
                     "opened after that, until the scope around it closed, are counted as nested in "
                     "scopes that had ended, so self times there are not exact (docs/DESIGN.md)",
                     (unsigned long long)n, (unsigned long long)g->life.left_tid,

@@ -90,9 +90,10 @@ SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
     const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
-    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; or a "
-                    "range whose PROFILE_END came while a scope opened inside it was open, which "
-                    "counts as one; first found on thread %llu when '%s' at %s:%u closed): the scopes "
+    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; a "
+                    "scope that closed on another thread, as an untied OpenMP task that moved does, "
+                    "which is left out; or a range whose PROFILE_END came while a scope opened inside "
+                    "it was open, which counts as one; first found on thread %llu when '%s' at %s:%u closed): the scopes "
                     "opened after that, until the scope around it closed, are counted as nested in "
                     "scopes that had ended, so self times there are not exact (docs/DESIGN.md)",
                     (unsigned long long)n, (unsigned long long)g->life.left_tid,

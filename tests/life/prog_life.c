@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "peak_rss.h"
@@ -206,6 +207,45 @@ static int mode_fork_steps(void) {
         BUMP();
     }
     printf("child %d status %d\n", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return 0;
+}
+
+/* ---- moved: a scope that closes on another thread than it opened on, as
+ * an untied OpenMP task does when libomp moves it at a scheduling point. In
+ * "outer" on the main thread, a coroutine opens "moved" and "stays" { },
+ * then yields; a second thread resumes it, and "moved" closes there. Back
+ * on the main thread, "after" x3, then "outer" closes. */
+static ucontext_t mv_main, mv_co, mv_thr;
+static char mv_stack[256 * 1024];
+static void mv_body(void) {
+    PROFILE_SCOPE("moved");
+    {
+        PROFILE_SCOPE("stays");
+        BUMP();
+    }
+    swapcontext(&mv_co, &mv_main); /* resumed on the second thread */
+    BUMP();
+}
+static void *mv_thread(void *arg) {
+    (void)arg;
+    swapcontext(&mv_thr, &mv_co); /* runs mv_body to its end, then back here (uc_link) */
+    return NULL;
+}
+static int mode_moved(void) {
+    PROFILE_SCOPE("outer");
+    getcontext(&mv_co);
+    mv_co.uc_stack.ss_sp = mv_stack;
+    mv_co.uc_stack.ss_size = sizeof mv_stack;
+    mv_co.uc_link = &mv_thr;
+    makecontext(&mv_co, mv_body, 0);
+    swapcontext(&mv_main, &mv_co);
+    pthread_t th;
+    if (pthread_create(&th, NULL, mv_thread, NULL) != 0) return 40;
+    pthread_join(th, NULL);
+    for (int i = 0; i < 3; i++) {
+        PROFILE_SCOPE("after");
+        BUMP();
+    }
     return 0;
 }
 
@@ -1171,6 +1211,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "steps") == 0) return mode_steps(argc, argv);
     if (strcmp(m, "fork") == 0) return mode_fork(0);
     if (strcmp(m, "fork_steps") == 0) return mode_fork_steps();
+    if (strcmp(m, "moved") == 0) return mode_moved();
     if (strcmp(m, "forkexec") == 0) return mode_fork(1);
     if (strcmp(m, "execd") == 0) return mode_execd();
     if (strcmp(m, "rank") == 0) return mode_rank(argc, argv);

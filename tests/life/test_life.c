@@ -535,6 +535,29 @@ static void test_fork_schedule(void **state) {
     }
 }
 
+/* A scope that closes on another thread than it opened on (an untied
+ * OpenMP task that moved): left out, never written into the first thread's
+ * buffer from the second (two threads on one buffer broke the file), and
+ * counted at exit as left without closing when its first thread's enclosing
+ * scope closes. */
+static void test_scope_moved_thread(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_life", ARGS("moved"), NULL);
+    expect_exit(&r, 0);
+    tr_trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "moved"), 0);
+    assert_int_equal(tr_count(&t, "stays"), 1);
+    assert_int_equal(tr_count(&t, "after"), 3);
+    assert_int_equal(tr_count(&t, "outer"), 1);
+    tr_free(&t);
+    if (child_lines_with(r.err, "1 scope(s) were left without closing (a longjmp out of them; a scope that "
+                         "closed on another thread, as an untied OpenMP task that moved does") != 1)
+        fail_msg("stderr:\n%s", r.err);
+    child_free(&r);
+}
+
 /* Default names: <prog>.<pid>.sprof for each process. */
 static void expect_fork_default(const char *mode, const char *child_scope, int n) {
     child r;
@@ -1589,6 +1612,7 @@ int main(void) {
         cmocka_unit_test(test_schedule_bad),
         cmocka_unit_test(test_steps_chunk),
         cmocka_unit_test(test_fork_explicit_output), cmocka_unit_test(test_fork_schedule),
+        cmocka_unit_test(test_scope_moved_thread),
         cmocka_unit_test(test_fork_default_output),
         cmocka_unit_test(test_fork_exec_default_output),
         cmocka_unit_test(test_rank_variables),
