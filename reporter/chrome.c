@@ -11,9 +11,12 @@
  *              the callbacks) the way PyTorch nests events: an event that
  *              starts at or after the top's end, or ends after it, closes it
  *   GPU        kernels are credited to the CPU op whose "External id" they
- *              carry; as Kineto writes kernels after the CPU ops, a seekable
- *              input with device events is read twice (pass 1 collects the
- *              kernel time per External id, pass 2 delivers). */
+ *              carry
+ *   passes     a re-readable input is read twice: pass 1 collects the kernel
+ *              time per External id and notes the threads that go back in
+ *              time (Kineto writes a thread's ops, then its runtime calls,
+ *              then its memory records); pass 2 delivers, buffering and
+ *              sorting those threads from their first event. */
 #define SCOPEPROF_AGGREGATION
 #include "chrome.h"
 
@@ -171,13 +174,21 @@ static int rv_push(rvec *s, const range *e) {
     return 0;
 }
 
+/* The last key of a thread's ranges and records in PyTorch's order (start,
+ * ranges before records, longer first), to notice one that comes back. */
+typedef struct order {
+    uint64_t start, end;
+    uint8_t mem, seen, late; /* late: some event came before the last key */
+} order;
+
 typedef struct cthread {
     sp_thread t;
-    rvec stack;          /* open ranges, outermost first */
-    rvec buf;            /* sorting fallback: every range and record */
-    rvec bopen;          /* sorting fallback: B events waiting for their E */
-    uint64_t last_start; /* to notice out-of-order arrival */
-    int sorting;         /* fell back to buffer + sort at the end */
+    rvec stack;  /* open ranges, outermost first */
+    rvec buf;    /* sorted threads: every range and record */
+    rvec bopen;  /* sorted threads: B events waiting for their E */
+    order ord;   /* streamed threads: to notice out-of-order arrival */
+    int sorting; /* buffered, sorted and replayed at the end */
+    int emitted; /* something of it was delivered */
 } cthread;
 
 typedef struct csite {
@@ -207,6 +218,10 @@ typedef struct cj {
     cthread *threads;
     uint32_t nthreads, threads_cap;
     strmap thread_ids; /* pid \x1f tid -> slot */
+    strmap late_ids;   /* pass 1: pid \x1f tid -> index in late */
+    order *late;       /* pass 1: each thread's order; pass 2 sorts those late */
+    uint32_t nlate, late_cap;
+    int warned_late;   /* the one-pass fallback came after delivery: said once */
     i64map kernel_ns;  /* External id -> GPU ns of its kernels (pass 1) */
     i64map corr;       /* correlation -> LINK_* bits (pass 1): who carries it */
     /* the event being read */
@@ -631,11 +646,50 @@ static int site_of(cj *r, const char *name, const char *shape, uint32_t *id) {
     return 0;
 }
 
-static int thread_of(cj *r, uint32_t *slot) {
+/* The event's thread as a key, pid \x1f tid, in r->key. */
+static int thread_key(cj *r) {
     r->key.n = 0;
     if (sb_put(&r->key, sb_str(&r->pid), r->pid.n) || sb_put(&r->key, "\x1f", 1) ||
         sb_put(&r->key, sb_str(&r->tid), r->tid.n))
         return NOMEM();
+    return 0;
+}
+
+/* Whether a range [start, end] (or a record at start: mem) comes before the
+ * last one in the order PyTorch nests by: start, then ranges before records
+ * at the same start (a record at a range's start is inside it), then the
+ * longer range first (the parent). If not, it is the last one now. */
+static int goes_back(order *o, uint64_t start, uint64_t end, int mem) {
+    if (o->seen && (start != o->start ? start < o->start : mem != o->mem ? o->mem : !mem && end > o->end))
+        return o->late = 1;
+    *o = (order){start, end, (uint8_t)mem, 1, o->late};
+    return 0;
+}
+
+/* Pass 1: note the order of the event's thread (pass 2 sorts the threads
+ * that ever go back, from their first event). */
+static int note_order(cj *r, uint64_t start, uint64_t end, int mem) {
+    uint32_t i;
+    if (thread_key(r)) return -1;
+    if (!sm_find(&r->late_ids, r->key.p, &i)) {
+        if (r->nlate >= SP_MAX_THREADS) return 0; /* pass 2 says so */
+        if (r->nlate == r->late_cap) {
+            uint32_t c = r->late_cap ? r->late_cap * 2 : 8;
+            order *v = realloc(r->late, (size_t)c * sizeof *v);
+            if (!v) return NOMEM();
+            r->late = v;
+            r->late_cap = c;
+        }
+        memset(&r->late[r->nlate], 0, sizeof *r->late);
+        if (sm_add(&r->late_ids, r->key.p, r->nlate)) return NOMEM();
+        i = r->nlate++;
+    }
+    goes_back(&r->late[i], start, end, mem);
+    return 0;
+}
+
+static int thread_of(cj *r, uint32_t *slot) {
+    if (thread_key(r)) return -1;
     if (sm_find(&r->thread_ids, r->key.p, slot)) return 0;
     if (r->nthreads >= SP_MAX_THREADS) return CORRUPT("more than %u threads", SP_MAX_THREADS);
     if (r->nthreads == r->threads_cap) {
@@ -651,6 +705,10 @@ static int thread_of(cj *r, uint32_t *slot) {
     t->t.tid = strtoull(sb_str(&r->tid), NULL, 10);
     t->t.name = calloc(1, 1);
     if (!t->t.name || sm_add(&r->thread_ids, r->key.p, r->nthreads)) return free(t->t.name), NOMEM();
+    /* Pass 1 saw it go back in time: buffered from its first event, so that
+     * nothing of it is delivered before its late events are in place. */
+    uint32_t i;
+    if (sm_find(&r->late_ids, r->key.p, &i) && r->late[i].late) t->sorting = 1, r->st.sorted_threads++;
     *slot = r->nthreads++;
     return 0;
 }
@@ -675,6 +733,7 @@ static int flush_out(cj *r) {
 static int emit(cj *r, uint32_t slot, const sp_event *e, const sp_gpu_info *g, uint64_t flow) {
     if (r->nout && (r->out_slot != slot || r->nout == OUT_BATCH) && flush_out(r)) return -1;
     r->out_slot = slot;
+    r->threads[slot].emitted = 1;
     r->out_flow[r->nout] = flow;
     if (g) r->out_gpu[r->nout] = *g;
     else memset(&r->out_gpu[r->nout], 0, sizeof *r->out_gpu);
@@ -737,11 +796,13 @@ static int push(cj *r, uint32_t slot, const range *e) {
     return rv_push(s, e) ? NOMEM() : 0;
 }
 
-/* Out of start order: from now on this thread is buffered and sorted at the
- * end. What is on the stack moves into the buffer (open B ranges wait for
- * their E in bopen). */
+/* Out of order in a thread that pass 1 did not see go back (one pass: a
+ * pipe): from now on it is buffered and sorted at the end. What is on the
+ * stack moves into the buffer (open B ranges wait for their E in bopen);
+ * what was delivered stays as it was, which the caller is told once. */
 static int start_sorting(cj *r, cthread *t) {
     t->sorting = 1;
+    if (t->emitted && !r->warned_late) r->warned_late = 1, r->res->notes |= SP_NOTE_LATE;
     r->st.sorted_threads++;
     for (uint32_t i = 0; i < t->stack.n; i++)
         if (rv_push(t->stack.v[i].open ? &t->bopen : &t->buf, &t->stack.v[i])) return NOMEM();
@@ -838,7 +899,7 @@ static void set_pid(cj *r) {
 static int handle_event(cj *r) {
     const char *ph = sb_str(&r->ph), *name = sb_str(&r->name);
     r->st.events++;
-    if (r->pass == 1) { /* kernel time per External id, nothing else */
+    if (r->pass == 1) { /* kernel time per External id */
         if (strcmp(ph, "X") == 0 && is_device_event(r) && r->ext && r->has_dur) {
             int64_t *k = im_slot(&r->kernel_ns, r->ext, 1);
             if (!k) return NOMEM();
@@ -849,9 +910,9 @@ static int handle_event(cj *r) {
             if (!b) return NOMEM();
             *b |= is_device_event(r) ? LINK_DEVICE : LINK_LAUNCH;
         }
-        return 0;
     }
     char p = ph[0] && !ph[1] ? ph[0] : '?';
+    if (p == 'M' && r->pass == 1) return 0;
     if (p == 'M') {
         if (strcmp(name, "thread_name") == 0 && r->argname.p) {
             uint32_t slot;
@@ -890,6 +951,10 @@ static int handle_event(cj *r) {
                                    pytorch_filtered(name))) {
         r->st.skipped++; /* not in PyTorch's key_averages */
         return 0;
+    }
+    if (r->pass == 1) { /* and the order of each thread's ranges and records */
+        if (p == 'E' || (p == 'X' && is_device_event(r))) return 0;
+        return note_order(r, r->ts, is_mem ? r->ts : p == 'B' ? UINT64_MAX : r->ts + r->dur, is_mem);
     }
     uint32_t slot;
     if (thread_of(r, &slot)) return -1;
@@ -979,8 +1044,7 @@ static int handle_event(cj *r) {
         e.takes_gpu = !is_runtime(r);
         if (!e.takes_gpu) e.flow = flow_of(r);
     }
-    if (!t->sorting && e.start < t->last_start && start_sorting(r, t)) return -1;
-    if (e.start > t->last_start) t->last_start = e.start;
+    if (!t->sorting && goes_back(&t->ord, e.start, e.end, e.kind == SP_MEM) && start_sorting(r, t)) return -1;
     if (t->sorting) return rv_push(e.open ? &t->bopen : &t->buf, &e) ? NOMEM() : 0;
     return push(r, slot, &e);
 }
@@ -1249,49 +1313,6 @@ static void reset_input(cj *r) {
     r->base = 0;
 }
 
-/* Whether the input may hold device events: a case-insensitive look for
- * "kernel", "memcpy" or "memset" anywhere (their categories). Much cheaper
- * than parsing; it only decides whether pass 1 is worth running. A "\u"
- * escape could spell them in disguise, so it counts too. */
-static int may_have_device_events(cj *r) {
-    int hit = 0;
-    for (;;) {
-        if (r->pos >= r->end && peekc(r) < 0) break;
-        const unsigned char *p = r->buf + r->pos, *e = r->buf + r->end;
-        for (; p < e && !hit; p++) {
-            unsigned c = *p | 0x20;
-            if (c != 'k' && c != 'm' && *p != '\\') continue;
-            if (*p == '\\' && p + 1 < e && p[1] == 'u') hit = 1;
-            size_t left = (size_t)(e - p);
-            if (left < 6) continue; /* a word split across reads: see below */
-            char w[7];
-            for (int i = 0; i < 6; i++) w[i] = (char)(p[i] | 0x20);
-            w[6] = 0;
-            hit = strcmp(w, "kernel") == 0 || strcmp(w, "memcpy") == 0 || strcmp(w, "memset") == 0;
-        }
-        if (hit) break;
-        /* Keep the last 5 bytes so a word across the boundary is still seen. */
-        if (r->mem) break;
-        size_t keep = r->end - r->pos < 5 ? r->end - r->pos : 5;
-        if (r->eof) break;
-        memmove(r->buf, r->buf + r->end - keep, keep);
-        r->base += r->end - keep;
-        r->pos = 0;
-        r->end = keep;
-        ssize_t got;
-        do got = read(r->fd, r->buf + keep, BUF_SIZE - keep);
-        while (got < 0 && errno == EINTR);
-        if (got <= 0) {
-            r->eof = 1;
-            break;
-        }
-        r->end += (size_t)got;
-        r->pos = 0;
-        if (r->end < 6) continue;
-    }
-    return hit;
-}
-
 static const sp_gpu_info *cj_gpu_info(const sp_reader *r) {
     return ((const cj *)(const void *)r)->out_gpu;
 }
@@ -1335,6 +1356,8 @@ static void cj_free(cj *r) {
     free(r->track.v);
     sm_free(&r->site_ids);
     sm_free(&r->thread_ids);
+    sm_free(&r->late_ids);
+    free(r->late);
     free(r->kernel_ns.keys);
     free(r->kernel_ns.vals);
     free(r->corr.keys);
@@ -1352,8 +1375,10 @@ static int run(cj *r, const sp_callbacks *cb, sp_result *res, int seekable) {
     r->hdr.rank = 0xFFFFFFFFu;
     r->hdr.unit_ns = 1.0;
     r->seekable = seekable;
-    /* Pass 1 only when kernels may be in a re-readable input. */
-    if (seekable && may_have_device_events(r)) {
+    /* Pass 1 whenever the input can be read again: kernel time per External id,
+     * and which threads go back in time (Kineto writes a thread's ops, then
+     * its runtime calls, then its memory records). */
+    if (seekable) {
         reset_input(r);
         r->pass = 1;
         int rc = read_top(r);

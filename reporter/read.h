@@ -128,7 +128,15 @@ typedef struct sp_result {
     /* A JSON input's B events never ended and E events that end nothing:
      * left out of the ranges (chrome://tracing shows them unfinished). */
     uint64_t unmatched;
+    /* What a JSON input lost or had repaired without an error (SP_NOTE_*):
+     * a warning line each (sp_warn_incomplete, input.h). */
+    uint32_t notes;
 } sp_result;
+
+/* sp_result.notes. LATE: read once (a pipe), a thread's events came out of
+ * time order after some of it was delivered, which kept their self times and
+ * memory as they were. */
+enum { SP_NOTE_LATE = 1 };
 
 /* What a GPU scope's record says beyond its interval (see sp_reader_gpu_info). */
 typedef struct sp_gpu_info {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chrome.h"
 #include "input.h"
@@ -95,6 +96,51 @@ int main(void) {
         CHECK(early->self_ns == 39000 && late->self_ns == 1000); /* nested after sorting */
     }
     CHECK(row(&c, "ctr") == NULL && row(&c, "weird") == NULL);
+
+    /* Kineto's layout: each thread's ops first, then its runtime calls, then
+     * its [memory] records, so a thread goes back in time after its ops have
+     * closed. Pass 1 sees it and pass 2 sorts the thread from its first
+     * event: the launches are the ops' children (PyTorch's self time) and the
+     * records count to the ops around them. */
+    const char *kineto =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100,\"args\":{\"External id\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":80,\"args\":{\"External id\":2}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,\"ts\":200,\"dur\":100,\"args\":{\"External id\":3}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":30,\"args\":{\"External id\":2,\"correlation\":7}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":210,\"dur\":20,\"args\":{\"External id\":3,\"correlation\":8}},\n"
+        "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":55,\"args\":{\"Bytes\":64,\"Device Type\":0}},\n"
+        "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":250,\"args\":{\"Bytes\":-64,\"Device Type\":0}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_mm\",\"pid\":0,\"tid\":7,\"ts\":60,\"dur\":40,\"args\":{\"External id\":2,\"correlation\":7}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_add\",\"pid\":0,\"tid\":7,\"ts\":240,\"dur\":10,\"args\":{\"External id\":3,\"correlation\":8}}\n"
+        "]}";
+    CHECK(run(&c, kineto, &res) == SP_OK && res.notes == 0);
+    const scopeprof_row *lin = row(&c, "aten::linear"), *mm = row(&c, "aten::mm"), *add = row(&c, "aten::add"),
+                        *lk = row(&c, "cudaLaunchKernel");
+    CHECK(lin && mm && add && lk);
+    if (lin && mm && add && lk) {
+        CHECK(lin->self_ns == 20000 && mm->self_ns == 50000 && add->self_ns == 80000);
+        CHECK(lk->count == 2 && lk->self_ns == 50000 && lk->total_ns == 50000);
+        CHECK(mm->cpu_mem == 64 && mm->self_cpu_mem == 64 && lin->cpu_mem == 64 && lin->self_cpu_mem == 0);
+        CHECK(add->cpu_mem == -64 && add->self_cpu_mem == -64);
+        CHECK(mm->gpu_self_ns == 40000 && lin->gpu_total_ns == 40000 && add->gpu_self_ns == 10000);
+    }
+    /* Read once (a pipe), the thread can only be sorted from its first late
+     * event: the ops delivered before keep their times, and the caller is
+     * told (SP_NOTE_LATE, a warning line). */
+    {
+        int fds[2];
+        CHECK(pipe(fds) == 0);
+        CHECK(write(fds[1], kineto, strlen(kineto)) == (ssize_t)strlen(kineto));
+        close(fds[1]);
+        scopeprof_agg_free(&c.agg);
+        scopeprof_agg_init(&c.agg);
+        sp_callbacks cb = {&c, NULL, on_events, NULL};
+        CHECK(sp_read_chrome_fd(fds[0], NULL, 0, &cb, &res) == SP_OK && (res.notes & SP_NOTE_LATE));
+        close(fds[0]);
+        mm = row(&c, "aten::mm");
+        CHECK(mm && mm->self_ns == 80000);
+    }
 
     /* Malformed input: status, offset and message. */
     static const struct { const char *json; int status; long off; const char *msg; } bad[] = {
