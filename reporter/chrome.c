@@ -10,10 +10,11 @@
  *   threads    per (pid, tid) a stack of open ranges, closed (delivered to
  *              the callbacks) the way PyTorch nests events: an event that
  *              starts at or after the top's end, or ends after it, closes it
- *   GPU        kernels are credited to the CPU op whose "External id" they
- *              carry
- *   passes     a re-readable input is read twice: pass 1 collects the kernel
- *              time per External id and notes the threads that go back in
+ *   GPU        device events are credited to the op around the runtime call
+ *              that shares their "correlation" (else to the op whose
+ *              "External id" they carry)
+ *   passes     a re-readable input is read twice: pass 1 collects the device
+ *              time per correlation and notes the threads that go back in
  *              time (Kineto writes a thread's ops, then its runtime calls,
  *              then its memory records); pass 2 delivers, buffering and
  *              sorting those threads from their first event. */
@@ -114,15 +115,23 @@ static void sm_free(strmap *m) {
     memset(m, 0, sizeof *m);
 }
 
-typedef struct i64map { /* External id -> kernel ns; key 0 is never stored */
-    uint64_t *keys;
-    int64_t *vals;
-    uint32_t cap, n;
-} i64map;
+/* What pass 1 learns of an External id or a correlation: the device time
+ * it carries, the device events' External id, who carries it (LINK_*). */
+typedef struct dlink {
+    int64_t ns; /* -1 once credited */
+    uint64_t ext;
+    uint32_t bits;
+} dlink;
 
-static int64_t *im_slot(i64map *m, uint64_t k, int create) {
+typedef struct lmap { /* u64 -> dlink; key 0 is never stored */
+    uint64_t *keys;
+    dlink *vals;
+    uint32_t cap, n;
+} lmap;
+
+static dlink *im_slot(lmap *m, uint64_t k, int create) {
     if (create && (m->n + 1) * 2 > m->cap) {
-        i64map g = {NULL, NULL, m->cap ? m->cap * 2 : 256, 0};
+        lmap g = {NULL, NULL, m->cap ? m->cap * 2 : 256, 0};
         g.keys = calloc(g.cap, sizeof *g.keys);
         g.vals = calloc(g.cap, sizeof *g.vals);
         if (!g.keys || !g.vals) return free(g.keys), free(g.vals), NULL;
@@ -148,7 +157,8 @@ typedef struct range { /* an open or buffered range, or a buffered [memory] reco
     uint64_t ext;      /* "External id" (0: none) */
     uint64_t flow;     /* a runtime call that launched a device event: the
                           "correlation" they share (0: none), sp_chrome_flow */
-    int64_t gpu_kids;  /* GPU time of its closed children */
+    int64_t gpu;       /* GPU time credited to it: its launches' device
+                          events, its closed children's GPU totals */
     int64_t bytes;     /* SP_MEM */
     uint64_t order;    /* arrival, for a stable sort */
     uint32_t site, device;
@@ -222,8 +232,8 @@ typedef struct cj {
     order *late;       /* pass 1: each thread's order; pass 2 sorts those late */
     uint32_t nlate, late_cap;
     int warned_late;   /* the one-pass fallback came after delivery: said once */
-    i64map kernel_ns;  /* External id -> GPU ns of its kernels (pass 1) */
-    i64map corr;       /* correlation -> LINK_* bits (pass 1): who carries it */
+    lmap kernel_ns;    /* External id -> ns of device events without a launch (pass 1) */
+    lmap corr;         /* correlation -> device ns, device ext, LINK_* (pass 1) */
     /* the event being read */
     sbuf name, ph, cat, pid, tid, shape, argname, key;
     int has_ts, has_dur, has_shape, has_bytes, dev_type, dev_id;
@@ -748,18 +758,18 @@ static int emit(cj *r, uint32_t slot, const sp_event *e, const sp_gpu_info *g, u
 static int pop(cj *r, uint32_t slot) {
     rvec *s = &r->threads[slot].stack;
     range *e = &s->v[s->n - 1];
-    int64_t gpu = e->gpu_kids;
-    if (e->takes_gpu && e->ext) {
-        int64_t *k = im_slot(&r->kernel_ns, e->ext, 0);
-        if (k && *k >= 0) {
-            gpu += *k;
-            *k = -1; /* credited once */
+    int64_t gpu = e->gpu;
+    if (e->takes_gpu && e->ext) { /* device events whose launch is not in the trace */
+        dlink *k = im_slot(&r->kernel_ns, e->ext, 0);
+        if (k && k->ns >= 0) {
+            gpu += k->ns;
+            k->ns = -1; /* credited once */
         }
     }
     sp_event ev = {e->start, e->end < e->start ? e->start : e->end, e->site, s->n - 1, SP_SCOPE,
                    0, 0, gpu > 0 ? gpu : -1, e->start, 0, 0, NULL};
     s->n--;
-    if (s->n) s->v[s->n - 1].gpu_kids += gpu;
+    if (s->n) s->v[s->n - 1].gpu += gpu;
     r->st.ranges++;
     return emit(r, slot, &ev, NULL, e->flow);
 }
@@ -779,6 +789,29 @@ static int close_before(cj *r, uint32_t slot, uint64_t start, uint64_t end, int 
     return 0;
 }
 
+/* A runtime call with device events (its correlation) enters a thread whose
+ * stack holds the ranges around it: their time goes to the op among them
+ * whose External id the device events carry, else to the innermost op (the
+ * runtime call's parent, as HTA attributes kernels). PyTorch ~1.12-2.1 wrote
+ * a device event's correlation as its "External id", a numbering apart from
+ * the ops': the op around the launch is then the only sure link. A launch
+ * outside every op credits nobody. */
+static void credit_launch(cj *r, rvec *s, uint64_t corr) {
+    dlink *l = im_slot(&r->corr, corr, 0);
+    if (!l || l->ns <= 0) return;
+    range *to = NULL;
+    for (uint32_t i = s->n; i-- > 0 && l->ext;)
+        if (s->v[i].takes_gpu && s->v[i].ext == l->ext) {
+            to = &s->v[i];
+            break;
+        }
+    for (uint32_t i = s->n; i-- > 0 && !to;)
+        if (s->v[i].takes_gpu) to = &s->v[i];
+    if (!to) return;
+    to->gpu += l->ns;
+    l->ns = -1; /* credited once (cudaGraphLaunch: one correlation, many kernels) */
+}
+
 /* A range or memory record enters a streaming thread. */
 static int push(cj *r, uint32_t slot, const range *e) {
     if (close_before(r, slot, e->start, e->end, e->kind == SP_MEM)) return -1;
@@ -793,6 +826,7 @@ static int push(cj *r, uint32_t slot, const range *e) {
         return emit(r, slot, &row, NULL, 0);
     }
     if (s->n >= SP_MAX_DEPTH) return CORRUPT("ranges nested deeper than %u", SP_MAX_DEPTH);
+    if (e->flow) credit_launch(r, s, e->flow);
     return rv_push(s, e) ? NOMEM() : 0;
 }
 
@@ -849,9 +883,15 @@ static int is_device_event(const cj *r) {
            cat_is(r, "memcpy") || cat_is(r, "memset");
 }
 
-/* Runtime calls carry their op's External id but own no kernels. */
+/* Runtime calls launch device events (a correlation they share) but own
+ * none. Kineto's names for them, CUDA and HIP alike, and older "Runtime". */
 static int is_runtime(const cj *r) {
-    return cat_is(r, "cuda_runtime") || cat_is(r, "cuda_driver") || cat_is(r, "Runtime");
+    static const char *const cats[] = {"cuda_runtime", "cuda_driver", "Runtime", "mtia_runtime",
+                                       "xpu_runtime", "xpu_driver", "privateuse1_runtime",
+                                       "privateuse1_driver"};
+    for (size_t i = 0; i < sizeof cats / sizeof *cats; i++)
+        if (cat_is(r, cats[i])) return 1;
+    return 0;
 }
 
 /* Flow arrows, launch -> device event: Kineto gives a runtime call (say
@@ -861,8 +901,8 @@ static int is_runtime(const cj *r) {
  * one-pass reads (pipes) draw none. */
 enum { LINK_DEVICE = 1, LINK_LAUNCH = 2 };
 static uint64_t flow_of(cj *r) {
-    int64_t *b = r->correlation ? im_slot(&r->corr, r->correlation, 0) : NULL;
-    return b && *b == (LINK_DEVICE | LINK_LAUNCH) ? r->correlation : 0;
+    dlink *b = r->correlation ? im_slot(&r->corr, r->correlation, 0) : NULL;
+    return b && b->bits == (LINK_DEVICE | LINK_LAUNCH) ? r->correlation : 0;
 }
 
 /* Names PyTorch leaves out of key_averages (profiler utility ops). */
@@ -899,16 +939,17 @@ static void set_pid(cj *r) {
 static int handle_event(cj *r) {
     const char *ph = sb_str(&r->ph), *name = sb_str(&r->name);
     r->st.events++;
-    if (r->pass == 1) { /* kernel time per External id */
-        if (strcmp(ph, "X") == 0 && is_device_event(r) && r->ext && r->has_dur) {
-            int64_t *k = im_slot(&r->kernel_ns, r->ext, 1);
-            if (!k) return NOMEM();
-            *k += (int64_t)r->dur;
-        }
-        if (strcmp(ph, "X") == 0 && r->correlation && (is_device_event(r) || is_runtime(r))) {
-            int64_t *b = im_slot(&r->corr, r->correlation, 1);
+    if (r->pass == 1 && strcmp(ph, "X") == 0) { /* device time per correlation (else External id) */
+        int dev = is_device_event(r);
+        if (r->correlation && (dev || is_runtime(r))) {
+            dlink *b = im_slot(&r->corr, r->correlation, 1);
             if (!b) return NOMEM();
-            *b |= is_device_event(r) ? LINK_DEVICE : LINK_LAUNCH;
+            b->bits |= dev ? LINK_DEVICE : LINK_LAUNCH;
+            if (dev) b->ns += (int64_t)r->dur, b->ext = b->ext ? b->ext : r->ext;
+        } else if (dev && r->ext) {
+            dlink *k = im_slot(&r->kernel_ns, r->ext, 1);
+            if (!k) return NOMEM();
+            k->ns += (int64_t)r->dur;
         }
     }
     char p = ph[0] && !ph[1] ? ph[0] : '?';
@@ -995,7 +1036,8 @@ static int handle_event(cj *r) {
         uint32_t site;
         if (site_of(r, name, "[]", &site)) return -1;
         r->st.kernels++;
-        if (r->ext && im_slot(&r->kernel_ns, r->ext, 0)) r->st.kernels_linked++;
+        dlink *l = r->correlation ? im_slot(&r->corr, r->correlation, 0) : NULL;
+        r->st.kernels_linked += (l && (l->bits & LINK_LAUNCH)) || (r->ext && im_slot(&r->kernel_ns, r->ext, 0));
         sp_event k = {r->ts, r->ts, site, 0, SP_SCOPE, 0, 0, (int64_t)r->dur, r->ts, 0, 0, NULL};
         /* Marked as a device event: the table's Self GPU total sums these
          * only (PyTorch's), the trace puts them on GPU tracks. Kineto's pid
@@ -1085,15 +1127,17 @@ static int read_args(cj *r) {
         if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
         num v;
         int c = ws(r), isnum = c == '-' || (c >= '0' && c <= '9');
+        /* "external id": PyTorch 1.8/1.9's spelling */
+        int ext = key_is(r, "External id") || key_is(r, "external id");
         if (key_is(r, "Input Dims")) {
             if (render_value(r, &r->shape)) return -1;
             r->has_shape = 1;
         } else if (key_is(r, "name") && c == '"') {
             if (read_string(r, &r->argname)) return -1;
-        } else if (isnum && (key_is(r, "External id") || key_is(r, "correlation") || key_is(r, "Bytes") ||
+        } else if (isnum && (ext || key_is(r, "correlation") || key_is(r, "Bytes") ||
                              key_is(r, "Device Type") || key_is(r, "Device Id"))) {
             if (read_number(r, &v)) return -1;
-            if (key_is(r, "External id")) r->ext = v.d > 0 && v.d < 1.8e19 ? (uint64_t)v.d : 0;
+            if (ext) r->ext = v.d > 0 && v.d < 1.8e19 ? (uint64_t)v.d : 0;
             else if (key_is(r, "correlation")) r->correlation = v.d > 0 && v.d < 1.8e19 ? (uint64_t)v.d : 0;
             else if (key_is(r, "Bytes")) {
                 if (!(fabs(v.d) <= (double)SP_MAX_VALUE)) return CORRUPT("absurd \"Bytes\" %s", v.text);
@@ -1367,6 +1411,20 @@ static void cj_free(cj *r) {
     if (!r->mem) free(r->buf);
 }
 
+/* After pass 1: device events whose launch is not in the trace go to the op
+ * with their External id (PyTorch's link), unless that id is their own
+ * correlation (PyTorch ~1.12-2.1: not an op's id). */
+static int orphans_by_ext(cj *r) {
+    for (uint32_t i = 0; i < r->corr.cap; i++) {
+        dlink *l = &r->corr.vals[i];
+        if (!r->corr.keys[i] || l->bits != LINK_DEVICE || !l->ext || l->ext == r->corr.keys[i]) continue;
+        dlink *k = im_slot(&r->kernel_ns, l->ext, 1);
+        if (!k) return NOMEM();
+        k->ns += l->ns;
+    }
+    return 0;
+}
+
 static int run(cj *r, const sp_callbacks *cb, sp_result *res, int seekable) {
     static const sp_callbacks none = {NULL, NULL, NULL, NULL};
     r->vtbl = &chrome_vtbl;
@@ -1375,7 +1433,7 @@ static int run(cj *r, const sp_callbacks *cb, sp_result *res, int seekable) {
     r->hdr.rank = 0xFFFFFFFFu;
     r->hdr.unit_ns = 1.0;
     r->seekable = seekable;
-    /* Pass 1 whenever the input can be read again: kernel time per External id,
+    /* Pass 1 whenever the input can be read again: device time per launch,
      * and which threads go back in time (Kineto writes a thread's ops, then
      * its runtime calls, then its memory records). */
     if (seekable) {
@@ -1385,6 +1443,7 @@ static int run(cj *r, const sp_callbacks *cb, sp_result *res, int seekable) {
         (void)rc; /* an error shows again in pass 2, after what precedes it is delivered */
         memset(res, 0, sizeof *res);
         memset(&r->st, 0, sizeof r->st);
+        orphans_by_ext(r); /* out of memory: pass 2 stops at once */
     }
     reset_input(r);
     r->pass = 2;

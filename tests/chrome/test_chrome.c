@@ -142,6 +142,43 @@ int main(void) {
         CHECK(mm && mm->self_ns == 80000);
     }
 
+    /* Device events go to the op around the runtime call with their
+     * correlation. PyTorch ~1.12-2.1 wrote a kernel's and a launch's
+     * correlation as their "External id", apart from the ops' numbering:
+     * k_mm's 9 is also aten::relu's id, which must not get it. The op with
+     * the device event's External id wins when it is around the launch
+     * (record_param_comms, not the annotation inside it, as PyTorch links
+     * them); a device event without a launch goes by External id unless it
+     * is its own correlation; PyTorch 1.8/1.9 spell it "external id". */
+    const char *corr =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100,\"args\":{\"External id\":7}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":80,\"args\":{\"External id\":8}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\",\"pid\":1,\"tid\":1,\"ts\":200,\"dur\":100,\"args\":{\"External id\":9}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"record_param_comms\",\"pid\":1,\"tid\":1,\"ts\":400,\"dur\":100,\"args\":{\"External id\":20}},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"nccl:all_reduce\",\"pid\":1,\"tid\":1,\"ts\":410,\"dur\":50,\"args\":{\"External id\":21}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"old_op\",\"pid\":1,\"tid\":1,\"ts\":600,\"dur\":10,\"args\":{\"external id\":30}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":10,\"args\":{\"External id\":9,\"correlation\":9}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":210,\"dur\":10,\"args\":{\"External id\":50,\"correlation\":50}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernelExC\",\"pid\":1,\"tid\":1,\"ts\":420,\"dur\":10,\"args\":{\"External id\":20,\"correlation\":60}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_mm\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":30,\"args\":{\"External id\":9,\"correlation\":9}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_relu\",\"pid\":0,\"tid\":7,\"ts\":230,\"dur\":5,\"args\":{\"External id\":50,\"correlation\":50}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"nccl_k\",\"pid\":0,\"tid\":8,\"ts\":430,\"dur\":20,\"args\":{\"External id\":20,\"correlation\":60}},\n"
+        "{\"ph\":\"X\",\"cat\":\"Kernel\",\"name\":\"old_k\",\"pid\":0,\"tid\":7,\"ts\":605,\"dur\":3,\"args\":{\"external id\":30,\"correlation\":70}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"lost_k\",\"pid\":0,\"tid\":7,\"ts\":700,\"dur\":2,\"args\":{\"External id\":7,\"correlation\":7}}\n"
+        "]}";
+    CHECK(run(&c, corr, &res) == SP_OK);
+    const scopeprof_row *rl = row(&c, "aten::relu"), *rpc = row(&c, "record_param_comms"),
+                        *ann = row(&c, "nccl:all_reduce"), *old = row(&c, "old_op");
+    lin = row(&c, "aten::linear"), mm = row(&c, "aten::mm");
+    CHECK(lin && mm && rl && rpc && ann && old);
+    if (lin && mm && rl && rpc && ann && old) {
+        CHECK(mm->gpu_self_ns == 30000 && lin->gpu_self_ns == 0 && lin->gpu_total_ns == 30000);
+        CHECK(rl->gpu_self_ns == 5000 && rl->gpu_total_ns == 5000);
+        CHECK(rpc->gpu_self_ns == 20000 && ann->gpu_total_ns == 0);
+        CHECK(old->gpu_self_ns == 3000);
+    }
+
     /* Malformed input: status, offset and message. */
     static const struct { const char *json; int status; long off; const char *msg; } bad[] = {
         {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1 \"dur\":2}]", SP_CORRUPT, 29, "expected ',' or '}'"},
