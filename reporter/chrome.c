@@ -878,9 +878,18 @@ static int finish_thread(cj *r, uint32_t slot) {
 /* ---- Events ------------------------------------------------------------------ */
 static int cat_is(const cj *r, const char *c) { return strcasecmp(sb_str((sbuf *)&r->cat), c) == 0; }
 
+/* Device events: the categories PyTorch's deviceTypeFromActivity gives a
+ * device (CUDA: kernels, memcpy, memset, cuda_sync, cuda_profiler_range;
+ * MTIA: mtia_ccp_events, mtia_insight), and older Kineto's Kernel, Memcpy,
+ * Memset. Each is a row with GPU time and no CPU time, and counts in the
+ * Self GPU total. */
 static int is_device_event(const cj *r) {
-    return cat_is(r, "kernel") || cat_is(r, "gpu_memcpy") || cat_is(r, "gpu_memset") ||
-           cat_is(r, "memcpy") || cat_is(r, "memset");
+    static const char *const cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset",
+                                       "cuda_sync", "cuda_profiler_range", "mtia_ccp_events",
+                                       "mtia_insight"};
+    for (size_t i = 0; i < sizeof cats / sizeof *cats; i++)
+        if (cat_is(r, cats[i])) return 1;
+    return 0;
 }
 
 /* Runtime calls launch device events (a correlation they share) but own

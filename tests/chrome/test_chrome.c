@@ -179,6 +179,31 @@ int main(void) {
         CHECK(old->gpu_self_ns == 3000);
     }
 
+    /* The other categories PyTorch gives a device (deviceTypeFromActivity):
+     * cuda_sync (on a stream, or Kineto's tid -1 "Device" lane),
+     * cuda_profiler_range, mtia_ccp_events are device rows (no CPU time, Self
+     * GPU their duration), not ops of a CPU thread; a sync goes to the op
+     * around its runtime call as a kernel would. */
+    const char *sync =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::item\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100,\"args\":{\"External id\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamSynchronize\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":80,\"args\":{\"External id\":1,\"correlation\":5}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Stream Sync\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":60,\"args\":{\"External id\":1,\"correlation\":5}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Event Sync\",\"pid\":0,\"tid\":-1,\"ts\":200,\"dur\":6,\"args\":{\"correlation\":6}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_profiler_range\",\"name\":\"profiled\",\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":40},\n"
+        "{\"ph\":\"X\",\"cat\":\"mtia_ccp_events\",\"name\":\"dma_request\",\"pid\":9,\"tid\":801,\"ts\":400,\"dur\":8}\n"
+        "]}";
+    CHECK(run(&c, sync, &res) == SP_OK);
+    const scopeprof_row *item = row(&c, "aten::item"), *ss = row(&c, "Stream Sync"), *es = row(&c, "Event Sync"),
+                        *pr = row(&c, "profiled"), *dma = row(&c, "dma_request");
+    CHECK(item && ss && es && pr && dma);
+    if (item && ss && es && pr && dma) {
+        CHECK(ss->total_ns == 0 && ss->self_ns == 0 && ss->gpu_self_ns == 60000 && item->gpu_self_ns == 60000);
+        CHECK(es->total_ns == 0 && es->gpu_self_ns == 6000 && pr->total_ns == 0 && pr->gpu_self_ns == 40000);
+        CHECK(dma->total_ns == 0 && dma->gpu_self_ns == 8000);
+        CHECK(item->self_ns == 20000 && scopeprof_agg_self_total(&c.agg) == 100000);
+    }
+
     /* Malformed input: status, offset and message. */
     static const struct { const char *json; int status; long off; const char *msg; } bad[] = {
         {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1 \"dur\":2}]", SP_CORRUPT, 29, "expected ',' or '}'"},
