@@ -1115,13 +1115,19 @@ static int want_number(cj *r, num *v, const char *field) {
     return read_number(r, v);
 }
 
-/* pid/tid: a number or a string; kept as text with a type mark. */
+/* pid/tid: a number or a string; kept as text with a type mark. A string
+ * that is an integer as JSON writes one is that number: Kineto wrote the
+ * ops' tid as "25738" and their [memory] records' as 25738 (PyTorch 1.8/1.9),
+ * one thread. */
 static int want_id(cj *r, sbuf *out, const char *field) {
     int c = ws(r);
     out->n = 0;
     if (c == '"') {
         if (read_string(r, &r->key)) return -1; /* the key was used already */
-        return sb_put(out, "s", 1) || sb_put(out, sb_str(&r->key), r->key.n) ? NOMEM() : 0;
+        const char *k = sb_str(&r->key), *d = k + (k[0] == '-');
+        size_t n = strspn(d, "0123456789");
+        int number = n && n <= 20 && !d[n] && (d[0] != '0' || n == 1);
+        return (!number && sb_put(out, "s", 1)) || sb_put(out, k, r->key.n) ? NOMEM() : 0;
     }
     num v;
     if (want_number(r, &v, field)) return -1;

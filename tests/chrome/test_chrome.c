@@ -204,6 +204,22 @@ int main(void) {
         CHECK(item->self_ns == 20000 && scopeprof_agg_self_total(&c.agg) == 100000);
     }
 
+    /* PyTorch 1.8/1.9 wrote the ops' tid as a string and their [memory]
+     * records' as a number: one thread. A string that is not an integer as
+     * JSON writes one ("007", "main") stays a name of its own. */
+    const char *tids =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"Operator\",\"name\":\"aten::empty\",\"pid\":25738,\"tid\":\"25738\",\"ts\":0,\"dur\":10},\n"
+        "{\"ph\":\"X\",\"cat\":\"Operator\",\"name\":\"aten::zeros\",\"pid\":\"7\",\"tid\":\"007\",\"ts\":0,\"dur\":10},\n"
+        "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":25738,\"tid\":25738,\"ts\":5,\"args\":{\"Device Type\":0,\"Bytes\":4}},\n"
+        "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":7,\"tid\":7,\"ts\":5,\"args\":{\"Device Type\":0,\"Bytes\":8}}\n"
+        "]}";
+    CHECK(run(&c, tids, &res) == SP_OK);
+    const scopeprof_row *emp = row(&c, "aten::empty"), *zer = row(&c, "aten::zeros"), *memrow = row(&c, "[memory]");
+    CHECK(emp && zer && memrow);
+    if (emp && zer && memrow)
+        CHECK(emp->cpu_mem == 4 && emp->self_cpu_mem == 4 && zer->cpu_mem == 0 && memrow->cpu_mem == 8);
+
     /* Malformed input: status, offset and message. */
     static const struct { const char *json; int status; long off; const char *msg; } bad[] = {
         {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1 \"dur\":2}]", SP_CORRUPT, 29, "expected ',' or '}'"},
