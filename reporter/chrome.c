@@ -232,6 +232,7 @@ typedef struct cj {
     order *late;       /* pass 1: each thread's order; pass 2 sorts those late */
     uint32_t nlate, late_cap;
     int warned_late;   /* the one-pass fallback came after delivery: said once */
+    int header_sent;   /* pass 2: the header callback was called */
     lmap kernel_ns;    /* External id -> ns of device events without a launch (pass 1) */
     lmap corr;         /* correlation -> device ns, device ext, LINK_* (pass 1) */
     /* the event being read */
@@ -1237,8 +1238,20 @@ static int read_event(cj *r) {
     return handle_event(r);
 }
 
+/* Pass 2: the header callback, once, before the first event: as late as
+ * that, so that a pipe's "distributedInfo" (before "traceEvents" in
+ * Kineto's files) gives its rank too. */
+static int send_header(cj *r) {
+    if (r->header_sent || r->pass != 2) return 0;
+    r->header_sent = 1;
+    if (r->cb->header && r->cb->header(r->cb->ctx, (const sp_reader *)r, &r->hdr))
+        return fail(r, SP_STOPPED, here(r), "stopped by the reader's client");
+    return 0;
+}
+
 /* The traceEvents array (or the whole bare-array file). */
 static int read_events(cj *r, int bare) {
+    if (send_header(r)) return -1;
     skipc(r); /* '[' */
     r->errctx = "the event list";
     int c = ws(r);
@@ -1318,6 +1331,32 @@ static int read_devices(cj *r) {
     }
 }
 
+/* Kineto's "distributedInfo": {"backend": "nccl", "rank": 3, ...}: the
+ * header's rank (--per-rank, --group-by rank, `trace`'s process names), as
+ * HTA reads it. Other keys are skipped. */
+static int read_rank(cj *r) {
+    skipc(r); /* '{' */
+    r->errctx = "distributedInfo";
+    if (ws(r) == '}') return skipc(r), 0;
+    for (;;) {
+        if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
+        if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
+        int c = ws(r);
+        num v;
+        if (key_is(r, "rank") && (c == '-' || (c >= '0' && c <= '9'))) {
+            if (read_number(r, &v)) return -1;
+            if (v.is_int && v.d >= 0 && v.d < 0xFFFFFFFFu) r->hdr.rank = (uint32_t)v.d;
+        } else if (skip_value(r)) {
+            return -1;
+        }
+        c = ws(r);
+        if (c < 0) return truncated(r);
+        skipc(r);
+        if (c == '}') return 0;
+        if (c != ',') return r->pos--, CORRUPT("expected ',' or '}' in distributedInfo");
+    }
+}
+
 static int read_top(cj *r) {
     r->errctx = "the top-level value";
     int c = ws(r);
@@ -1338,6 +1377,8 @@ static int read_top(cj *r) {
                     seen = 1;
                 } else if (key_is(r, "deviceProperties") && ws(r) == '[') {
                     if (read_devices(r)) return -1;
+                } else if (key_is(r, "distributedInfo") && ws(r) == '{') {
+                    if (read_rank(r)) return -1;
                 } else if (skip_value(r)) {
                     return -1;
                 }
@@ -1462,10 +1503,8 @@ static int run(cj *r, const sp_callbacks *cb, sp_result *res, int seekable) {
     }
     reset_input(r);
     r->pass = 2;
-    if (r->cb->header && r->cb->header(r->cb->ctx, (const sp_reader *)r, &r->hdr))
-        fail(r, SP_STOPPED, 0, "stopped by the reader's client");
-    else
-        read_top(r);
+    read_top(r);
+    if (res->status != SP_STOPPED) send_header(r); /* no event list */
     /* What was read before an error is used, as the native reader does. */
     int stopped = res->status == SP_STOPPED;
     for (uint32_t i = 0; i < r->nthreads && !stopped; i++) {

@@ -30,6 +30,22 @@ static int on_events(void *p, const sp_reader *r, const sp_thread *t, const sp_e
     return 0;
 }
 
+static uint32_t header_rank;
+static int on_header(void *p, const sp_reader *r, const sp_header *h) {
+    (void)p, (void)r;
+    header_rank = h->rank;
+    return 0;
+}
+
+/* A pipe holding json, for the one-pass reader. */
+static int pipe_of(const char *json) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    ssize_t n = write(fds[1], json, strlen(json));
+    close(fds[1]);
+    return n == (ssize_t)strlen(json) ? fds[0] : (close(fds[0]), -1);
+}
+
 static const scopeprof_row *row(ctx *c, const char *name) {
     scopeprof_agg_flush(&c->agg);
     for (uint32_t i = 0; i < c->agg.nrows; i++)
@@ -129,15 +145,12 @@ int main(void) {
      * event: the ops delivered before keep their times, and the caller is
      * told (SP_NOTE_LATE, a warning line). */
     {
-        int fds[2];
-        CHECK(pipe(fds) == 0);
-        CHECK(write(fds[1], kineto, strlen(kineto)) == (ssize_t)strlen(kineto));
-        close(fds[1]);
+        int fd = pipe_of(kineto);
         scopeprof_agg_free(&c.agg);
         scopeprof_agg_init(&c.agg);
         sp_callbacks cb = {&c, NULL, on_events, NULL};
-        CHECK(sp_read_chrome_fd(fds[0], NULL, 0, &cb, &res) == SP_OK && (res.notes & SP_NOTE_LATE));
-        close(fds[0]);
+        CHECK(fd >= 0 && sp_read_chrome_fd(fd, NULL, 0, &cb, &res) == SP_OK && (res.notes & SP_NOTE_LATE));
+        if (fd >= 0) close(fd);
         mm = row(&c, "aten::mm");
         CHECK(mm && mm->self_ns == 80000);
     }
@@ -219,6 +232,27 @@ int main(void) {
     CHECK(emp && zer && memrow);
     if (emp && zer && memrow)
         CHECK(emp->cpu_mem == 4 && emp->self_cpu_mem == 4 && zer->cpu_mem == 0 && memrow->cpu_mem == 8);
+
+    /* Kineto's "distributedInfo" rank is the header's (--per-rank, --group-by
+     * rank), before "traceEvents" as Kineto writes it, also from a pipe (the
+     * header callback waits for the event list), or after it in a file. */
+    {
+        const char *before = "{\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3,\"world_size\":8,"
+                             "\"pg_config\":[{\"ranks\":[0]}]},\"traceEvents\":[]}";
+        const char *after = "{\"traceEvents\":[],\"distributedInfo\":{\"rank\":5}}";
+        sp_callbacks hcb = {&c, on_header, on_events, NULL};
+        header_rank = 0;
+        CHECK(sp_read_chrome_mem(before, strlen(before), &hcb, &res) == SP_OK && header_rank == 3);
+        header_rank = 0;
+        CHECK(sp_read_chrome_mem(after, strlen(after), &hcb, &res) == SP_OK && header_rank == 5);
+        int fd = pipe_of(before);
+        header_rank = 0;
+        CHECK(fd >= 0 && sp_read_chrome_fd(fd, NULL, 0, &hcb, &res) == SP_OK && header_rank == 3);
+        if (fd >= 0) close(fd);
+        header_rank = 0;
+        CHECK(run(&c, "{\"traceEvents\":[]}", &res) == SP_OK &&
+              sp_read_chrome_mem("[]", 2, &hcb, &res) == SP_OK && header_rank == 0xFFFFFFFFu);
+    }
 
     /* Malformed input: status, offset and message. */
     static const struct { const char *json; int status; long off; const char *msg; } bad[] = {
