@@ -880,14 +880,14 @@ static int finish_thread(cj *r, uint32_t slot) {
 static int cat_is(const cj *r, const char *c) { return strcasecmp(sb_str((sbuf *)&r->cat), c) == 0; }
 
 /* Device events: the categories PyTorch's deviceTypeFromActivity gives a
- * device (CUDA: kernels, memcpy, memset, cuda_sync, cuda_profiler_range;
- * MTIA: mtia_ccp_events, mtia_insight), and older Kineto's Kernel, Memcpy,
- * Memset. Each is a row with GPU time and no CPU time, and counts in the
- * Self GPU total. */
+ * device (CUDA: kernels, memcpy, memset, cuda_sync, cuda_profiler_range,
+ * gpu_user_annotation; MTIA: mtia_ccp_events, mtia_insight), and older
+ * Kineto's Kernel, Memcpy, Memset. Each is a row with GPU time and no CPU
+ * time, and counts in the Self GPU total but for the annotations. */
 static int is_device_event(const cj *r) {
     static const char *const cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset",
-                                       "cuda_sync", "cuda_profiler_range", "mtia_ccp_events",
-                                       "mtia_insight"};
+                                       "cuda_sync", "cuda_profiler_range", "gpu_user_annotation",
+                                       "mtia_ccp_events", "mtia_insight"};
     for (size_t i = 0; i < sizeof cats / sizeof *cats; i++)
         if (cat_is(r, cats[i])) return 1;
     return 0;
@@ -998,8 +998,7 @@ static int handle_event(cj *r) {
         r->st.skipped++;
         return 0;
     }
-    if ((p == 'X' || p == 'B') && (cat_is(r, "python_function") || cat_is(r, "gpu_user_annotation") ||
-                                   pytorch_filtered(name))) {
+    if ((p == 'X' || p == 'B') && (cat_is(r, "python_function") || pytorch_filtered(name))) {
         r->st.skipped++; /* not in PyTorch's key_averages */
         return 0;
     }
@@ -1051,9 +1050,13 @@ static int handle_event(cj *r) {
         sp_event k = {r->ts, r->ts, site, 0, SP_SCOPE, 0, 0, (int64_t)r->dur, r->ts, 0, 0, NULL};
         /* Marked as a device event: the table's Self GPU total sums these
          * only (PyTorch's), the trace puts them on GPU tracks. Kineto's pid
-         * is the device, its tid the stream. */
+         * is the device, its tid the stream. A GPU annotation (timed 2) is
+         * a row and a slice as well, but spans the kernels it annotates:
+         * PyTorch leaves it out of the total (_build_table's
+         * is_user_annotation), aggregate.c too. */
         uint64_t dev = r->pid.n && r->pid.p[0] != 's' ? strtoull(sb_str(&r->pid), NULL, 10) : 0;
-        sp_gpu_info g = {r->threads[slot].t.tid, dev < SP_MAX_DEVICES ? (uint32_t)dev : SP_MAX_DEVICES - 1, 1};
+        sp_gpu_info g = {r->threads[slot].t.tid, dev < SP_MAX_DEVICES ? (uint32_t)dev : SP_MAX_DEVICES - 1,
+                         cat_is(r, "gpu_user_annotation") ? 2u : 1u};
         r->st.ranges++;
         return emit(r, slot, &k, &g, flow_of(r));
     }

@@ -142,7 +142,10 @@ enum { SP_NOTE_LATE = 1 };
 typedef struct sp_gpu_info {
     uint64_t stream;  /* the stream handle, an opaque id */
     uint32_t device;  /* GPU index (0: the first GPU) */
-    uint32_t timed;   /* 1: ev[k] is a GPU scope with a GPU interval */
+    uint32_t timed;   /* 1: ev[k] is a GPU scope with a GPU interval; 2 (Chrome
+                         JSON): a GPU annotation (gpu_user_annotation), an
+                         interval on its stream whose time is not device
+                         time: not in the Self GPU total */
 } sp_gpu_info;
 
 /* One STEPS record: the range of ProfilerStep#number. */
