@@ -377,7 +377,15 @@ static int read_string(cj *r, sbuf *out) {
             if (out && sb_put(out, "", 0)) return NOMEM();
             return 0;
         }
-        if (c < 0x20) return CORRUPT("control character 0x%02x in a string", (unsigned)c);
+        if (c < 0x20) { /* strict JSON forbids it; PyTorch 2.0.1 wrote raw newlines in
+                           python_function names: taken as it is, and said once */
+            char b = (char)c;
+            skipc(r);
+            len++;
+            r->res->notes |= SP_NOTE_CTRL;
+            if (out && sb_put(out, &b, 1)) return NOMEM();
+            continue;
+        }
         if (c != '\\') continue; /* the run stopped at the buffer's end */
         skipc(r);
         c = peekc(r);

@@ -254,6 +254,12 @@ int main(void) {
               sp_read_chrome_mem("[]", 2, &hcb, &res) == SP_OK && header_rank == 0xFFFFFFFFu);
     }
 
+    /* A raw newline inside a string (PyTorch 2.0.1's python_function names)
+     * is taken as it is, as Python's json.loads(strict=False), and noted. */
+    const char *rawnl = "[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"fn\n\t(x)\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}]";
+    CHECK(run(&c, rawnl, &res) == SP_OK && (res.notes & SP_NOTE_CTRL) && row(&c, "fn\n\t(x)"));
+    CHECK(run(&c, "[{\"ph\":\"X\",\"name\":\"fn\\n\",\"ts\":1}]", &res) == SP_OK && res.notes == 0);
+
     /* Malformed input: status, offset and message. */
     static const struct { const char *json; int status; long off; const char *msg; } bad[] = {
         {"[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1 \"dur\":2}]", SP_CORRUPT, 29, "expected ',' or '}'"},
