@@ -129,6 +129,10 @@ void sp_warn_incomplete(const char *path, const sp_result *res, FILE *err) {
         fprintf(err, "%s: warning: read once (a pipe), a thread's events came out of time order after "
                 "some were counted: their self times and memory may be off; read the file itself "
                 "(it is read twice) for PyTorch's numbers\n", path);
+    if (res->notes & SP_NOTE_PIPE_GPU)
+        fprintf(err, "%s: note: read once (a pipe), kernel and memcpy time is in the device rows only: "
+                "no op has Self GPU or GPU total, no launch arrows; read the file itself (it is read "
+                "twice) for them\n", path);
     if (res->notes & SP_NOTE_CTRL)
         fprintf(err, "%s: warning: raw control characters (newlines) inside JSON strings, which "
                 "strict JSON forbids, were taken as they are (as Python's json.loads(strict=False))\n",

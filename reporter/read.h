@@ -136,8 +136,9 @@ typedef struct sp_result {
 /* sp_result.notes. LATE: read once (a pipe), a thread's events came out of
  * time order after some of it was delivered, which kept their self times and
  * memory as they were. CTRL: raw control characters (a newline) inside JSON
- * strings, taken as they are (Python's json.loads(strict=False)). */
-enum { SP_NOTE_LATE = 1, SP_NOTE_CTRL = 2 };
+ * strings, taken as they are (Python's json.loads(strict=False)). PIPE_GPU:
+ * read once, device events were rows but their time went to no op. */
+enum { SP_NOTE_LATE = 1, SP_NOTE_CTRL = 2, SP_NOTE_PIPE_GPU = 4 };
 
 /* What a GPU scope's record says beyond its interval (see sp_reader_gpu_info). */
 typedef struct sp_gpu_info {

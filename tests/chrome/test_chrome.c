@@ -143,13 +143,15 @@ int main(void) {
     }
     /* Read once (a pipe), the thread can only be sorted from its first late
      * event: the ops delivered before keep their times, and the caller is
-     * told (SP_NOTE_LATE, a warning line). */
+     * told (SP_NOTE_LATE, a warning line); its kernels are rows credited to
+     * no op, which it is told too (SP_NOTE_PIPE_GPU). */
     {
         int fd = pipe_of(kineto);
         scopeprof_agg_free(&c.agg);
         scopeprof_agg_init(&c.agg);
         sp_callbacks cb = {&c, NULL, on_events, NULL};
-        CHECK(fd >= 0 && sp_read_chrome_fd(fd, NULL, 0, &cb, &res) == SP_OK && (res.notes & SP_NOTE_LATE));
+        CHECK(fd >= 0 && sp_read_chrome_fd(fd, NULL, 0, &cb, &res) == SP_OK && (res.notes & SP_NOTE_LATE) &&
+              (res.notes & SP_NOTE_PIPE_GPU));
         if (fd >= 0) close(fd);
         mm = row(&c, "aten::mm");
         CHECK(mm && mm->self_ns == 80000);
