@@ -238,6 +238,8 @@ typedef struct cj {
     /* the event being read */
     sbuf name, ph, cat, pid, tid, shape, argname, key;
     int has_ts, has_dur, has_shape, has_bytes, dev_type, dev_id;
+    int own_gpu; /* args of `scopeprof trace`'s GPU scope slices: 1 "gpu_dur"
+                    (its CPU side), 2 "launch_ts" (its GPU interval) */
     uint64_t ts, dur, ext, correlation;
     int64_t bytes;
     uint64_t order;
@@ -893,6 +895,7 @@ static int cat_is(const cj *r, const char *c) { return strcasecmp(sb_str((sbuf *
  * Kineto's Kernel, Memcpy, Memset. Each is a row with GPU time and no CPU
  * time, and counts in the Self GPU total but for the annotations. */
 static int is_device_event(const cj *r) {
+    if (r->own_gpu) return 0; /* gpu_user_annotation as `scopeprof trace` writes a .sprof GPU scope */
     static const char *const cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset",
                                        "cuda_sync", "cuda_profiler_range", "gpu_user_annotation",
                                        "mtia_ccp_events", "mtia_insight"};
@@ -1006,7 +1009,11 @@ static int handle_event(cj *r) {
         r->st.skipped++;
         return 0;
     }
-    if ((p == 'X' || p == 'B') && (cat_is(r, "python_function") || pytorch_filtered(name))) {
+    /* `scopeprof trace` of a .sprof file writes a GPU scope as a slice on its
+     * thread ("gpu_dur": read as an op) and its GPU interval ("launch_ts",
+     * category gpu_user_annotation too): the interval is left out, as before
+     * GPU annotations were rows. */
+    if ((p == 'X' || p == 'B') && (cat_is(r, "python_function") || pytorch_filtered(name) || r->own_gpu == 2)) {
         r->st.skipped++; /* not in PyTorch's key_averages */
         return 0;
     }
@@ -1161,6 +1168,9 @@ static int read_args(cj *r) {
             r->has_shape = 1;
         } else if (key_is(r, "name") && c == '"') {
             if (read_string(r, &r->argname)) return -1;
+        } else if (key_is(r, "gpu_dur") || key_is(r, "launch_ts")) {
+            r->own_gpu = key_is(r, "gpu_dur") ? 1 : 2;
+            if (skip_value(r)) return -1;
         } else if (isnum && (ext || key_is(r, "correlation") || key_is(r, "Bytes") ||
                              key_is(r, "Device Type") || key_is(r, "Device Id"))) {
             if (read_number(r, &v)) return -1;
@@ -1194,7 +1204,7 @@ static int read_event(cj *r) {
     if (r->name.p) r->name.p[0] = 0;
     if (r->pid.p) r->pid.p[0] = 0;
     if (r->tid.p) r->tid.p[0] = 0;
-    r->has_ts = r->has_dur = r->has_shape = r->has_bytes = 0;
+    r->has_ts = r->has_dur = r->has_shape = r->has_bytes = r->own_gpu = 0;
     r->ts = r->dur = r->ext = r->correlation = 0;
     r->bytes = 0;
     r->dev_type = r->dev_id = -1;

@@ -54,6 +54,16 @@ assert a and a["count"] == 1 and a["cpu_time_total_ns"] == 0 and a["self_gpu_tim
 assert s["self_gpu_time_total_ns"] == 40000 and s["gpu_time_total_ns"] == 70000, s
 assert t["self_gpu_time_total_ns"] == 30000, t["self_gpu_time_total_ns"]
 ' || fail "gpu_user_annotation"
+# `trace` of a .sprof file writes a GPU scope's CPU side and its GPU interval
+# in category gpu_user_annotation ("gpu_dur" / "launch_ts" in args): read
+# back, the CPU side is the scope's row again (CPU columns of the .sprof
+# file's table), the interval is no device row.
+"$BUILD/tests/reporter/mktrace" rich "$tmp/rich.sprof" || fail "mktrace rich"
+"$bin" trace "$tmp/rich.sprof" -o "$tmp/rich.json" || fail "trace rich"
+for f in rich.sprof rich.json; do
+  "$bin" table --no-compensate --format csv "$tmp/$f" | cut -d, -f1-4 | sort >"$tmp/$f.csv" || fail "table $f"
+done
+cmp -s "$tmp/rich.sprof.csv" "$tmp/rich.json.csv" || fail "GPU scopes read back: $(diff "$tmp/rich.sprof.csv" "$tmp/rich.json.csv")"
 # Malformed JSON from a pipe: the byte offset, exit 1.
 printf '{"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":2,}]}' | "$bin" table - >/dev/null 2>"$tmp/err"
 st=$?
