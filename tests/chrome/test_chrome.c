@@ -1,5 +1,7 @@
 /* test_chrome.c -- the Chrome reader on hand-written traces: GPU attribution
- * as PyTorch computes it, B/E matching, out-of-order threads, string ids,
+ * as PyTorch computes it (through the launch's correlation), B/E matching,
+ * out-of-order threads (Kineto's layout, from a file and from a pipe), string
+ * ids, device categories, distributedInfo's rank, raw control characters,
  * memory records, and every malformed-input class (status + byte offset). */
 #define SCOPEPROF_AGGREGATION
 #include <stdio.h>
