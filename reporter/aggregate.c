@@ -305,7 +305,7 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
      * tree hands events over later). Chrome site ids are 1..2^24. */
     const sp_gpu_info *gi = sp_chrome_vtbl(r) ? sp_reader_gpu_info(r) : NULL;
     for (uint32_t k = 0; gi && k < n; k++)
-        if (gi[k].timed && ev[k].site < SP_MAX_SITES) {
+        if (gi[k].timed == 1 && ev[k].site < SP_MAX_SITES) { /* not 2, a GPU annotation: PyTorch leaves it out */
             if (flags_fit(&c->dev_site, &c->ndev_site, ev[k].site)) c->oom = 1;
             else c->dev_site[ev[k].site] = 1;
         }

@@ -10,10 +10,14 @@
  *   threads    per (pid, tid) a stack of open ranges, closed (delivered to
  *              the callbacks) the way PyTorch nests events: an event that
  *              starts at or after the top's end, or ends after it, closes it
- *   GPU        kernels are credited to the CPU op whose "External id" they
- *              carry; as Kineto writes kernels after the CPU ops, a seekable
- *              input with device events is read twice (pass 1 collects the
- *              kernel time per External id, pass 2 delivers). */
+ *   GPU        device events are credited to the op around the runtime call
+ *              that shares their "correlation" (else to the op whose
+ *              "External id" they carry)
+ *   passes     a re-readable input is read twice: pass 1 collects the device
+ *              time per correlation and notes the threads that go back in
+ *              time (Kineto writes a thread's ops, then its runtime calls,
+ *              then its memory records); pass 2 delivers, buffering and
+ *              sorting those threads from their first event. */
 #define SCOPEPROF_AGGREGATION
 #include "chrome.h"
 
@@ -111,15 +115,23 @@ static void sm_free(strmap *m) {
     memset(m, 0, sizeof *m);
 }
 
-typedef struct i64map { /* External id -> kernel ns; key 0 is never stored */
-    uint64_t *keys;
-    int64_t *vals;
-    uint32_t cap, n;
-} i64map;
+/* What pass 1 learns of an External id or a correlation: the device time
+ * it carries, the device events' External id, who carries it (LINK_*). */
+typedef struct dlink {
+    int64_t ns; /* -1 once credited */
+    uint64_t ext;
+    uint32_t bits;
+} dlink;
 
-static int64_t *im_slot(i64map *m, uint64_t k, int create) {
+typedef struct lmap { /* u64 -> dlink; key 0 is never stored */
+    uint64_t *keys;
+    dlink *vals;
+    uint32_t cap, n;
+} lmap;
+
+static dlink *im_slot(lmap *m, uint64_t k, int create) {
     if (create && (m->n + 1) * 2 > m->cap) {
-        i64map g = {NULL, NULL, m->cap ? m->cap * 2 : 256, 0};
+        lmap g = {NULL, NULL, m->cap ? m->cap * 2 : 256, 0};
         g.keys = calloc(g.cap, sizeof *g.keys);
         g.vals = calloc(g.cap, sizeof *g.vals);
         if (!g.keys || !g.vals) return free(g.keys), free(g.vals), NULL;
@@ -145,7 +157,8 @@ typedef struct range { /* an open or buffered range, or a buffered [memory] reco
     uint64_t ext;      /* "External id" (0: none) */
     uint64_t flow;     /* a runtime call that launched a device event: the
                           "correlation" they share (0: none), sp_chrome_flow */
-    int64_t gpu_kids;  /* GPU time of its closed children */
+    int64_t gpu;       /* GPU time credited to it: its launches' device
+                          events, its closed children's GPU totals */
     int64_t bytes;     /* SP_MEM */
     uint64_t order;    /* arrival, for a stable sort */
     uint32_t site, device;
@@ -171,13 +184,21 @@ static int rv_push(rvec *s, const range *e) {
     return 0;
 }
 
+/* The last key of a thread's ranges and records in PyTorch's order (start,
+ * ranges before records, longer first), to notice one that comes back. */
+typedef struct order {
+    uint64_t start, end;
+    uint8_t mem, seen, late; /* late: some event came before the last key */
+} order;
+
 typedef struct cthread {
     sp_thread t;
-    rvec stack;          /* open ranges, outermost first */
-    rvec buf;            /* sorting fallback: every range and record */
-    rvec bopen;          /* sorting fallback: B events waiting for their E */
-    uint64_t last_start; /* to notice out-of-order arrival */
-    int sorting;         /* fell back to buffer + sort at the end */
+    rvec stack;  /* open ranges, outermost first */
+    rvec buf;    /* sorted threads: every range and record */
+    rvec bopen;  /* sorted threads: B events waiting for their E */
+    order ord;   /* streamed threads: to notice out-of-order arrival */
+    int sorting; /* buffered, sorted and replayed at the end */
+    int emitted; /* something of it was delivered */
 } cthread;
 
 typedef struct csite {
@@ -207,11 +228,18 @@ typedef struct cj {
     cthread *threads;
     uint32_t nthreads, threads_cap;
     strmap thread_ids; /* pid \x1f tid -> slot */
-    i64map kernel_ns;  /* External id -> GPU ns of its kernels (pass 1) */
-    i64map corr;       /* correlation -> LINK_* bits (pass 1): who carries it */
+    strmap late_ids;   /* pass 1: pid \x1f tid -> index in late */
+    order *late;       /* pass 1: each thread's order; pass 2 sorts those late */
+    uint32_t nlate, late_cap;
+    int warned_late;   /* the one-pass fallback came after delivery: said once */
+    int header_sent;   /* pass 2: the header callback was called */
+    lmap kernel_ns;    /* External id -> ns of device events without a launch (pass 1) */
+    lmap corr;         /* correlation -> device ns, device ext, LINK_* (pass 1) */
     /* the event being read */
     sbuf name, ph, cat, pid, tid, shape, argname, key;
     int has_ts, has_dur, has_shape, has_bytes, dev_type, dev_id;
+    int own_gpu; /* args of `scopeprof trace`'s GPU scope slices: 1 "gpu_dur"
+                    (its CPU side), 2 "launch_ts" (its GPU interval) */
     uint64_t ts, dur, ext, correlation;
     int64_t bytes;
     uint64_t order;
@@ -351,7 +379,15 @@ static int read_string(cj *r, sbuf *out) {
             if (out && sb_put(out, "", 0)) return NOMEM();
             return 0;
         }
-        if (c < 0x20) return CORRUPT("control character 0x%02x in a string", (unsigned)c);
+        if (c < 0x20) { /* strict JSON forbids it; PyTorch 2.0.1 wrote raw newlines in
+                           python_function names: taken as it is, and said once */
+            char b = (char)c;
+            skipc(r);
+            len++;
+            r->res->notes |= SP_NOTE_CTRL;
+            if (out && sb_put(out, &b, 1)) return NOMEM();
+            continue;
+        }
         if (c != '\\') continue; /* the run stopped at the buffer's end */
         skipc(r);
         c = peekc(r);
@@ -631,11 +667,50 @@ static int site_of(cj *r, const char *name, const char *shape, uint32_t *id) {
     return 0;
 }
 
-static int thread_of(cj *r, uint32_t *slot) {
+/* The event's thread as a key, pid \x1f tid, in r->key. */
+static int thread_key(cj *r) {
     r->key.n = 0;
     if (sb_put(&r->key, sb_str(&r->pid), r->pid.n) || sb_put(&r->key, "\x1f", 1) ||
         sb_put(&r->key, sb_str(&r->tid), r->tid.n))
         return NOMEM();
+    return 0;
+}
+
+/* Whether a range [start, end] (or a record at start: mem) comes before the
+ * last one in the order PyTorch nests by: start, then ranges before records
+ * at the same start (a record at a range's start is inside it), then the
+ * longer range first (the parent). If not, it is the last one now. */
+static int goes_back(order *o, uint64_t start, uint64_t end, int mem) {
+    if (o->seen && (start != o->start ? start < o->start : mem != o->mem ? o->mem : !mem && end > o->end))
+        return o->late = 1;
+    *o = (order){start, end, (uint8_t)mem, 1, o->late};
+    return 0;
+}
+
+/* Pass 1: note the order of the event's thread (pass 2 sorts the threads
+ * that ever go back, from their first event). */
+static int note_order(cj *r, uint64_t start, uint64_t end, int mem) {
+    uint32_t i;
+    if (thread_key(r)) return -1;
+    if (!sm_find(&r->late_ids, r->key.p, &i)) {
+        if (r->nlate >= SP_MAX_THREADS) return 0; /* pass 2 says so */
+        if (r->nlate == r->late_cap) {
+            uint32_t c = r->late_cap ? r->late_cap * 2 : 8;
+            order *v = realloc(r->late, (size_t)c * sizeof *v);
+            if (!v) return NOMEM();
+            r->late = v;
+            r->late_cap = c;
+        }
+        memset(&r->late[r->nlate], 0, sizeof *r->late);
+        if (sm_add(&r->late_ids, r->key.p, r->nlate)) return NOMEM();
+        i = r->nlate++;
+    }
+    goes_back(&r->late[i], start, end, mem);
+    return 0;
+}
+
+static int thread_of(cj *r, uint32_t *slot) {
+    if (thread_key(r)) return -1;
     if (sm_find(&r->thread_ids, r->key.p, slot)) return 0;
     if (r->nthreads >= SP_MAX_THREADS) return CORRUPT("more than %u threads", SP_MAX_THREADS);
     if (r->nthreads == r->threads_cap) {
@@ -651,6 +726,10 @@ static int thread_of(cj *r, uint32_t *slot) {
     t->t.tid = strtoull(sb_str(&r->tid), NULL, 10);
     t->t.name = calloc(1, 1);
     if (!t->t.name || sm_add(&r->thread_ids, r->key.p, r->nthreads)) return free(t->t.name), NOMEM();
+    /* Pass 1 saw it go back in time: buffered from its first event, so that
+     * nothing of it is delivered before its late events are in place. */
+    uint32_t i;
+    if (sm_find(&r->late_ids, r->key.p, &i) && r->late[i].late) t->sorting = 1, r->st.sorted_threads++;
     *slot = r->nthreads++;
     return 0;
 }
@@ -675,6 +754,7 @@ static int flush_out(cj *r) {
 static int emit(cj *r, uint32_t slot, const sp_event *e, const sp_gpu_info *g, uint64_t flow) {
     if (r->nout && (r->out_slot != slot || r->nout == OUT_BATCH) && flush_out(r)) return -1;
     r->out_slot = slot;
+    r->threads[slot].emitted = 1;
     r->out_flow[r->nout] = flow;
     if (g) r->out_gpu[r->nout] = *g;
     else memset(&r->out_gpu[r->nout], 0, sizeof *r->out_gpu);
@@ -689,18 +769,18 @@ static int emit(cj *r, uint32_t slot, const sp_event *e, const sp_gpu_info *g, u
 static int pop(cj *r, uint32_t slot) {
     rvec *s = &r->threads[slot].stack;
     range *e = &s->v[s->n - 1];
-    int64_t gpu = e->gpu_kids;
-    if (e->takes_gpu && e->ext) {
-        int64_t *k = im_slot(&r->kernel_ns, e->ext, 0);
-        if (k && *k >= 0) {
-            gpu += *k;
-            *k = -1; /* credited once */
+    int64_t gpu = e->gpu;
+    if (e->takes_gpu && e->ext) { /* device events whose launch is not in the trace */
+        dlink *k = im_slot(&r->kernel_ns, e->ext, 0);
+        if (k && k->ns >= 0) {
+            gpu += k->ns;
+            k->ns = -1; /* credited once */
         }
     }
     sp_event ev = {e->start, e->end < e->start ? e->start : e->end, e->site, s->n - 1, SP_SCOPE,
                    0, 0, gpu > 0 ? gpu : -1, e->start, 0, 0, NULL};
     s->n--;
-    if (s->n) s->v[s->n - 1].gpu_kids += gpu;
+    if (s->n) s->v[s->n - 1].gpu += gpu;
     r->st.ranges++;
     return emit(r, slot, &ev, NULL, e->flow);
 }
@@ -720,6 +800,29 @@ static int close_before(cj *r, uint32_t slot, uint64_t start, uint64_t end, int 
     return 0;
 }
 
+/* A runtime call with device events (its correlation) enters a thread whose
+ * stack holds the ranges around it: their time goes to the op among them
+ * whose External id the device events carry, else to the innermost op (the
+ * runtime call's parent, as HTA attributes kernels). PyTorch ~1.12-2.1 wrote
+ * a device event's correlation as its "External id", a numbering apart from
+ * the ops': the op around the launch is then the only sure link. A launch
+ * outside every op credits nobody. */
+static void credit_launch(cj *r, rvec *s, uint64_t corr) {
+    dlink *l = im_slot(&r->corr, corr, 0);
+    if (!l || l->ns <= 0) return;
+    range *to = NULL;
+    for (uint32_t i = s->n; i-- > 0 && l->ext;)
+        if (s->v[i].takes_gpu && s->v[i].ext == l->ext) {
+            to = &s->v[i];
+            break;
+        }
+    for (uint32_t i = s->n; i-- > 0 && !to;)
+        if (s->v[i].takes_gpu) to = &s->v[i];
+    if (!to) return;
+    to->gpu += l->ns;
+    l->ns = -1; /* credited once (cudaGraphLaunch: one correlation, many kernels) */
+}
+
 /* A range or memory record enters a streaming thread. */
 static int push(cj *r, uint32_t slot, const range *e) {
     if (close_before(r, slot, e->start, e->end, e->kind == SP_MEM)) return -1;
@@ -734,14 +837,17 @@ static int push(cj *r, uint32_t slot, const range *e) {
         return emit(r, slot, &row, NULL, 0);
     }
     if (s->n >= SP_MAX_DEPTH) return CORRUPT("ranges nested deeper than %u", SP_MAX_DEPTH);
+    if (e->flow) credit_launch(r, s, e->flow);
     return rv_push(s, e) ? NOMEM() : 0;
 }
 
-/* Out of start order: from now on this thread is buffered and sorted at the
- * end. What is on the stack moves into the buffer (open B ranges wait for
- * their E in bopen). */
+/* Out of order in a thread that pass 1 did not see go back (one pass: a
+ * pipe): from now on it is buffered and sorted at the end. What is on the
+ * stack moves into the buffer (open B ranges wait for their E in bopen);
+ * what was delivered stays as it was, which the caller is told once. */
 static int start_sorting(cj *r, cthread *t) {
     t->sorting = 1;
+    if (t->emitted && !r->warned_late) r->warned_late = 1, r->res->notes |= SP_NOTE_LATE;
     r->st.sorted_threads++;
     for (uint32_t i = 0; i < t->stack.n; i++)
         if (rv_push(t->stack.v[i].open ? &t->bopen : &t->buf, &t->stack.v[i])) return NOMEM();
@@ -783,14 +889,30 @@ static int finish_thread(cj *r, uint32_t slot) {
 /* ---- Events ------------------------------------------------------------------ */
 static int cat_is(const cj *r, const char *c) { return strcasecmp(sb_str((sbuf *)&r->cat), c) == 0; }
 
+/* Device events: the categories PyTorch's deviceTypeFromActivity gives a
+ * device (CUDA: kernels, memcpy, memset, cuda_sync, cuda_profiler_range,
+ * gpu_user_annotation; MTIA: mtia_ccp_events, mtia_insight), and older
+ * Kineto's Kernel, Memcpy, Memset. Each is a row with GPU time and no CPU
+ * time, and counts in the Self GPU total but for the annotations. */
 static int is_device_event(const cj *r) {
-    return cat_is(r, "kernel") || cat_is(r, "gpu_memcpy") || cat_is(r, "gpu_memset") ||
-           cat_is(r, "memcpy") || cat_is(r, "memset");
+    if (r->own_gpu) return 0; /* gpu_user_annotation as `scopeprof trace` writes a .sprof GPU scope */
+    static const char *const cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset",
+                                       "cuda_sync", "cuda_profiler_range", "gpu_user_annotation",
+                                       "mtia_ccp_events", "mtia_insight"};
+    for (size_t i = 0; i < sizeof cats / sizeof *cats; i++)
+        if (cat_is(r, cats[i])) return 1;
+    return 0;
 }
 
-/* Runtime calls carry their op's External id but own no kernels. */
+/* Runtime calls launch device events (a correlation they share) but own
+ * none. Kineto's names for them, CUDA and HIP alike, and older "Runtime". */
 static int is_runtime(const cj *r) {
-    return cat_is(r, "cuda_runtime") || cat_is(r, "cuda_driver") || cat_is(r, "Runtime");
+    static const char *const cats[] = {"cuda_runtime", "cuda_driver", "Runtime", "mtia_runtime",
+                                       "xpu_runtime", "xpu_driver", "privateuse1_runtime",
+                                       "privateuse1_driver"};
+    for (size_t i = 0; i < sizeof cats / sizeof *cats; i++)
+        if (cat_is(r, cats[i])) return 1;
+    return 0;
 }
 
 /* Flow arrows, launch -> device event: Kineto gives a runtime call (say
@@ -800,8 +922,8 @@ static int is_runtime(const cj *r) {
  * one-pass reads (pipes) draw none. */
 enum { LINK_DEVICE = 1, LINK_LAUNCH = 2 };
 static uint64_t flow_of(cj *r) {
-    int64_t *b = r->correlation ? im_slot(&r->corr, r->correlation, 0) : NULL;
-    return b && *b == (LINK_DEVICE | LINK_LAUNCH) ? r->correlation : 0;
+    dlink *b = r->correlation ? im_slot(&r->corr, r->correlation, 0) : NULL;
+    return b && b->bits == (LINK_DEVICE | LINK_LAUNCH) ? r->correlation : 0;
 }
 
 /* Names PyTorch leaves out of key_averages (profiler utility ops). */
@@ -838,20 +960,21 @@ static void set_pid(cj *r) {
 static int handle_event(cj *r) {
     const char *ph = sb_str(&r->ph), *name = sb_str(&r->name);
     r->st.events++;
-    if (r->pass == 1) { /* kernel time per External id, nothing else */
-        if (strcmp(ph, "X") == 0 && is_device_event(r) && r->ext && r->has_dur) {
-            int64_t *k = im_slot(&r->kernel_ns, r->ext, 1);
-            if (!k) return NOMEM();
-            *k += (int64_t)r->dur;
-        }
-        if (strcmp(ph, "X") == 0 && r->correlation && (is_device_event(r) || is_runtime(r))) {
-            int64_t *b = im_slot(&r->corr, r->correlation, 1);
+    if (r->pass == 1 && strcmp(ph, "X") == 0) { /* device time per correlation (else External id) */
+        int dev = is_device_event(r);
+        if (r->correlation && (dev || is_runtime(r))) {
+            dlink *b = im_slot(&r->corr, r->correlation, 1);
             if (!b) return NOMEM();
-            *b |= is_device_event(r) ? LINK_DEVICE : LINK_LAUNCH;
+            b->bits |= dev ? LINK_DEVICE : LINK_LAUNCH;
+            if (dev) b->ns += (int64_t)r->dur, b->ext = b->ext ? b->ext : r->ext;
+        } else if (dev && r->ext) {
+            dlink *k = im_slot(&r->kernel_ns, r->ext, 1);
+            if (!k) return NOMEM();
+            k->ns += (int64_t)r->dur;
         }
-        return 0;
     }
     char p = ph[0] && !ph[1] ? ph[0] : '?';
+    if (p == 'M' && r->pass == 1) return 0;
     if (p == 'M') {
         if (strcmp(name, "thread_name") == 0 && r->argname.p) {
             uint32_t slot;
@@ -886,10 +1009,17 @@ static int handle_event(cj *r) {
         r->st.skipped++;
         return 0;
     }
-    if ((p == 'X' || p == 'B') && (cat_is(r, "python_function") || cat_is(r, "gpu_user_annotation") ||
-                                   pytorch_filtered(name))) {
+    /* `scopeprof trace` of a .sprof file writes a GPU scope as a slice on its
+     * thread ("gpu_dur": read as an op) and its GPU interval ("launch_ts",
+     * category gpu_user_annotation too): the interval is left out, as before
+     * GPU annotations were rows. */
+    if ((p == 'X' || p == 'B') && (cat_is(r, "python_function") || pytorch_filtered(name) || r->own_gpu == 2)) {
         r->st.skipped++; /* not in PyTorch's key_averages */
         return 0;
+    }
+    if (r->pass == 1) { /* and the order of each thread's ranges and records */
+        if (p == 'E' || (p == 'X' && is_device_event(r))) return 0;
+        return note_order(r, r->ts, is_mem ? r->ts : p == 'B' ? UINT64_MAX : r->ts + r->dur, is_mem);
     }
     uint32_t slot;
     if (thread_of(r, &slot)) return -1;
@@ -930,13 +1060,18 @@ static int handle_event(cj *r) {
         uint32_t site;
         if (site_of(r, name, "[]", &site)) return -1;
         r->st.kernels++;
-        if (r->ext && im_slot(&r->kernel_ns, r->ext, 0)) r->st.kernels_linked++;
+        dlink *l = r->correlation ? im_slot(&r->corr, r->correlation, 0) : NULL;
+        r->st.kernels_linked += (l && (l->bits & LINK_LAUNCH)) || (r->ext && im_slot(&r->kernel_ns, r->ext, 0));
         sp_event k = {r->ts, r->ts, site, 0, SP_SCOPE, 0, 0, (int64_t)r->dur, r->ts, 0, 0, NULL};
         /* Marked as a device event: the table's Self GPU total sums these
          * only (PyTorch's), the trace puts them on GPU tracks. Kineto's pid
-         * is the device, its tid the stream. */
+         * is the device, its tid the stream. A GPU annotation (timed 2) is
+         * a row and a slice as well, but spans the kernels it annotates:
+         * PyTorch leaves it out of the total (_build_table's
+         * is_user_annotation), aggregate.c too. */
         uint64_t dev = r->pid.n && r->pid.p[0] != 's' ? strtoull(sb_str(&r->pid), NULL, 10) : 0;
-        sp_gpu_info g = {r->threads[slot].t.tid, dev < SP_MAX_DEVICES ? (uint32_t)dev : SP_MAX_DEVICES - 1, 1};
+        sp_gpu_info g = {r->threads[slot].t.tid, dev < SP_MAX_DEVICES ? (uint32_t)dev : SP_MAX_DEVICES - 1,
+                         cat_is(r, "gpu_user_annotation") ? 2u : 1u};
         r->st.ranges++;
         return emit(r, slot, &k, &g, flow_of(r));
     }
@@ -979,8 +1114,7 @@ static int handle_event(cj *r) {
         e.takes_gpu = !is_runtime(r);
         if (!e.takes_gpu) e.flow = flow_of(r);
     }
-    if (!t->sorting && e.start < t->last_start && start_sorting(r, t)) return -1;
-    if (e.start > t->last_start) t->last_start = e.start;
+    if (!t->sorting && goes_back(&t->ord, e.start, e.end, e.kind == SP_MEM) && start_sorting(r, t)) return -1;
     if (t->sorting) return rv_push(e.open ? &t->bopen : &t->buf, &e) ? NOMEM() : 0;
     return push(r, slot, &e);
 }
@@ -1000,13 +1134,19 @@ static int want_number(cj *r, num *v, const char *field) {
     return read_number(r, v);
 }
 
-/* pid/tid: a number or a string; kept as text with a type mark. */
+/* pid/tid: a number or a string; kept as text with a type mark. A string
+ * that is an integer as JSON writes one is that number: Kineto wrote the
+ * ops' tid as "25738" and their [memory] records' as 25738 (PyTorch 1.8/1.9),
+ * one thread. */
 static int want_id(cj *r, sbuf *out, const char *field) {
     int c = ws(r);
     out->n = 0;
     if (c == '"') {
         if (read_string(r, &r->key)) return -1; /* the key was used already */
-        return sb_put(out, "s", 1) || sb_put(out, sb_str(&r->key), r->key.n) ? NOMEM() : 0;
+        const char *k = sb_str(&r->key), *d = k + (k[0] == '-');
+        size_t n = strspn(d, "0123456789");
+        int number = n && n <= 20 && !d[n] && (d[0] != '0' || n == 1);
+        return (!number && sb_put(out, "s", 1)) || sb_put(out, k, r->key.n) ? NOMEM() : 0;
     }
     num v;
     if (want_number(r, &v, field)) return -1;
@@ -1021,15 +1161,20 @@ static int read_args(cj *r) {
         if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
         num v;
         int c = ws(r), isnum = c == '-' || (c >= '0' && c <= '9');
+        /* "external id": PyTorch 1.8/1.9's spelling */
+        int ext = key_is(r, "External id") || key_is(r, "external id");
         if (key_is(r, "Input Dims")) {
             if (render_value(r, &r->shape)) return -1;
             r->has_shape = 1;
         } else if (key_is(r, "name") && c == '"') {
             if (read_string(r, &r->argname)) return -1;
-        } else if (isnum && (key_is(r, "External id") || key_is(r, "correlation") || key_is(r, "Bytes") ||
+        } else if (key_is(r, "gpu_dur") || key_is(r, "launch_ts")) {
+            r->own_gpu = key_is(r, "gpu_dur") ? 1 : 2;
+            if (skip_value(r)) return -1;
+        } else if (isnum && (ext || key_is(r, "correlation") || key_is(r, "Bytes") ||
                              key_is(r, "Device Type") || key_is(r, "Device Id"))) {
             if (read_number(r, &v)) return -1;
-            if (key_is(r, "External id")) r->ext = v.d > 0 && v.d < 1.8e19 ? (uint64_t)v.d : 0;
+            if (ext) r->ext = v.d > 0 && v.d < 1.8e19 ? (uint64_t)v.d : 0;
             else if (key_is(r, "correlation")) r->correlation = v.d > 0 && v.d < 1.8e19 ? (uint64_t)v.d : 0;
             else if (key_is(r, "Bytes")) {
                 if (!(fabs(v.d) <= (double)SP_MAX_VALUE)) return CORRUPT("absurd \"Bytes\" %s", v.text);
@@ -1059,7 +1204,7 @@ static int read_event(cj *r) {
     if (r->name.p) r->name.p[0] = 0;
     if (r->pid.p) r->pid.p[0] = 0;
     if (r->tid.p) r->tid.p[0] = 0;
-    r->has_ts = r->has_dur = r->has_shape = r->has_bytes = 0;
+    r->has_ts = r->has_dur = r->has_shape = r->has_bytes = r->own_gpu = 0;
     r->ts = r->dur = r->ext = r->correlation = 0;
     r->bytes = 0;
     r->dev_type = r->dev_id = -1;
@@ -1114,8 +1259,20 @@ static int read_event(cj *r) {
     return handle_event(r);
 }
 
+/* Pass 2: the header callback, once, before the first event: as late as
+ * that, so that a pipe's "distributedInfo" (before "traceEvents" in
+ * Kineto's files) gives its rank too. */
+static int send_header(cj *r) {
+    if (r->header_sent || r->pass != 2) return 0;
+    r->header_sent = 1;
+    if (r->cb->header && r->cb->header(r->cb->ctx, (const sp_reader *)r, &r->hdr))
+        return fail(r, SP_STOPPED, here(r), "stopped by the reader's client");
+    return 0;
+}
+
 /* The traceEvents array (or the whole bare-array file). */
 static int read_events(cj *r, int bare) {
+    if (send_header(r)) return -1;
     skipc(r); /* '[' */
     r->errctx = "the event list";
     int c = ws(r);
@@ -1195,6 +1352,32 @@ static int read_devices(cj *r) {
     }
 }
 
+/* Kineto's "distributedInfo": {"backend": "nccl", "rank": 3, ...}: the
+ * header's rank (--per-rank, --group-by rank, `trace`'s process names), as
+ * HTA reads it. Other keys are skipped. */
+static int read_rank(cj *r) {
+    skipc(r); /* '{' */
+    r->errctx = "distributedInfo";
+    if (ws(r) == '}') return skipc(r), 0;
+    for (;;) {
+        if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
+        if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
+        int c = ws(r);
+        num v;
+        if (key_is(r, "rank") && (c == '-' || (c >= '0' && c <= '9'))) {
+            if (read_number(r, &v)) return -1;
+            if (v.is_int && v.d >= 0 && v.d < 0xFFFFFFFFu) r->hdr.rank = (uint32_t)v.d;
+        } else if (skip_value(r)) {
+            return -1;
+        }
+        c = ws(r);
+        if (c < 0) return truncated(r);
+        skipc(r);
+        if (c == '}') return 0;
+        if (c != ',') return r->pos--, CORRUPT("expected ',' or '}' in distributedInfo");
+    }
+}
+
 static int read_top(cj *r) {
     r->errctx = "the top-level value";
     int c = ws(r);
@@ -1215,6 +1398,8 @@ static int read_top(cj *r) {
                     seen = 1;
                 } else if (key_is(r, "deviceProperties") && ws(r) == '[') {
                     if (read_devices(r)) return -1;
+                } else if (key_is(r, "distributedInfo") && ws(r) == '{') {
+                    if (read_rank(r)) return -1;
                 } else if (skip_value(r)) {
                     return -1;
                 }
@@ -1247,49 +1432,6 @@ static void reset_input(cj *r) {
         r->eof = 0;
     }
     r->base = 0;
-}
-
-/* Whether the input may hold device events: a case-insensitive look for
- * "kernel", "memcpy" or "memset" anywhere (their categories). Much cheaper
- * than parsing; it only decides whether pass 1 is worth running. A "\u"
- * escape could spell them in disguise, so it counts too. */
-static int may_have_device_events(cj *r) {
-    int hit = 0;
-    for (;;) {
-        if (r->pos >= r->end && peekc(r) < 0) break;
-        const unsigned char *p = r->buf + r->pos, *e = r->buf + r->end;
-        for (; p < e && !hit; p++) {
-            unsigned c = *p | 0x20;
-            if (c != 'k' && c != 'm' && *p != '\\') continue;
-            if (*p == '\\' && p + 1 < e && p[1] == 'u') hit = 1;
-            size_t left = (size_t)(e - p);
-            if (left < 6) continue; /* a word split across reads: see below */
-            char w[7];
-            for (int i = 0; i < 6; i++) w[i] = (char)(p[i] | 0x20);
-            w[6] = 0;
-            hit = strcmp(w, "kernel") == 0 || strcmp(w, "memcpy") == 0 || strcmp(w, "memset") == 0;
-        }
-        if (hit) break;
-        /* Keep the last 5 bytes so a word across the boundary is still seen. */
-        if (r->mem) break;
-        size_t keep = r->end - r->pos < 5 ? r->end - r->pos : 5;
-        if (r->eof) break;
-        memmove(r->buf, r->buf + r->end - keep, keep);
-        r->base += r->end - keep;
-        r->pos = 0;
-        r->end = keep;
-        ssize_t got;
-        do got = read(r->fd, r->buf + keep, BUF_SIZE - keep);
-        while (got < 0 && errno == EINTR);
-        if (got <= 0) {
-            r->eof = 1;
-            break;
-        }
-        r->end += (size_t)got;
-        r->pos = 0;
-        if (r->end < 6) continue;
-    }
-    return hit;
 }
 
 static const sp_gpu_info *cj_gpu_info(const sp_reader *r) {
@@ -1335,6 +1477,8 @@ static void cj_free(cj *r) {
     free(r->track.v);
     sm_free(&r->site_ids);
     sm_free(&r->thread_ids);
+    sm_free(&r->late_ids);
+    free(r->late);
     free(r->kernel_ns.keys);
     free(r->kernel_ns.vals);
     free(r->corr.keys);
@@ -1342,6 +1486,20 @@ static void cj_free(cj *r) {
     sbuf *bufs[] = {&r->name, &r->ph, &r->cat, &r->pid, &r->tid, &r->shape, &r->argname, &r->key};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->p);
     if (!r->mem) free(r->buf);
+}
+
+/* After pass 1: device events whose launch is not in the trace go to the op
+ * with their External id (PyTorch's link), unless that id is their own
+ * correlation (PyTorch ~1.12-2.1: not an op's id). */
+static int orphans_by_ext(cj *r) {
+    for (uint32_t i = 0; i < r->corr.cap; i++) {
+        dlink *l = &r->corr.vals[i];
+        if (!r->corr.keys[i] || l->bits != LINK_DEVICE || !l->ext || l->ext == r->corr.keys[i]) continue;
+        dlink *k = im_slot(&r->kernel_ns, l->ext, 1);
+        if (!k) return NOMEM();
+        k->ns += l->ns;
+    }
+    return 0;
 }
 
 static int run(cj *r, const sp_callbacks *cb, sp_result *res, int seekable) {
@@ -1352,21 +1510,22 @@ static int run(cj *r, const sp_callbacks *cb, sp_result *res, int seekable) {
     r->hdr.rank = 0xFFFFFFFFu;
     r->hdr.unit_ns = 1.0;
     r->seekable = seekable;
-    /* Pass 1 only when kernels may be in a re-readable input. */
-    if (seekable && may_have_device_events(r)) {
+    /* Pass 1 whenever the input can be read again: device time per launch,
+     * and which threads go back in time (Kineto writes a thread's ops, then
+     * its runtime calls, then its memory records). */
+    if (seekable) {
         reset_input(r);
         r->pass = 1;
         int rc = read_top(r);
         (void)rc; /* an error shows again in pass 2, after what precedes it is delivered */
         memset(res, 0, sizeof *res);
         memset(&r->st, 0, sizeof r->st);
+        orphans_by_ext(r); /* out of memory: pass 2 stops at once */
     }
     reset_input(r);
     r->pass = 2;
-    if (r->cb->header && r->cb->header(r->cb->ctx, (const sp_reader *)r, &r->hdr))
-        fail(r, SP_STOPPED, 0, "stopped by the reader's client");
-    else
-        read_top(r);
+    read_top(r);
+    if (res->status != SP_STOPPED) send_header(r); /* no event list */
     /* What was read before an error is used, as the native reader does. */
     int stopped = res->status == SP_STOPPED;
     for (uint32_t i = 0; i < r->nthreads && !stopped; i++) {
@@ -1374,6 +1533,8 @@ static int run(cj *r, const sp_callbacks *cb, sp_result *res, int seekable) {
     }
     if (!stopped && res->status != SP_STOPPED) flush_out(r);
     res->unmatched = r->st.unmatched;
+    /* Read once, device events were rows but credited no op: said, not silent. */
+    if (!seekable && r->st.kernels) res->notes |= SP_NOTE_PIPE_GPU;
     if (res->status == SP_OK) res->offset = here(r), res->good_end = here(r);
     if (r->cb->finish && r->cb->finish(r->cb->ctx, (const sp_reader *)r) && res->status == SP_OK)
         fail(r, SP_STOPPED, here(r), "stopped by the reader's client");

@@ -49,8 +49,8 @@ const sp_thread *sp_chrome_thread(const sp_reader *r, uint32_t slot);
  * ("[[32, 64], [64]]"); "[]" when the event had none. NULL: no such site. */
 const char *sp_chrome_shape(const sp_reader *r, uint32_t id);
 /* The rest of read.h's accessors answer as the sp_reader_* ones do: GPU info
- * marks device events (kernel, memcpy, memset: device = the event's numeric
- * pid, stream = its numeric tid); steps are the ProfilerStep#N ranges seen so
+ * marks device events (kernel, memcpy, memset, cuda_sync, ...: CHROME.md;
+ * device = the event's numeric pid, stream = its numeric tid); steps are the ProfilerStep#N ranges seen so
  * far; no device names, no MEMORY records (NULL, 0). */
 
 /* The steps that are a track of their own, not events of a thread: a .sprof
@@ -75,7 +75,7 @@ uint64_t sp_chrome_flow(const sp_reader *r, uint32_t k);
 typedef struct sp_chrome_stats {
     uint64_t events;          /* trace events seen (objects in traceEvents) */
     uint64_t ranges;          /* X and B/E ranges delivered */
-    uint64_t kernels;         /* device events (kernel, memcpy, memset) */
+    uint64_t kernels;         /* device events (kernel, memcpy, memset, sync...) */
     uint64_t kernels_linked;  /* of them, attributed to a CPU op */
     uint64_t memory;          /* [memory] records */
     uint64_t unknown_phases;  /* events of a phase not read */

@@ -132,6 +132,18 @@ void sp_warn_incomplete(const char *path, const sp_result *res, FILE *err) {
     if (res->gpu_unpaired)
         fprintf(err, "%s: %llu GPU record(s) matched no scope (their GPU time is left out)\n", path,
                 (unsigned long long)res->gpu_unpaired);
+    if (res->notes & SP_NOTE_LATE)
+        fprintf(err, "%s: warning: read once (a pipe), a thread's events came out of time order after "
+                "some were counted: their self times and memory may be off; read the file itself "
+                "(it is read twice) for PyTorch's numbers\n", path);
+    if (res->notes & SP_NOTE_PIPE_GPU)
+        fprintf(err, "%s: note: read once (a pipe), kernel and memcpy time is in the device rows only: "
+                "no op has Self GPU or GPU total, no launch arrows; read the file itself (it is read "
+                "twice) for them\n", path);
+    if (res->notes & SP_NOTE_CTRL)
+        fprintf(err, "%s: warning: raw control characters (newlines) inside JSON strings, which "
+                "strict JSON forbids, were taken as they are (as Python's json.loads(strict=False))\n",
+                path);
     if (!res->native || res->saw_end || (res->status != SP_OK && res->status != SP_TRUNCATED))
         return;
     fprintf(err, "%s: warning: no end record: the run did not finish (killed, _exit, still "

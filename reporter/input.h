@@ -30,8 +30,9 @@ int sp_input_rereadable(const char *path);
  * with (the process never got to write it: kill -9, _exit, a crash with
  * SCOPEPROF_SIGNALS=0, still running, a full disk), whose numbers lack what
  * the process still held; GPU records that paired with no scope, whose GPU
- * time is left out; a JSON input's begin and end events without their
- * other half, left out. */
+ * time is left out; records that end before they start; a JSON input's
+ * begin and end events without their other half, left out; what a JSON
+ * input lost or had repaired (sp_result.notes). */
 void sp_warn_incomplete(const char *path, const sp_result *res, FILE *err);
 
 #endif

@@ -133,17 +133,30 @@ typedef struct sp_result {
      * and its EVENTS chunk has them); said on stderr (sp_warn_incomplete). */
     uint64_t gpu_unpaired;
     /* Records that end before they start (a scope, a paired GPU interval, a
-     * step), each taken as 0 long: no clock writes them, so the file is
-     * damaged (a problem, in status and msg). How many, and the offset of
-     * the first one's chunk. */
+     * step), each taken as 0 long: the writer's clock went back (cores whose
+     * TSCs differ); said on stderr (sp_warn_incomplete). How many, and the
+     * offset of the first one's chunk. */
     uint64_t backwards, backwards_offset;
+    /* What a JSON input lost or had repaired without an error (SP_NOTE_*):
+     * a warning line each (sp_warn_incomplete, input.h). */
+    uint32_t notes;
 } sp_result;
+
+/* sp_result.notes. LATE: read once (a pipe), a thread's events came out of
+ * time order after some of it was delivered, which kept their self times and
+ * memory as they were. CTRL: raw control characters (a newline) inside JSON
+ * strings, taken as they are (Python's json.loads(strict=False)). PIPE_GPU:
+ * read once, device events were rows but their time went to no op. */
+enum { SP_NOTE_LATE = 1, SP_NOTE_CTRL = 2, SP_NOTE_PIPE_GPU = 4 };
 
 /* What a GPU scope's record says beyond its interval (see sp_reader_gpu_info). */
 typedef struct sp_gpu_info {
     uint64_t stream;  /* the stream handle, an opaque id */
     uint32_t device;  /* GPU index (0: the first GPU) */
-    uint32_t timed;   /* 1: ev[k] is a GPU scope with a GPU interval */
+    uint32_t timed;   /* 1: ev[k] is a GPU scope with a GPU interval; 2 (Chrome
+                         JSON): a GPU annotation (gpu_user_annotation), an
+                         interval on its stream whose time is not device
+                         time: not in the Self GPU total */
 } sp_gpu_info;
 
 /* One STEPS record: the range of ProfilerStep#number. */

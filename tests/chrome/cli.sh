@@ -33,6 +33,37 @@ x = [e for e in ev if e.get("ph") == "X"]
 assert len(x) > 100, len(x)
 assert any(e["name"] == "aten::addmm" for e in x), "no aten::addmm"
 PY
+# A GPU annotation (gpu_user_annotation) is a device row, linked to its
+# user_annotation by External id like any device event, and left out of the
+# Self GPU total only (PyTorch's _build_table); the kernel alone makes it.
+cat >"$tmp/ann.json" <<'EOF'
+{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"Optimizer.step","pid":1,"tid":1,"ts":0,"dur":100,"args":{"External id":5}},
+{"ph":"X","cat":"cpu_op","name":"aten::add_","pid":1,"tid":1,"ts":10,"dur":50,"args":{"External id":6}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":10,"args":{"External id":6,"correlation":40}},
+{"ph":"X","cat":"kernel","name":"add_kernel","pid":0,"tid":7,"ts":40,"dur":30,"args":{"External id":6,"correlation":40}},
+{"ph":"X","cat":"gpu_user_annotation","name":"Optimizer.step#GPU","pid":0,"tid":7,"ts":35,"dur":40,"args":{"External id":5}}
+]}
+EOF
+"$bin" table --format json "$tmp/ann.json" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["tables"][0]
+r = {x["name"]: x for x in t["rows"]}
+a, s = r.get("Optimizer.step#GPU"), r["Optimizer.step"]
+assert a and a["count"] == 1 and a["cpu_time_total_ns"] == 0 and a["self_gpu_time_total_ns"] == 40000, a
+assert s["self_gpu_time_total_ns"] == 40000 and s["gpu_time_total_ns"] == 70000, s
+assert t["self_gpu_time_total_ns"] == 30000, t["self_gpu_time_total_ns"]
+' || fail "gpu_user_annotation"
+# `trace` of a .sprof file writes a GPU scope's CPU side and its GPU interval
+# in category gpu_user_annotation ("gpu_dur" / "launch_ts" in args): read
+# back, the CPU side is the scope's row again (CPU columns of the .sprof
+# file's table), the interval is no device row.
+"$BUILD/tests/reporter/mktrace" rich "$tmp/rich.sprof" || fail "mktrace rich"
+"$bin" trace "$tmp/rich.sprof" -o "$tmp/rich.json" || fail "trace rich"
+for f in rich.sprof rich.json; do
+  "$bin" table --no-compensate --format csv "$tmp/$f" | cut -d, -f1-4 | sort >"$tmp/$f.csv" || fail "table $f"
+done
+cmp -s "$tmp/rich.sprof.csv" "$tmp/rich.json.csv" || fail "GPU scopes read back: $(diff "$tmp/rich.sprof.csv" "$tmp/rich.json.csv")"
 # Malformed JSON from a pipe: the byte offset, exit 1.
 printf '{"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":2,}]}' | "$bin" table - >/dev/null 2>"$tmp/err"
 st=$?

@@ -1,6 +1,9 @@
 # Chrome trace JSON reader (issue 8). Builds under $(BUILD)/tests/chrome:
-#   test_chrome[_asan]   hand-written traces: PyTorch's GPU rule, B/E, sorting
-#                        fallback, memory, every malformed-input class
+#   test_chrome[_asan]   hand-written traces: PyTorch's GPU rule, B/E, Kineto's
+#                        layout (late launches and records; a pipe's fallback),
+#                        launch links by correlation, device categories, tids
+#                        as strings, distributedInfo's rank, raw newlines,
+#                        memory, every malformed-input class
 #   chrome_table[_asan]  `table` for one Chrome trace without cli.c (reader +
 #                        header aggregation + scopeprof_table_print)
 #   compare_pytorch.sh   `scopeprof table` on the PyTorch fixtures vs the tables

@@ -1,10 +1,13 @@
 /* test_chrome.c -- the Chrome reader on hand-written traces: GPU attribution
- * as PyTorch computes it, B/E matching, out-of-order threads, string ids,
+ * as PyTorch computes it (through the launch's correlation), B/E matching,
+ * out-of-order threads (Kineto's layout, from a file and from a pipe), string
+ * ids, device categories, distributedInfo's rank, raw control characters,
  * memory records, and every malformed-input class (status + byte offset). */
 #define SCOPEPROF_AGGREGATION
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chrome.h"
 #include "input.h"
@@ -27,6 +30,22 @@ static int on_events(void *p, const sp_reader *r, const sp_thread *t, const sp_e
         scopeprof_agg_event_gpu(&c->agg, t->slot, row, ev[i].start, ev[i].end, ev[i].depth, ev[i].gpu_ns);
     }
     return 0;
+}
+
+static uint32_t header_rank;
+static int on_header(void *p, const sp_reader *r, const sp_header *h) {
+    (void)p, (void)r;
+    header_rank = h->rank;
+    return 0;
+}
+
+/* A pipe holding json, for the one-pass reader. */
+static int pipe_of(const char *json) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    ssize_t n = write(fds[1], json, strlen(json));
+    close(fds[1]);
+    return n == (ssize_t)strlen(json) ? fds[0] : (close(fds[0]), -1);
 }
 
 static const scopeprof_row *row(ctx *c, const char *name) {
@@ -95,6 +114,155 @@ int main(void) {
         CHECK(early->self_ns == 39000 && late->self_ns == 1000); /* nested after sorting */
     }
     CHECK(row(&c, "ctr") == NULL && row(&c, "weird") == NULL);
+
+    /* Kineto's layout: each thread's ops first, then its runtime calls, then
+     * its [memory] records, so a thread goes back in time after its ops have
+     * closed. Pass 1 sees it and pass 2 sorts the thread from its first
+     * event: the launches are the ops' children (PyTorch's self time) and the
+     * records count to the ops around them. */
+    const char *kineto =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100,\"args\":{\"External id\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":80,\"args\":{\"External id\":2}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,\"ts\":200,\"dur\":100,\"args\":{\"External id\":3}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":30,\"args\":{\"External id\":2,\"correlation\":7}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":210,\"dur\":20,\"args\":{\"External id\":3,\"correlation\":8}},\n"
+        "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":55,\"args\":{\"Bytes\":64,\"Device Type\":0}},\n"
+        "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":250,\"args\":{\"Bytes\":-64,\"Device Type\":0}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_mm\",\"pid\":0,\"tid\":7,\"ts\":60,\"dur\":40,\"args\":{\"External id\":2,\"correlation\":7}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_add\",\"pid\":0,\"tid\":7,\"ts\":240,\"dur\":10,\"args\":{\"External id\":3,\"correlation\":8}}\n"
+        "]}";
+    CHECK(run(&c, kineto, &res) == SP_OK && res.notes == 0);
+    const scopeprof_row *lin = row(&c, "aten::linear"), *mm = row(&c, "aten::mm"), *add = row(&c, "aten::add"),
+                        *lk = row(&c, "cudaLaunchKernel");
+    CHECK(lin && mm && add && lk);
+    if (lin && mm && add && lk) {
+        CHECK(lin->self_ns == 20000 && mm->self_ns == 50000 && add->self_ns == 80000);
+        CHECK(lk->count == 2 && lk->self_ns == 50000 && lk->total_ns == 50000);
+        CHECK(mm->cpu_mem == 64 && mm->self_cpu_mem == 64 && lin->cpu_mem == 64 && lin->self_cpu_mem == 0);
+        CHECK(add->cpu_mem == -64 && add->self_cpu_mem == -64);
+        CHECK(mm->gpu_self_ns == 40000 && lin->gpu_total_ns == 40000 && add->gpu_self_ns == 10000);
+    }
+    /* Read once (a pipe), the thread can only be sorted from its first late
+     * event: the ops delivered before keep their times, and the caller is
+     * told (SP_NOTE_LATE, a warning line); its kernels are rows credited to
+     * no op, which it is told too (SP_NOTE_PIPE_GPU). */
+    {
+        int fd = pipe_of(kineto);
+        scopeprof_agg_free(&c.agg);
+        scopeprof_agg_init(&c.agg);
+        sp_callbacks cb = {&c, NULL, on_events, NULL};
+        CHECK(fd >= 0 && sp_read_chrome_fd(fd, NULL, 0, &cb, &res) == SP_OK && (res.notes & SP_NOTE_LATE) &&
+              (res.notes & SP_NOTE_PIPE_GPU));
+        if (fd >= 0) close(fd);
+        mm = row(&c, "aten::mm");
+        CHECK(mm && mm->self_ns == 80000);
+    }
+
+    /* Device events go to the op around the runtime call with their
+     * correlation. PyTorch ~1.12-2.1 wrote a kernel's and a launch's
+     * correlation as their "External id", apart from the ops' numbering:
+     * k_mm's 9 is also aten::relu's id, which must not get it. The op with
+     * the device event's External id wins when it is around the launch
+     * (record_param_comms, not the annotation inside it, as PyTorch links
+     * them); a device event without a launch goes by External id unless it
+     * is its own correlation; PyTorch 1.8/1.9 spell it "external id". */
+    const char *corr =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100,\"args\":{\"External id\":7}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":80,\"args\":{\"External id\":8}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\",\"pid\":1,\"tid\":1,\"ts\":200,\"dur\":100,\"args\":{\"External id\":9}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"record_param_comms\",\"pid\":1,\"tid\":1,\"ts\":400,\"dur\":100,\"args\":{\"External id\":20}},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"nccl:all_reduce\",\"pid\":1,\"tid\":1,\"ts\":410,\"dur\":50,\"args\":{\"External id\":21}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"old_op\",\"pid\":1,\"tid\":1,\"ts\":600,\"dur\":10,\"args\":{\"external id\":30}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":10,\"args\":{\"External id\":9,\"correlation\":9}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":210,\"dur\":10,\"args\":{\"External id\":50,\"correlation\":50}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernelExC\",\"pid\":1,\"tid\":1,\"ts\":420,\"dur\":10,\"args\":{\"External id\":20,\"correlation\":60}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_mm\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":30,\"args\":{\"External id\":9,\"correlation\":9}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_relu\",\"pid\":0,\"tid\":7,\"ts\":230,\"dur\":5,\"args\":{\"External id\":50,\"correlation\":50}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"nccl_k\",\"pid\":0,\"tid\":8,\"ts\":430,\"dur\":20,\"args\":{\"External id\":20,\"correlation\":60}},\n"
+        "{\"ph\":\"X\",\"cat\":\"Kernel\",\"name\":\"old_k\",\"pid\":0,\"tid\":7,\"ts\":605,\"dur\":3,\"args\":{\"external id\":30,\"correlation\":70}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"lost_k\",\"pid\":0,\"tid\":7,\"ts\":700,\"dur\":2,\"args\":{\"External id\":7,\"correlation\":7}}\n"
+        "]}";
+    CHECK(run(&c, corr, &res) == SP_OK);
+    const scopeprof_row *rl = row(&c, "aten::relu"), *rpc = row(&c, "record_param_comms"),
+                        *ann = row(&c, "nccl:all_reduce"), *old = row(&c, "old_op");
+    lin = row(&c, "aten::linear"), mm = row(&c, "aten::mm");
+    CHECK(lin && mm && rl && rpc && ann && old);
+    if (lin && mm && rl && rpc && ann && old) {
+        CHECK(mm->gpu_self_ns == 30000 && lin->gpu_self_ns == 0 && lin->gpu_total_ns == 30000);
+        CHECK(rl->gpu_self_ns == 5000 && rl->gpu_total_ns == 5000);
+        CHECK(rpc->gpu_self_ns == 20000 && ann->gpu_total_ns == 0);
+        CHECK(old->gpu_self_ns == 3000);
+    }
+
+    /* The other categories PyTorch gives a device (deviceTypeFromActivity):
+     * cuda_sync (on a stream, or Kineto's tid -1 "Device" lane),
+     * cuda_profiler_range, mtia_ccp_events are device rows (no CPU time, Self
+     * GPU their duration), not ops of a CPU thread; a sync goes to the op
+     * around its runtime call as a kernel would. */
+    const char *sync =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::item\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100,\"args\":{\"External id\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamSynchronize\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":80,\"args\":{\"External id\":1,\"correlation\":5}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Stream Sync\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":60,\"args\":{\"External id\":1,\"correlation\":5}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Event Sync\",\"pid\":0,\"tid\":-1,\"ts\":200,\"dur\":6,\"args\":{\"correlation\":6}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_profiler_range\",\"name\":\"profiled\",\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":40},\n"
+        "{\"ph\":\"X\",\"cat\":\"mtia_ccp_events\",\"name\":\"dma_request\",\"pid\":9,\"tid\":801,\"ts\":400,\"dur\":8}\n"
+        "]}";
+    CHECK(run(&c, sync, &res) == SP_OK);
+    const scopeprof_row *item = row(&c, "aten::item"), *ss = row(&c, "Stream Sync"), *es = row(&c, "Event Sync"),
+                        *pr = row(&c, "profiled"), *dma = row(&c, "dma_request");
+    CHECK(item && ss && es && pr && dma);
+    if (item && ss && es && pr && dma) {
+        CHECK(ss->total_ns == 0 && ss->self_ns == 0 && ss->gpu_self_ns == 60000 && item->gpu_self_ns == 60000);
+        CHECK(es->total_ns == 0 && es->gpu_self_ns == 6000 && pr->total_ns == 0 && pr->gpu_self_ns == 40000);
+        CHECK(dma->total_ns == 0 && dma->gpu_self_ns == 8000);
+        CHECK(item->self_ns == 20000 && scopeprof_agg_self_total(&c.agg) == 100000);
+    }
+
+    /* PyTorch 1.8/1.9 wrote the ops' tid as a string and their [memory]
+     * records' as a number: one thread. A string that is not an integer as
+     * JSON writes one ("007", "main") stays a name of its own. */
+    const char *tids =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"Operator\",\"name\":\"aten::empty\",\"pid\":25738,\"tid\":\"25738\",\"ts\":0,\"dur\":10},\n"
+        "{\"ph\":\"X\",\"cat\":\"Operator\",\"name\":\"aten::zeros\",\"pid\":\"7\",\"tid\":\"007\",\"ts\":0,\"dur\":10},\n"
+        "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":25738,\"tid\":25738,\"ts\":5,\"args\":{\"Device Type\":0,\"Bytes\":4}},\n"
+        "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":7,\"tid\":7,\"ts\":5,\"args\":{\"Device Type\":0,\"Bytes\":8}}\n"
+        "]}";
+    CHECK(run(&c, tids, &res) == SP_OK);
+    const scopeprof_row *emp = row(&c, "aten::empty"), *zer = row(&c, "aten::zeros"), *memrow = row(&c, "[memory]");
+    CHECK(emp && zer && memrow);
+    if (emp && zer && memrow)
+        CHECK(emp->cpu_mem == 4 && emp->self_cpu_mem == 4 && zer->cpu_mem == 0 && memrow->cpu_mem == 8);
+
+    /* Kineto's "distributedInfo" rank is the header's (--per-rank, --group-by
+     * rank), before "traceEvents" as Kineto writes it, also from a pipe (the
+     * header callback waits for the event list), or after it in a file. */
+    {
+        const char *before = "{\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3,\"world_size\":8,"
+                             "\"pg_config\":[{\"ranks\":[0]}]},\"traceEvents\":[]}";
+        const char *after = "{\"traceEvents\":[],\"distributedInfo\":{\"rank\":5}}";
+        sp_callbacks hcb = {&c, on_header, on_events, NULL};
+        header_rank = 0;
+        CHECK(sp_read_chrome_mem(before, strlen(before), &hcb, &res) == SP_OK && header_rank == 3);
+        header_rank = 0;
+        CHECK(sp_read_chrome_mem(after, strlen(after), &hcb, &res) == SP_OK && header_rank == 5);
+        int fd = pipe_of(before);
+        header_rank = 0;
+        CHECK(fd >= 0 && sp_read_chrome_fd(fd, NULL, 0, &hcb, &res) == SP_OK && header_rank == 3);
+        if (fd >= 0) close(fd);
+        header_rank = 0;
+        CHECK(run(&c, "{\"traceEvents\":[]}", &res) == SP_OK &&
+              sp_read_chrome_mem("[]", 2, &hcb, &res) == SP_OK && header_rank == 0xFFFFFFFFu);
+    }
+
+    /* A raw newline inside a string (PyTorch 2.0.1's python_function names)
+     * is taken as it is, as Python's json.loads(strict=False), and noted. */
+    const char *rawnl = "[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"fn\n\t(x)\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}]";
+    CHECK(run(&c, rawnl, &res) == SP_OK && (res.notes & SP_NOTE_CTRL) && row(&c, "fn\n\t(x)"));
+    CHECK(run(&c, "[{\"ph\":\"X\",\"name\":\"fn\\n\",\"ts\":1}]", &res) == SP_OK && res.notes == 0);
 
     /* Malformed input: status, offset and message. */
     static const struct { const char *json; int status; long off; const char *msg; } bad[] = {

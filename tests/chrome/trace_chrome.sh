@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `scopeprof trace` of a Kineto GPU trace, parsed back by python3: CPU ops on
 # their thread (no gpu_ts: their GPU time is attributed, not an interval),
-# kernels and memcpy only on GPU stream tracks with their real durations,
+# kernels, memcpy and syncs (cuda_sync) only on GPU stream tracks with their real durations,
 # arrows from the runtime call that launched them (same "correlation"), the
 # process named from the JSON's process_name, the GPU named from Kineto's
 # deviceProperties, no empty track for the stream's
@@ -35,7 +35,8 @@ cat >"$tmp/gpu.json" <<'EOF'
 {"ph":"f","id":101,"pid":0,"tid":7,"ts":1700000000000140.000,"cat":"ac2g","name":"ac2g","bp":"e"},
 {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD","pid":0,"tid":7,"ts":1700000000000175.000,"dur":4,"args":{"External id":12,"correlation":102}},
 {"ph":"s","id":102,"pid":4242,"tid":7,"ts":1700000000000162.000,"cat":"ac2g","name":"ac2g"},
-{"ph":"f","id":102,"pid":0,"tid":7,"ts":1700000000000175.000,"cat":"ac2g","name":"ac2g","bp":"e"}
+{"ph":"f","id":102,"pid":0,"tid":7,"ts":1700000000000175.000,"cat":"ac2g","name":"ac2g","bp":"e"},
+{"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":7,"ts":1700000000000186.000,"dur":1.5,"args":{"correlation":103}}
 ]}
 EOF
 "$bin" trace -o "$tmp/t.json" "$tmp/gpu.json" || { echo "FAIL: trace"; rc=1; }
@@ -54,7 +55,7 @@ def check(path, arrows):
     want(len(cpu) == 1 and pname[min(cpu)] == "python3 (pid 4242)", f"CPU process name: {pname}")
     want(len(gpu) == 1 and "NVIDIA H100 80GB HBM3" in pname[min(gpu)], f"GPU named from deviceProperties: {pname}")
     x = [e for e in ev if e.get("ph") == "X" and e.get("cat") != "step"]
-    dev = {"gemm_kernel": 30.5, "Memcpy HtoD": 4.0}
+    dev = {"gemm_kernel": 30.5, "Memcpy HtoD": 4.0, "Stream Sync": 1.5}
     for name, dur in dev.items():
         s = [e for e in x if e["name"] == name]
         want(len(s) == 1, f"{name}: {len(s)} slices, want 1 (on a GPU track)")
@@ -68,10 +69,11 @@ def check(path, arrows):
     f = [e for e in ev if e.get("ph") == "f"]
     if not arrows:
         return want(not s and not f, "arrows from a pipe")
-    want(len(s) == 2 and len(f) == 2, f"arrows: {len(s)} s, {len(f)} f")
+    want(len(s) == 3 and len(f) == 3, f"arrows: {len(s)} s, {len(f)} f")
     want(max(map(ev.index, s)) < min(map(ev.index, f), default=0), "an arrow end before its start")
     launch = {e["name"]: e for e in ops}
-    for a, b, k in ((101, "cudaLaunchKernel", "gemm_kernel"), (102, "cudaMemcpyAsync", "Memcpy HtoD")):
+    for a, b, k in ((101, "cudaLaunchKernel", "gemm_kernel"), (102, "cudaMemcpyAsync", "Memcpy HtoD"),
+                    (103, "cudaStreamSynchronize", "Stream Sync")):
         sa = [e for e in s if launch[b]["ts"] == e["ts"] and launch[b]["cat"] == e["cat"] and launch[b]["tid"] == e["tid"]]
         want(len(sa) == 1, f"no arrow start on {b}")
         ke = [e for e in x if e["name"] == k][0]
@@ -90,7 +92,7 @@ if command -v node >/dev/null && [ -d "$dt/node_modules/@paulirish/trace_engine"
   "$bin" table --format json "$tmp/gpu.json" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-for t in d["tables"]: t["rows"] = [r for r in t["rows"] if r["name"] not in ("gemm_kernel", "Memcpy HtoD")]
+for t in d["tables"]: t["rows"] = [r for r in t["rows"] if r["name"] not in ("gemm_kernel", "Memcpy HtoD", "Stream Sync")]
 json.dump(d, sys.stdout)' >"$tmp/table.json"
   node "$dt/check.mjs" "$tmp/t.json" "$tmp/table.json" --gpu || rc=1
 else
