@@ -81,7 +81,12 @@ static void load(trace_file *t) {
     child_run_ex(&t->run, "prog_flip", 1, NULL, NULL);
     if (t->run.timed_out || !t->run.exited || t->run.code != 0)
         fail_msg("prog_flip failed (status %d): %s", t->run.status, t->run.err);
-    FILE *f = fopen(t->run.trace, "rb");
+    /* PROFILE_SET_RANK(3) puts the rank in the explicit path's name, as a
+     * launcher's rank does: <dir>/trace.sprof -> <dir>/trace.rank3.sprof. */
+    char path[PATH_MAX + 16];
+    size_t l = strlen(t->run.trace);
+    snprintf(path, sizeof path, "%.*s.rank3.sprof", (int)(l - 6), t->run.trace);
+    FILE *f = fopen(path, "rb");
     assert_non_null(f);
     fseek(f, 0, SEEK_END);
     t->n = (size_t)ftell(f);
