@@ -2804,17 +2804,17 @@ SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c);
 SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g);
 static inline void scopeprof__qunlock(scopeprof__state *g, int locked);
 SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p);
-SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g);
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__writer_start(scopeprof__state *g);
 SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg);
 SCOPEPROF__INTERNAL void scopeprof__writer_init_locks(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g);
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g);
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__pin_module(void);
 SCOPEPROF__INTERNAL void scopeprof__calibrate(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__atfork_prepare(void);
 SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void);
-SCOPEPROF__INTERNAL void scopeprof__atfork_child(void);
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__atfork_child(void);
 SCOPEPROF__INTERNAL scopeprof__chunk *scopeprof__chunk_alloc(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__write_queued(scopeprof__state *g, int may_wait);
 SCOPEPROF__INTERNAL uint32_t scopeprof__write_some(scopeprof__state *g, int may_wait, uint32_t most);
@@ -3218,7 +3218,7 @@ static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out
  * once, omitted ones 0 (active: 1). A bad value, an empty one (the whole
  * value, or between commas) or a key given twice is named and the schedule
  * ignored. */
-SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v) {
     static const char *const keys[] = {"skip_first", "wait", "warmup", "active", "repeat"};
     int val[5] = {0, 0, 0, 1, 0}, seen = 0;
     const char *p = v;
@@ -3467,7 +3467,7 @@ __attribute__((weak, visibility("hidden"))) scopeprof__state scopeprof__state_fa
 /* Out of memory: stop recording for good, say so once, and let the program
  * go on (it may cope with malloc failures; aborting it was worse). What was
  * recorded before is still written and summarised at exit. */
-SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
     if (__atomic_exchange_n(&g->life.oom, 1, __ATOMIC_ACQ_REL)) return;
     scopeprof__warn("scopeprof: out of memory: recording stopped (what was recorded before is "
                     "kept); the program goes on");
@@ -4346,7 +4346,7 @@ SCOPEPROF__INTERNAL int scopeprof__step_kept(const scopeprof__state *g, uint32_t
 }
 
 /* Write the finished cycle, print its summary, start afresh. Lock held. */
-SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
     scopeprof__write_queued(g, 1);
     scopeprof__write_partials(g);
     int had = g->out.events_written > 0;
@@ -4429,7 +4429,7 @@ SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g) {
     g->sched.win_start = g->clock.tick0;
 }
 
-SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, int active, int repeat) {
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, int active, int repeat) {
     scopeprof__state *g = scopeprof__state_get();
     if (skip_first < 0 || wait < 0 || warmup < 0 || active <= 0 || repeat < 0) {
         scopeprof__warn("scopeprof: PROFILE_SCHEDULE(%d, %d, %d, %d, %d) ignored: counts must be "
@@ -4457,7 +4457,7 @@ SCOPEPROF__API void scopeprof__on_cycle(scopeprof_cycle_fn fn, void *user) {
     scopeprof__unlock(g);
 }
 
-SCOPEPROF__API void scopeprof__set_rank(int rank) {
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof__set_rank(int rank) {
     scopeprof__state *g = scopeprof__state_get();
     scopeprof__lock(g);
     if (g->out.fd != -1 && g->out.fd != -2) {
@@ -5081,7 +5081,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]) {
  * known, in g->out.dir: the working directory at the first scope, kept by a
  * forked child (relative, to the working directory of the moment, if that
  * could not be read or is too long). */
-SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g) {
     char prog[256], name[320];
     scopeprof__read_prog(prog);
     for (char *p = prog; *p; p++)
@@ -5110,7 +5110,7 @@ static inline void scopeprof__path_insert(char *dst, size_t n, const char *base,
 
 /* "run.sprof" -> "run.<pid>.sprof": the name of a second process's trace
  * when the path it was given belongs to another. */
-SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
     char buf[sizeof g->out.path], word[16];
     snprintf(word, sizeof word, "%d", g->pid);
     scopeprof__path_insert(buf, sizeof buf, g->out.path, word, 0);
@@ -5122,7 +5122,7 @@ SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
  * name has it, so ranks never share a path, whatever node or network
  * namespace they run in (the claim below is per network namespace). Rank 0
  * says the rule once on stderr. */
-SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g) {
     char buf[sizeof g->out.path], word[24];
     snprintf(word, sizeof word, "rank%d", g->out.rank);
     scopeprof__path_insert(buf, sizeof buf, g->out.path, word, 0);
@@ -5140,7 +5140,7 @@ SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g) {
  * uncompressed one under .gz) would be read as a broken JSON file by every
  * viewer. The trace keeps its data under the right name, and one line says
  * where it went and how to make the JSON (the reporter's `trace`). */
-SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *g) {
     size_t l = strlen(g->out.path), cut = 0;
     if (l > 5 && strcmp(g->out.path + l - 5, ".json") == 0) cut = 5;
     else if (l > 8 && strcmp(g->out.path + l - 8, ".json.gz") == 0) cut = 8;
@@ -5166,7 +5166,7 @@ SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c) {
  * named after it (Linux: no file is made, the name goes when the process
  * does, and SOCK_CLOEXEC keeps an exec'd program from inheriting it); a
  * process that finds the path claimed writes "<path>.<pid>.sprof". */
-SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
     char abs[2 * sizeof g->out.path];
     if (g->out.path[0] == '/' || !getcwd(abs, sizeof g->out.path)) abs[0] = 0;
     else strcat(abs, "/");
@@ -5200,7 +5200,7 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
 /* The rank became known after an explicit path was claimed (MPI_Init,
  * PROFILE_SET_RANK), before the file was opened: claimed again with the
  * rank in its name, as at start-up. */
-SCOPEPROF__INTERNAL void scopeprof__rank_claim(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__rank_claim(scopeprof__state *g) {
     if (g->out.claim_fd >= 0) close(g->out.claim_fd);
     g->out.claim_fd = -1;
     scopeprof__rank_path(g);
@@ -5495,7 +5495,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_ticks(scopeprof__state *g) {
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_TICKS, b, sizeof b);
 }
 
-SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     if (g->out.fd != -1) return;
     g->out.files++; /* a new file: it has no thread names yet */
     g->out.fd = scopeprof__create(g);
@@ -5672,7 +5672,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_gpu(scopeprof__state *g, const scopepr
 
 /* In a signal handler the lock is only tried (the interrupted thread may hold
  * it): then the copy is best effort. */
-SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset) {
     int locked = g->life.in_signal ? pthread_mutex_trylock(&g->mem.lock) == 0 : pthread_mutex_lock(&g->mem.lock) == 0;
     s->used = g->mem.used;
     memcpy(s->peak, g->mem.peak, sizeof s->peak);
@@ -5838,7 +5838,7 @@ SCOPEPROF__INTERNAL void scopeprof__more_rows(const scopeprof__state *g, uint32_
  * layout, the notes under it, peak memory, and at exit the trace file. On
  * rank 0, or every rank with SCOPEPROF_SUMMARY=all, when something was
  * recorded. Lock held. */
-SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
                                                   int recorded, const char *title, int at_exit) {
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
     scopeprof__sum_fold(g, g->cfg.group_shape);
@@ -6536,7 +6536,7 @@ extern "C" {
  * happened. Takes the lock to report (the site table may be growing in
  * another thread) and releases it to close them (closing may need a new
  * chunk, which takes the lock). */
-SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof__state *g, scopeprof__thread *t,
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof__state *g, scopeprof__thread *t,
                                                       const char *when) {
     if (!t || !t->nranges) return;
     scopeprof__lock(g);
@@ -6611,7 +6611,7 @@ SCOPEPROF__API void scopeprof__scopes_left(scopeprof__thread *t, uint32_t depth,
 
 /* At exit: how many scopes were left, and where it was first seen. Lock
  * held. */
-SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
     const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
@@ -6655,7 +6655,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void) {
  * Blocks the parent recorded are still live in the child's copy of the
  * memory; their entries stay, marked, so that freeing one is neither an
  * event nor an unknown free. */
-SCOPEPROF__INTERNAL void scopeprof__atfork_child_memory(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__atfork_child_memory(scopeprof__state *g) {
     pthread_mutex_init(&g->mem.lock, NULL);
     for (uint32_t i = 0; i < g->mem.live_cap; i++)
         if (g->mem.live[i].ptr) g->mem.live[i].bytes = SCOPEPROF__INHERITED;
@@ -7225,7 +7225,7 @@ extern "C" {
  * MPI_Finalize measured an offset: the last one in a file holds all it
  * knows. Lock held; no allocation, no stdio (uname(2) and write(2): it can
  * run in a signal handler, when the final write opens the file). */
-SCOPEPROF__INTERNAL void scopeprof__write_clock(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__write_clock(scopeprof__state *g) {
     if (g->out.fd < 0) return;
     struct utsname u;
     uint32_t hl = uname(&u) == 0 ? (uint32_t)strnlen(u.nodename, sizeof u.nodename) : 0;

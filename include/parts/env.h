@@ -43,7 +43,7 @@ static inline int scopeprof__env_int(const char *var, long lo, long hi, int *out
  * once, omitted ones 0 (active: 1). A bad value, an empty one (the whole
  * value, or between commas) or a key given twice is named and the schedule
  * ignored. */
-SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__state *g, const char *v) {
     static const char *const keys[] = {"skip_first", "wait", "warmup", "active", "repeat"};
     int val[5] = {0, 0, 0, 1, 0}, seen = 0;
     const char *p = v;

@@ -30,7 +30,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]) {
  * known, in g->out.dir: the working directory at the first scope, kept by a
  * forked child (relative, to the working directory of the moment, if that
  * could not be read or is too long). */
-SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g) {
     char prog[256], name[320];
     scopeprof__read_prog(prog);
     for (char *p = prog; *p; p++)
@@ -59,7 +59,7 @@ static inline void scopeprof__path_insert(char *dst, size_t n, const char *base,
 
 /* "run.sprof" -> "run.<pid>.sprof": the name of a second process's trace
  * when the path it was given belongs to another. */
-SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
     char buf[sizeof g->out.path], word[16];
     snprintf(word, sizeof word, "%d", g->pid);
     scopeprof__path_insert(buf, sizeof buf, g->out.path, word, 0);
@@ -71,7 +71,7 @@ SCOPEPROF__INTERNAL void scopeprof__pid_path(scopeprof__state *g) {
  * name has it, so ranks never share a path, whatever node or network
  * namespace they run in (the claim below is per network namespace). Rank 0
  * says the rule once on stderr. */
-SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g) {
     char buf[sizeof g->out.path], word[24];
     snprintf(word, sizeof word, "rank%d", g->out.rank);
     scopeprof__path_insert(buf, sizeof buf, g->out.path, word, 0);
@@ -89,7 +89,7 @@ SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g) {
  * uncompressed one under .gz) would be read as a broken JSON file by every
  * viewer. The trace keeps its data under the right name, and one line says
  * where it went and how to make the JSON (the reporter's `trace`). */
-SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *g) {
     size_t l = strlen(g->out.path), cut = 0;
     if (l > 5 && strcmp(g->out.path + l - 5, ".json") == 0) cut = 5;
     else if (l > 8 && strcmp(g->out.path + l - 8, ".json.gz") == 0) cut = 8;
@@ -115,7 +115,7 @@ SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c) {
  * named after it (Linux: no file is made, the name goes when the process
  * does, and SOCK_CLOEXEC keeps an exec'd program from inheriting it); a
  * process that finds the path claimed writes "<path>.<pid>.sprof". */
-SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
     char abs[2 * sizeof g->out.path];
     if (g->out.path[0] == '/' || !getcwd(abs, sizeof g->out.path)) abs[0] = 0;
     else strcat(abs, "/");
@@ -149,7 +149,7 @@ SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
 /* The rank became known after an explicit path was claimed (MPI_Init,
  * PROFILE_SET_RANK), before the file was opened: claimed again with the
  * rank in its name, as at start-up. */
-SCOPEPROF__INTERNAL void scopeprof__rank_claim(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__rank_claim(scopeprof__state *g) {
     if (g->out.claim_fd >= 0) close(g->out.claim_fd);
     g->out.claim_fd = -1;
     scopeprof__rank_path(g);
@@ -444,7 +444,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_ticks(scopeprof__state *g) {
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_TICKS, b, sizeof b);
 }
 
-SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state *g) {
     if (g->out.fd != -1) return;
     g->out.files++; /* a new file: it has no thread names yet */
     g->out.fd = scopeprof__create(g);
@@ -621,7 +621,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_gpu(scopeprof__state *g, const scopepr
 
 /* In a signal handler the lock is only tried (the interrupted thread may hold
  * it): then the copy is best effort. */
-SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__mem_snapshot(scopeprof__state *g, scopeprof__memsnap *s, int reset) {
     int locked = g->life.in_signal ? pthread_mutex_trylock(&g->mem.lock) == 0 : pthread_mutex_lock(&g->mem.lock) == 0;
     s->used = g->mem.used;
     memcpy(s->peak, g->mem.peak, sizeof s->peak);
@@ -787,7 +787,7 @@ SCOPEPROF__INTERNAL void scopeprof__more_rows(const scopeprof__state *g, uint32_
  * layout, the notes under it, peak memory, and at exit the trace file. On
  * rank 0, or every rank with SCOPEPROF_SUMMARY=all, when something was
  * recorded. Lock held. */
-SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
                                                   int recorded, const char *title, int at_exit) {
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
     scopeprof__sum_fold(g, g->cfg.group_shape);

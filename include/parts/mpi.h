@@ -329,7 +329,7 @@ extern "C" {
  * MPI_Finalize measured an offset: the last one in a file holds all it
  * knows. Lock held; no allocation, no stdio (uname(2) and write(2): it can
  * run in a signal handler, when the final write opens the file). */
-SCOPEPROF__INTERNAL void scopeprof__write_clock(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__write_clock(scopeprof__state *g) {
     if (g->out.fd < 0) return;
     struct utsname u;
     uint32_t hl = uname(&u) == 0 ? (uint32_t)strnlen(u.nodename, sizeof u.nodename) : 0;

@@ -42,7 +42,7 @@ __attribute__((weak, visibility("hidden"))) scopeprof__state scopeprof__state_fa
 /* Out of memory: stop recording for good, say so once, and let the program
  * go on (it may cope with malloc failures; aborting it was worse). What was
  * recorded before is still written and summarised at exit. */
-SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__oom(scopeprof__state *g) {
     if (__atomic_exchange_n(&g->life.oom, 1, __ATOMIC_ACQ_REL)) return;
     scopeprof__warn("scopeprof: out of memory: recording stopped (what was recorded before is "
                     "kept); the program goes on");

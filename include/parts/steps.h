@@ -32,7 +32,7 @@ SCOPEPROF__INTERNAL int scopeprof__step_kept(const scopeprof__state *g, uint32_t
 }
 
 /* Write the finished cycle, print its summary, start afresh. Lock held. */
-SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__end_cycle(scopeprof__state *g) {
     scopeprof__write_queued(g, 1);
     scopeprof__write_partials(g);
     int had = g->out.events_written > 0;
@@ -115,7 +115,7 @@ SCOPEPROF__INTERNAL void scopeprof__sched_start(scopeprof__state *g) {
     g->sched.win_start = g->clock.tick0;
 }
 
-SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, int active, int repeat) {
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof__schedule(int skip_first, int wait, int warmup, int active, int repeat) {
     scopeprof__state *g = scopeprof__state_get();
     if (skip_first < 0 || wait < 0 || warmup < 0 || active <= 0 || repeat < 0) {
         scopeprof__warn("scopeprof: PROFILE_SCHEDULE(%d, %d, %d, %d, %d) ignored: counts must be "
@@ -143,7 +143,7 @@ SCOPEPROF__API void scopeprof__on_cycle(scopeprof_cycle_fn fn, void *user) {
     scopeprof__unlock(g);
 }
 
-SCOPEPROF__API void scopeprof__set_rank(int rank) {
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof__set_rank(int rank) {
     scopeprof__state *g = scopeprof__state_get();
     scopeprof__lock(g);
     if (g->out.fd != -1 && g->out.fd != -2) {

@@ -11,7 +11,7 @@ extern "C" {
  * happened. Takes the lock to report (the site table may be growing in
  * another thread) and releases it to close them (closing may need a new
  * chunk, which takes the lock). */
-SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof__state *g, scopeprof__thread *t,
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof__state *g, scopeprof__thread *t,
                                                       const char *when) {
     if (!t || !t->nranges) return;
     scopeprof__lock(g);
@@ -86,7 +86,7 @@ SCOPEPROF__API void scopeprof__scopes_left(scopeprof__thread *t, uint32_t depth,
 
 /* At exit: how many scopes were left, and where it was first seen. Lock
  * held. */
-SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
     const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
@@ -130,7 +130,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_parent(void) {
  * Blocks the parent recorded are still live in the child's copy of the
  * memory; their entries stay, marked, so that freeing one is neither an
  * event nor an unknown free. */
-SCOPEPROF__INTERNAL void scopeprof__atfork_child_memory(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__atfork_child_memory(scopeprof__state *g) {
     pthread_mutex_init(&g->mem.lock, NULL);
     for (uint32_t i = 0; i < g->mem.live_cap; i++)
         if (g->mem.live[i].ptr) g->mem.live[i].bytes = SCOPEPROF__INHERITED;
