@@ -434,6 +434,7 @@ SCOPEPROF__HIDDEN void scopeprof__range_begin(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__range_end(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__thread_name(const char *name);
 SCOPEPROF__HIDDEN void scopeprof__scopes_left(scopeprof__thread *t, scopeprof__u32 depth, scopeprof__u32 site);
+SCOPEPROF__HIDDEN void scopeprof__scope_moved(scopeprof__u32 site);
 SCOPEPROF__HIDDEN void scopeprof__flush(void);
 /* Called when a scheduled cycle's trace is written: its path and number. */
 typedef void (*scopeprof_cycle_fn)(const char *path, int cycle, void *user);
@@ -500,9 +501,12 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
     scopeprof__thread *t = sc->t;
     /* Closed on another thread than it opened on (an untied OpenMP task
      * that moved): its buffer and depth are the first thread's, which only
-     * that thread may write. Left out; that thread's depth stays one more,
-     * so the next of its scopes around it to close counts it as left. */
-    if (__builtin_expect(t != scopeprof__tls, 0)) return;
+     * that thread may write. Left out, counted and said at exit (out of
+     * line); the first thread's depth keeps it. */
+    if (__builtin_expect(t != scopeprof__tls, 0)) {
+        scopeprof__scope_moved(sc->site);
+        return;
+    }
     /* Scopes opened inside this one that never closed (a longjmp out of
      * them) leave the depth above this one's plus one: counted, out of line. */
     if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
@@ -576,7 +580,10 @@ static inline scopeprof_shape_scope scopeprof__shape_begin(scopeprof_site *s, co
 static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = ss->sc.t;
-    if (__builtin_expect(t != scopeprof__tls, 0)) return; /* moved: scopeprof__scope_end */
+    if (__builtin_expect(t != scopeprof__tls, 0)) { /* moved: scopeprof__scope_end */
+        scopeprof__scope_moved(ss->sc.site);
+        return;
+    }
     if (__builtin_expect(t->depth != ss->sc.depth + 1, 0)) scopeprof__scopes_left(t, ss->sc.depth, ss->sc.site);
     t->depth = ss->sc.depth;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -789,6 +796,10 @@ static inline scopeprof_gpu_scope scopeprof__gpu_begin(scopeprof_site *s, scopep
 }
 
 static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
+    if (__builtin_expect(gs->cpu.t != scopeprof__tls, 0)) { /* moved: scopeprof__scope_end (its GPU events stay unread) */
+        scopeprof__scope_moved(gs->cpu.site);
+        return;
+    }
     scopeprof__u32 flag = gs->ok && scopeprof__gpu_close(gs) ? SCOPEPROF_DEPTH_GPU : 0;
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = gs->cpu.t;
@@ -2395,10 +2406,11 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 23u /* 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 24u /* 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
-     (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK)
+     (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK +                \
+     (uint32_t)sizeof(scopeprof__level) * 11u + (uint32_t)sizeof(scopeprof__sitesum) * 13u)
 /* ---- Locks -----------------------------------------------------------------
  * Four mutexes guard the registry. THE LOCK ORDER, everywhere (fork's prepare
  * handler takes all four in it): lock, then reg.lock, then buf.lock, then
@@ -2597,6 +2609,8 @@ typedef struct scopeprof__state {
         uint64_t scopes_left;   /* scopes never closed (a longjmp out of them): said at exit */
         uint32_t left_site;     /* the first scope that found some, and its thread */
         uint64_t left_tid;
+        uint64_t moved;         /* scopes that closed on another thread (scope_end): said at exit */
+        uint32_t moved_site;    /* the first of them */
     } life;
     /* The job (mpi.h), under `lock`: what MPI said (rank, size: 0 when not
      * an MPI job) and the clock offsets to rank 0 measured at MPI_Init
@@ -2798,7 +2812,7 @@ SCOPEPROF__INTERNAL void scopeprof__read_prog(char prog[256]);
 SCOPEPROF__INTERNAL void scopeprof__default_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__rank_path(scopeprof__state *g);
-SCOPEPROF__INTERNAL void scopeprof__rank_claim(scopeprof__state *g);
+SCOPEPROF__INTERNAL void scopeprof__rank_rename(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c);
 SCOPEPROF__INTERNAL int scopeprof__qlock(scopeprof__state *g);
@@ -4466,14 +4480,11 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof__set_rank(int rank) {
     } else {
         int was = g->out.rank;
         g->out.rank = rank < 0 ? -1 : rank;
-        if (g->out.path_is_default) {
-            scopeprof__default_path(g);
-            if (g->sched.on) scopeprof__sched_base(g);
-        } else if (was != g->out.rank && !g->out.no_output && !g->sched.on) { /* an explicit path */
-            if (was < 0) scopeprof__rank_claim(g); /* the rank in its name, as at start-up */
-            else scopeprof__warn("scopeprof: PROFILE_SET_RANK: the file was named for rank %d and keeps its "
-                                 "name '%s'", was, g->out.path);
-        }
+        if (was >= 0 && was != g->out.rank && !g->out.path_is_default && !g->out.no_output)
+            scopeprof__warn("scopeprof: PROFILE_SET_RANK: the file was named for rank %d and keeps its "
+                            "name '%s'", was, g->out.path); /* an explicit path took a launcher's rank */
+        else if (was != g->out.rank)
+            scopeprof__rank_rename(g);
     }
     scopeprof__unlock(g);
 }
@@ -5197,14 +5208,22 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__stat
                     "writes '%s'", abs, g->pid, g->out.path);
 }
 
-/* The rank became known after an explicit path was claimed (MPI_Init,
- * PROFILE_SET_RANK), before the file was opened: claimed again with the
- * rank in its name, as at start-up. */
-SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__rank_claim(scopeprof__state *g) {
-    if (g->out.claim_fd >= 0) close(g->out.claim_fd);
-    g->out.claim_fd = -1;
-    scopeprof__rank_path(g);
-    scopeprof__claim_output(g);
+/* The rank became known (PROFILE_SET_RANK, MPI_Init) before the file was
+ * opened: the names take it, as at start-up: the default name, or an
+ * explicit path's with the rank in it (claimed again); a schedule's cycles
+ * are named after that. */
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__rank_rename(scopeprof__state *g) {
+    if (g->out.no_output) return;
+    if (g->sched.on) strcpy(g->out.path, g->sched.base_path); /* the rank goes in the base, not a cycle's name */
+    if (g->out.path_is_default) {
+        scopeprof__default_path(g);
+    } else if (g->out.rank >= 0) {
+        if (g->out.claim_fd >= 0) close(g->out.claim_fd);
+        g->out.claim_fd = -1;
+        scopeprof__rank_path(g);
+        scopeprof__claim_output(g);
+    }
+    if (g->sched.on) scopeprof__sched_base(g);
 }
 
 
@@ -6609,12 +6628,29 @@ SCOPEPROF__API void scopeprof__scopes_left(scopeprof__thread *t, uint32_t depth,
     }
 }
 
-/* At exit: how many scopes were left, and where it was first seen. Lock
- * held. */
+/* A scope that closed on another thread than it opened on (scope_end): left
+ * out, counted, said at exit. The thread it opened on keeps it in its depth,
+ * so that thread's scopes after it are one level deeper until a scope of
+ * that thread around it closes (which then counts it as left). No lock:
+ * this may run in a signal handler. */
+SCOPEPROF__API void scopeprof__scope_moved(uint32_t site) {
+    scopeprof__state *g = scopeprof__g;
+    if (g && __atomic_fetch_add(&g->life.moved, 1, __ATOMIC_RELAXED) == 0) g->life.moved_site = site;
+}
+
+/* At exit: how many scopes were left, and where it was first seen; how
+ * many closed on another thread. Lock held. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
+    uint64_t moved = __atomic_load_n(&g->life.moved, __ATOMIC_RELAXED);
+    const scopeprof__siterec *r = scopeprof__site_find(g, g->life.moved_site);
+    if (moved)
+        scopeprof__warn("scopeprof: %llu scope(s) closed on another thread than the one they opened on (untied "
+                        "OpenMP tasks that the runtime moved; tied tasks, the default, stay), first '%s' at "
+                        "%s:%u: left out; the scopes that thread opened after one are one level deeper",
+                        (unsigned long long)moved, r ? r->name : "?", r ? r->file : "?", r ? r->line : 0);
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
-    const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
+    r = scopeprof__site_find(g, g->life.left_site);
     scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; a "
                     "scope that closed on another thread, as an untied OpenMP task that moved does, "
                     "which is left out; or a range whose PROFILE_END came while a scope opened inside "
@@ -7352,14 +7388,8 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_start(void) {
     g->job.size = size;
     if (g->out.rank < 0) {
         g->out.rank = rank; /* the exit table prints on rank 0 only */
-        /* A file already open keeps its name (its CLOCK chunk says the
-         * rank); a schedule's files are named per cycle. */
-        int rename = g->out.fd == -1 && !g->sched.on;
-        if (rename && g->out.path_is_default) {
-            scopeprof__default_path(g); /* out.rank is set: the name has it */
-        } else if (rename) { /* an explicit path: claimed again with the rank in it */
-            scopeprof__rank_claim(g);
-        }
+        /* A file already open keeps its name (its CLOCK chunk says the rank). */
+        if (g->out.fd == -1) scopeprof__rank_rename(g);
     } else if (g->out.rank != rank) {
         scopeprof__warn("scopeprof: the launcher said rank %d, MPI says %d: the file keeps its "
                         "name '%s'; the job table and the clocks use MPI's", g->out.rank, rank,

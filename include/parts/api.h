@@ -433,6 +433,7 @@ SCOPEPROF__HIDDEN void scopeprof__range_begin(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__range_end(scopeprof_site *s);
 SCOPEPROF__HIDDEN void scopeprof__thread_name(const char *name);
 SCOPEPROF__HIDDEN void scopeprof__scopes_left(scopeprof__thread *t, scopeprof__u32 depth, scopeprof__u32 site);
+SCOPEPROF__HIDDEN void scopeprof__scope_moved(scopeprof__u32 site);
 SCOPEPROF__HIDDEN void scopeprof__flush(void);
 /* Called when a scheduled cycle's trace is written: its path and number. */
 typedef void (*scopeprof_cycle_fn)(const char *path, int cycle, void *user);
@@ -499,9 +500,12 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
     scopeprof__thread *t = sc->t;
     /* Closed on another thread than it opened on (an untied OpenMP task
      * that moved): its buffer and depth are the first thread's, which only
-     * that thread may write. Left out; that thread's depth stays one more,
-     * so the next of its scopes around it to close counts it as left. */
-    if (__builtin_expect(t != scopeprof__tls, 0)) return;
+     * that thread may write. Left out, counted and said at exit (out of
+     * line); the first thread's depth keeps it. */
+    if (__builtin_expect(t != scopeprof__tls, 0)) {
+        scopeprof__scope_moved(sc->site);
+        return;
+    }
     /* Scopes opened inside this one that never closed (a longjmp out of
      * them) leave the depth above this one's plus one: counted, out of line. */
     if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
@@ -575,7 +579,10 @@ static inline scopeprof_shape_scope scopeprof__shape_begin(scopeprof_site *s, co
 static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = ss->sc.t;
-    if (__builtin_expect(t != scopeprof__tls, 0)) return; /* moved: scopeprof__scope_end */
+    if (__builtin_expect(t != scopeprof__tls, 0)) { /* moved: scopeprof__scope_end */
+        scopeprof__scope_moved(ss->sc.site);
+        return;
+    }
     if (__builtin_expect(t->depth != ss->sc.depth + 1, 0)) scopeprof__scopes_left(t, ss->sc.depth, ss->sc.site);
     t->depth = ss->sc.depth;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

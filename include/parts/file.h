@@ -146,14 +146,22 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__stat
                     "writes '%s'", abs, g->pid, g->out.path);
 }
 
-/* The rank became known after an explicit path was claimed (MPI_Init,
- * PROFILE_SET_RANK), before the file was opened: claimed again with the
- * rank in its name, as at start-up. */
-SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__rank_claim(scopeprof__state *g) {
-    if (g->out.claim_fd >= 0) close(g->out.claim_fd);
-    g->out.claim_fd = -1;
-    scopeprof__rank_path(g);
-    scopeprof__claim_output(g);
+/* The rank became known (PROFILE_SET_RANK, MPI_Init) before the file was
+ * opened: the names take it, as at start-up: the default name, or an
+ * explicit path's with the rank in it (claimed again); a schedule's cycles
+ * are named after that. */
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__rank_rename(scopeprof__state *g) {
+    if (g->out.no_output) return;
+    if (g->sched.on) strcpy(g->out.path, g->sched.base_path); /* the rank goes in the base, not a cycle's name */
+    if (g->out.path_is_default) {
+        scopeprof__default_path(g);
+    } else if (g->out.rank >= 0) {
+        if (g->out.claim_fd >= 0) close(g->out.claim_fd);
+        g->out.claim_fd = -1;
+        scopeprof__rank_path(g);
+        scopeprof__claim_output(g);
+    }
+    if (g->sched.on) scopeprof__sched_base(g);
 }
 
 

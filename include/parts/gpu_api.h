@@ -124,6 +124,10 @@ static inline scopeprof_gpu_scope scopeprof__gpu_begin(scopeprof_site *s, scopep
 }
 
 static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
+    if (__builtin_expect(gs->cpu.t != scopeprof__tls, 0)) { /* moved: scopeprof__scope_end (its GPU events stay unread) */
+        scopeprof__scope_moved(gs->cpu.site);
+        return;
+    }
     scopeprof__u32 flag = gs->ok && scopeprof__gpu_close(gs) ? SCOPEPROF_DEPTH_GPU : 0;
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = gs->cpu.t;

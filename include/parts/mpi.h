@@ -456,14 +456,8 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_start(void) {
     g->job.size = size;
     if (g->out.rank < 0) {
         g->out.rank = rank; /* the exit table prints on rank 0 only */
-        /* A file already open keeps its name (its CLOCK chunk says the
-         * rank); a schedule's files are named per cycle. */
-        int rename = g->out.fd == -1 && !g->sched.on;
-        if (rename && g->out.path_is_default) {
-            scopeprof__default_path(g); /* out.rank is set: the name has it */
-        } else if (rename) { /* an explicit path: claimed again with the rank in it */
-            scopeprof__rank_claim(g);
-        }
+        /* A file already open keeps its name (its CLOCK chunk says the rank). */
+        if (g->out.fd == -1) scopeprof__rank_rename(g);
     } else if (g->out.rank != rank) {
         scopeprof__warn("scopeprof: the launcher said rank %d, MPI says %d: the file keeps its "
                         "name '%s'; the job table and the clocks use MPI's", g->out.rank, rank,

@@ -152,14 +152,11 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof__set_rank(int rank) {
     } else {
         int was = g->out.rank;
         g->out.rank = rank < 0 ? -1 : rank;
-        if (g->out.path_is_default) {
-            scopeprof__default_path(g);
-            if (g->sched.on) scopeprof__sched_base(g);
-        } else if (was != g->out.rank && !g->out.no_output && !g->sched.on) { /* an explicit path */
-            if (was < 0) scopeprof__rank_claim(g); /* the rank in its name, as at start-up */
-            else scopeprof__warn("scopeprof: PROFILE_SET_RANK: the file was named for rank %d and keeps its "
-                                 "name '%s'", was, g->out.path);
-        }
+        if (was >= 0 && was != g->out.rank && !g->out.path_is_default && !g->out.no_output)
+            scopeprof__warn("scopeprof: PROFILE_SET_RANK: the file was named for rank %d and keeps its "
+                            "name '%s'", was, g->out.path); /* an explicit path took a launcher's rank */
+        else if (was != g->out.rank)
+            scopeprof__rank_rename(g);
     }
     scopeprof__unlock(g);
 }

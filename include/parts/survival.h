@@ -84,12 +84,29 @@ SCOPEPROF__API void scopeprof__scopes_left(scopeprof__thread *t, uint32_t depth,
     }
 }
 
-/* At exit: how many scopes were left, and where it was first seen. Lock
- * held. */
+/* A scope that closed on another thread than it opened on (scope_end): left
+ * out, counted, said at exit. The thread it opened on keeps it in its depth,
+ * so that thread's scopes after it are one level deeper until a scope of
+ * that thread around it closes (which then counts it as left). No lock:
+ * this may run in a signal handler. */
+SCOPEPROF__API void scopeprof__scope_moved(uint32_t site) {
+    scopeprof__state *g = scopeprof__g;
+    if (g && __atomic_fetch_add(&g->life.moved, 1, __ATOMIC_RELAXED) == 0) g->life.moved_site = site;
+}
+
+/* At exit: how many scopes were left, and where it was first seen; how
+ * many closed on another thread. Lock held. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
+    uint64_t moved = __atomic_load_n(&g->life.moved, __ATOMIC_RELAXED);
+    const scopeprof__siterec *r = scopeprof__site_find(g, g->life.moved_site);
+    if (moved)
+        scopeprof__warn("scopeprof: %llu scope(s) closed on another thread than the one they opened on (untied "
+                        "OpenMP tasks that the runtime moved; tied tasks, the default, stay), first '%s' at "
+                        "%s:%u: left out; the scopes that thread opened after one are one level deeper",
+                        (unsigned long long)moved, r ? r->name : "?", r ? r->file : "?", r ? r->line : 0);
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
-    const scopeprof__siterec *r = scopeprof__site_find(g, g->life.left_site);
+    r = scopeprof__site_find(g, g->life.left_site);
     scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; a "
                     "scope that closed on another thread, as an untied OpenMP task that moved does, "
                     "which is left out; or a range whose PROFILE_END came while a scope opened inside "

@@ -231,8 +231,7 @@ static void *mv_thread(void *arg) {
     swapcontext(&mv_thr, &mv_co); /* runs mv_body to its end, then back here (uc_link) */
     return NULL;
 }
-static int mode_moved(void) {
-    PROFILE_SCOPE("outer");
+static int mode_moved_in(void) {
     getcontext(&mv_co);
     mv_co.uc_stack.ss_sp = mv_stack;
     mv_co.uc_stack.ss_size = sizeof mv_stack;
@@ -247,6 +246,11 @@ static int mode_moved(void) {
         BUMP();
     }
     return 0;
+}
+static int mode_moved(int bare) { /* bare: no "outer" around it all */
+    if (bare) return mode_moved_in();
+    PROFILE_SCOPE("outer");
+    return mode_moved_in();
 }
 
 static int mode_execd(void) {
@@ -1211,7 +1215,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "steps") == 0) return mode_steps(argc, argv);
     if (strcmp(m, "fork") == 0) return mode_fork(0);
     if (strcmp(m, "fork_steps") == 0) return mode_fork_steps();
-    if (strcmp(m, "moved") == 0) return mode_moved();
+    if (strcmp(m, "moved") == 0) return mode_moved(argc > 2 && strcmp(argv[2], "bare") == 0);
     if (strcmp(m, "forkexec") == 0) return mode_fork(1);
     if (strcmp(m, "execd") == 0) return mode_execd();
     if (strcmp(m, "rank") == 0) return mode_rank(argc, argv);

@@ -538,24 +538,28 @@ static void test_fork_schedule(void **state) {
 /* A scope that closes on another thread than it opened on (an untied
  * OpenMP task that moved): left out, never written into the first thread's
  * buffer from the second (two threads on one buffer broke the file), and
- * counted at exit as left without closing when its first thread's enclosing
- * scope closes. */
+ * said at exit, with or without a scope around it on its first thread
+ * (which then also counts it as left when it closes). */
 static void test_scope_moved_thread(void **state) {
     (void)state;
-    child r;
-    child_run_args(&r, "prog_life", ARGS("moved"), NULL);
-    expect_exit(&r, 0);
-    tr_trace t;
-    read_whole(r.trace, &t);
-    assert_int_equal(tr_count(&t, "moved"), 0);
-    assert_int_equal(tr_count(&t, "stays"), 1);
-    assert_int_equal(tr_count(&t, "after"), 3);
-    assert_int_equal(tr_count(&t, "outer"), 1);
-    tr_free(&t);
-    if (child_lines_with(r.err, "1 scope(s) were left without closing (a longjmp out of them; a scope that "
-                         "closed on another thread, as an untied OpenMP task that moved does") != 1)
-        fail_msg("stderr:\n%s", r.err);
-    child_free(&r);
+    for (int bare = 0; bare < 2; bare++) {
+        child r;
+        child_run_args(&r, "prog_life", bare ? ARGS("moved", "bare") : ARGS("moved"), NULL);
+        expect_exit(&r, 0);
+        tr_trace t;
+        read_whole(r.trace, &t);
+        assert_int_equal(tr_count(&t, "moved"), 0);
+        assert_int_equal(tr_count(&t, "stays"), 1);
+        assert_int_equal(tr_count(&t, "after"), 3);
+        assert_int_equal(tr_count(&t, "outer"), !bare);
+        tr_free(&t);
+        if (child_lines_with(r.err, "scopeprof: 1 scope(s) closed on another thread than the one they opened on "
+                             "(untied OpenMP tasks that the runtime moved; tied tasks, the default, stay), "
+                             "first 'moved' at ") != 1 ||
+            child_lines_with(r.err, "1 scope(s) were left without closing") != !bare)
+            fail_msg("stderr:\n%s", r.err);
+        child_free(&r);
+    }
 }
 
 /* Default names: <prog>.<pid>.sprof for each process. */
@@ -669,6 +673,23 @@ static void test_rank_summary_all_and_call(void **state) {
         tr_free(&t);
         if (launcher != (strstr(r.err, "PROFILE_SET_RANK: the file was named for rank 6 and keeps its name") != NULL))
             fail_msg("stderr:\n%s", r.err);
+        child_free(&r);
+    }
+    /* Under a schedule, the cycles' names take the rank as they do from a
+     * launcher's variable (ranks sharing a file system never share one). */
+    for (int launcher = 0; launcher < 2; launcher++) {
+        char want[512];
+        child r;
+        child_run_args(&r, "prog_life", launcher ? ARGS("rank") : ARGS("rank", "set", "4"),
+                       launcher ? ENV("SCOPEPROF_SCHEDULE=active=1", "PMI_RANK=4") : ENV("SCOPEPROF_SCHEDULE=active=1"));
+        expect_exit(&r, 0);
+        size_t l = strlen(r.trace);
+        snprintf(want, sizeof want, "%.*s.rank4.cycle0001.sprof", (int)(l - 6), r.trace);
+        tr_trace t;
+        read_whole(want, &t);
+        assert_int_equal(t.rank, 4);
+        assert_int_equal(tr_count(&t, "ranked"), 1);
+        tr_free(&t);
         child_free(&r);
     }
 }
