@@ -116,10 +116,14 @@ static void sm_free(strmap *m) {
 }
 
 /* What pass 1 learns of an External id or a correlation: the device time
- * it carries, the device events' External id, who carries it (LINK_*). */
+ * it carries, the device events' External id, who carries it (LINK_*), and
+ * the process of the runtime calls that carry it (pid_key: a hash of their
+ * pid; LINK_MANY when two processes do). */
+enum { LINK_DEVICE = 1, LINK_LAUNCH = 2, LINK_MANY = 4 };
 typedef struct dlink {
     int64_t ns; /* -1 once credited */
     uint64_t ext;
+    uint64_t pid;
     uint32_t bits;
 } dlink;
 
@@ -234,7 +238,8 @@ typedef struct cj {
     int warned_late;   /* the one-pass fallback came after delivery: said once */
     int header_sent;   /* pass 2: the header callback was called */
     lmap kernel_ns;    /* External id -> ns of device events without a launch (pass 1) */
-    lmap corr;         /* correlation -> device ns, device ext, LINK_* (pass 1) */
+    lmap corr;         /* correlation -> device ns, device ext, launching pid, LINK_* (pass 1) */
+    lmap ext_pid;      /* External id of CPU ops -> their pid (.pid; LINK_MANY: several) (pass 1) */
     /* the event being read */
     sbuf name, ph, cat, pid, tid, shape, argname, key;
     int has_ts, has_dur, has_shape, has_bytes, dev_type, dev_id;
@@ -354,7 +359,10 @@ static int put_utf8(cj *r, sbuf *out, unsigned cp) {
 }
 
 /* A JSON string at the read position, decoded into out (out == NULL: skip).
- * A NUL from \u0000 becomes U+FFFD: names are C strings downstream. */
+ * A NUL, raw or from \u0000, becomes U+FFFD: names are C strings downstream
+ * ("a<NUL>b" and "a<NUL>c" would be one row "a"). Every path checks the
+ * decoded length against SP_CJ_MAX_STRING as it grows. */
+#define TOO_LONG() fail(r, SP_CORRUPT, start, "string longer than %u bytes", SP_CJ_MAX_STRING)
 static int read_string(cj *r, sbuf *out) {
     if (out) out->n = 0;
     if (out && out->p) out->p[0] = 0;
@@ -367,8 +375,7 @@ static int read_string(cj *r, sbuf *out) {
         while (i < r->end && r->buf[i] != '"' && r->buf[i] != '\\' && r->buf[i] >= 0x20) i++;
         if (i > r->pos) {
             len += i - r->pos;
-            if (len > SP_CJ_MAX_STRING)
-                return fail(r, SP_CORRUPT, start, "string longer than %u bytes", SP_CJ_MAX_STRING);
+            if (len > SP_CJ_MAX_STRING) return TOO_LONG();
             if (out && sb_put(out, (const char *)r->buf + r->pos, i - r->pos)) return NOMEM();
             r->pos = i;
         }
@@ -383,9 +390,14 @@ static int read_string(cj *r, sbuf *out) {
                            python_function names: taken as it is, and said once */
             char b = (char)c;
             skipc(r);
-            len++;
             r->res->notes |= SP_NOTE_CTRL;
-            if (out && sb_put(out, &b, 1)) return NOMEM();
+            len += c ? 1 : 3;
+            if (len > SP_CJ_MAX_STRING) return TOO_LONG();
+            if (!c) {
+                if (out && put_utf8(r, out, 0xFFFD)) return -1;
+            } else if (out && sb_put(out, &b, 1)) {
+                return NOMEM();
+            }
             continue;
         }
         if (c != '\\') continue; /* the run stopped at the buffer's end */
@@ -406,8 +418,8 @@ static int read_string(cj *r, sbuf *out) {
         default: return CORRUPT("invalid escape '\\%c' in a string", c >= 0x20 && c < 0x7f ? c : '?');
         }
         skipc(r);
-        len++;
         if (s) {
+            if (++len > SP_CJ_MAX_STRING) return TOO_LONG();
             if (out && sb_put(out, s, 1)) return NOMEM();
             continue;
         }
@@ -427,9 +439,12 @@ static int read_string(cj *r, sbuf *out) {
             return CORRUPT("invalid \\u escape (lone surrogate)");
         }
         if (cp == 0) cp = 0xFFFD;
+        len += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+        if (len > SP_CJ_MAX_STRING) return TOO_LONG();
         if (out && put_utf8(r, out, cp)) return -1;
     }
 }
+#undef TOO_LONG
 
 /* A number. *ns is the value times 1000, exact for decimal notation (Kineto
  * writes ts in microseconds with three decimals: nanoseconds past 2^53, which
@@ -771,8 +786,8 @@ static int pop(cj *r, uint32_t slot) {
     range *e = &s->v[s->n - 1];
     int64_t gpu = e->gpu;
     if (e->takes_gpu && e->ext) { /* device events whose launch is not in the trace */
-        dlink *k = im_slot(&r->kernel_ns, e->ext, 0);
-        if (k && k->ns >= 0) {
+        dlink *k = im_slot(&r->kernel_ns, e->ext, 0), *o = k ? im_slot(&r->ext_pid, e->ext, 0) : NULL;
+        if (k && k->ns >= 0 && !(o && (o->bits & LINK_MANY))) { /* one process's id */
             gpu += k->ns;
             k->ns = -1; /* credited once */
         }
@@ -920,10 +935,21 @@ static int is_runtime(const cj *r) {
  * flow events say the same; they are not needed). Pass 1 notes which
  * correlations both sides carry, so that no arrow is left with one end;
  * one-pass reads (pipes) draw none. */
-enum { LINK_DEVICE = 1, LINK_LAUNCH = 2 };
 static uint64_t flow_of(cj *r) {
     dlink *b = r->correlation ? im_slot(&r->corr, r->correlation, 0) : NULL;
     return b && b->bits == (LINK_DEVICE | LINK_LAUNCH) ? r->correlation : 0;
+}
+
+/* The event's process as a map value (never 0). CUPTI numbers correlations
+ * per process, so a correlation links a device event to the runtime call of
+ * one process only; a merged trace of several processes may reuse it. */
+static uint64_t pid_key(const cj *r) { return hash_bytes(sb_str((sbuf *)&r->pid), r->pid.n) | 1; }
+
+/* Pass 1: who carries a correlation, or an op's External id; a second
+ * process makes it ambiguous (LINK_MANY). */
+static void note_pid(dlink *b, uint64_t pid) {
+    if (b->pid && b->pid != pid) b->bits |= LINK_MANY;
+    b->pid = pid;
 }
 
 /* Names PyTorch leaves out of key_averages (profiler utility ops). */
@@ -962,11 +988,13 @@ static int handle_event(cj *r) {
     r->st.events++;
     if (r->pass == 1 && strcmp(ph, "X") == 0) { /* device time per correlation (else External id) */
         int dev = is_device_event(r);
-        if (r->correlation && (dev || is_runtime(r))) {
+        int rt = !dev && is_runtime(r);
+        if (r->correlation && (dev || rt)) {
             dlink *b = im_slot(&r->corr, r->correlation, 1);
             if (!b) return NOMEM();
             b->bits |= dev ? LINK_DEVICE : LINK_LAUNCH;
             if (dev) b->ns += (int64_t)r->dur, b->ext = b->ext ? b->ext : r->ext;
+            else note_pid(b, pid_key(r));
         } else if (dev && r->ext) {
             dlink *k = im_slot(&r->kernel_ns, r->ext, 1);
             if (!k) return NOMEM();
@@ -974,6 +1002,11 @@ static int handle_event(cj *r) {
         }
     }
     char p = ph[0] && !ph[1] ? ph[0] : '?';
+    if (r->pass == 1 && (p == 'X' || p == 'B') && r->ext && !is_device_event(r) && !is_runtime(r)) {
+        dlink *b = im_slot(&r->ext_pid, r->ext, 1); /* a CPU op's External id: whose */
+        if (!b) return NOMEM();
+        note_pid(b, pid_key(r));
+    }
     if (p == 'M' && r->pass == 1) return 0;
     if (p == 'M') {
         if (strcmp(name, "thread_name") == 0 && r->argname.p) {
@@ -1483,6 +1516,8 @@ static void cj_free(cj *r) {
     free(r->kernel_ns.vals);
     free(r->corr.keys);
     free(r->corr.vals);
+    free(r->ext_pid.keys);
+    free(r->ext_pid.vals);
     sbuf *bufs[] = {&r->name, &r->ph, &r->cat, &r->pid, &r->tid, &r->shape, &r->argname, &r->key};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->p);
     if (!r->mem) free(r->buf);
@@ -1490,11 +1525,23 @@ static void cj_free(cj *r) {
 
 /* After pass 1: device events whose launch is not in the trace go to the op
  * with their External id (PyTorch's link), unless that id is their own
- * correlation (PyTorch ~1.12-2.1: not an op's id). */
+ * correlation (PyTorch ~1.12-2.1: not an op's id). A correlation that
+ * runtime calls of two processes carry (a merged trace: CUPTI numbers them
+ * per process, and a device event's pid is its device, not its process)
+ * links nothing: which launch enqueued which of its device events cannot
+ * be told, and their External ids, pooled in one entry, neither. They
+ * credit no op and draw no arrow. */
 static int orphans_by_ext(cj *r) {
     for (uint32_t i = 0; i < r->corr.cap; i++) {
         dlink *l = &r->corr.vals[i];
-        if (!r->corr.keys[i] || l->bits != LINK_DEVICE || !l->ext || l->ext == r->corr.keys[i]) continue;
+        if (!r->corr.keys[i]) continue;
+        if (l->bits & LINK_MANY) {
+            r->st.ambiguous += (l->bits & LINK_DEVICE) != 0;
+            l->bits = 0;
+            l->ns = -1;
+            continue;
+        }
+        if (l->bits != LINK_DEVICE || !l->ext || l->ext == r->corr.keys[i]) continue;
         dlink *k = im_slot(&r->kernel_ns, l->ext, 1);
         if (!k) return NOMEM();
         k->ns += l->ns;

@@ -84,6 +84,8 @@ typedef struct sp_chrome_stats {
                                  instants, PyTorch's filtered names...) */
     uint64_t unmatched;       /* E without B, B without E */
     uint64_t sorted_threads;  /* threads that fell back to sort-at-end */
+    uint64_t ambiguous;       /* correlations with device events that runtime
+                                 calls of two processes carry: no launch gets them */
 } sp_chrome_stats;
 const sp_chrome_stats *sp_chrome_get_stats(const sp_reader *r);
 

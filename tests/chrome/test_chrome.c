@@ -32,6 +32,15 @@ static int on_events(void *p, const sp_reader *r, const sp_thread *t, const sp_e
     return 0;
 }
 
+/* Flow ids delivered (sp_chrome_flow), and the ambiguous correlations. */
+static uint32_t nflows;
+static uint64_t nambiguous;
+static int on_flows(void *p, const sp_reader *r, const sp_thread *t, const sp_event *ev, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) nflows += sp_chrome_flow(r, i) != 0;
+    nambiguous = sp_chrome_get_stats(r)->ambiguous;
+    return on_events(p, r, t, ev, n);
+}
+
 static uint32_t header_rank;
 static int on_header(void *p, const sp_reader *r, const sp_header *h) {
     (void)p, (void)r;
@@ -196,6 +205,57 @@ int main(void) {
         CHECK(old->gpu_self_ns == 3000);
     }
 
+    /* CUPTI numbers correlations per process: in a merged trace of two
+     * processes (pids 100 and 200, devices 0 and 1) that both launch with
+     * correlation 1, which launch enqueued which kernel cannot be told.
+     * Their device time goes to no op (not 70 us to opP1) and no arrow joins
+     * them; the External id fallback does not pool them either (id 1 is
+     * both processes' op). Correlation 2, launched by pid 100 only, still
+     * credits its op. */
+    {
+        const char *mp =
+            "{\"traceEvents\":[\n"
+            "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"opP1\",\"pid\":100,\"tid\":1,\"ts\":0,\"dur\":100,\"args\":{\"External id\":1}},\n"
+            "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":100,\"tid\":1,\"ts\":10,\"dur\":5,\"args\":{\"External id\":1,\"correlation\":1}},\n"
+            "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"kP1\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":40,\"args\":{\"External id\":1,\"correlation\":1}},\n"
+            "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"opQ1\",\"pid\":100,\"tid\":1,\"ts\":200,\"dur\":100,\"args\":{\"External id\":5}},\n"
+            "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":100,\"tid\":1,\"ts\":210,\"dur\":5,\"args\":{\"External id\":5,\"correlation\":2}},\n"
+            "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"kQ1\",\"pid\":0,\"tid\":7,\"ts\":220,\"dur\":7,\"args\":{\"External id\":5,\"correlation\":2}},\n"
+            "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"opP2\",\"pid\":200,\"tid\":1,\"ts\":0,\"dur\":100,\"args\":{\"External id\":1}},\n"
+            "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":200,\"tid\":1,\"ts\":10,\"dur\":5,\"args\":{\"External id\":1,\"correlation\":1}},\n"
+            "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"kP2\",\"pid\":1,\"tid\":7,\"ts\":20,\"dur\":30,\"args\":{\"External id\":1,\"correlation\":1}}\n"
+            "]}";
+        sp_callbacks fcb = {&c, NULL, on_flows, NULL};
+        scopeprof_agg_free(&c.agg);
+        scopeprof_agg_init(&c.agg);
+        nflows = 0;
+        CHECK(sp_read_chrome_mem(mp, strlen(mp), &fcb, &res) == SP_OK);
+        const scopeprof_row *p1 = row(&c, "opP1"), *p2 = row(&c, "opP2"), *q1 = row(&c, "opQ1");
+        CHECK(p1 && p2 && q1);
+        if (p1 && p2 && q1) CHECK(p1->gpu_total_ns == 0 && p2->gpu_total_ns == 0 && q1->gpu_self_ns == 7000);
+        CHECK(nflows == 2 && nambiguous == 1); /* correlation 2's launch and kernel */
+        /* Device events without correlation go by External id, but not to
+         * an id that ops of two processes carry (opP1 got 70 us). */
+        char *mp2 = strdup(mp), *at = mp2;
+        while ((at = strstr(at, ",\"correlation\":1}")) != NULL) memmove(at, at + 16, strlen(at + 16) + 1);
+        scopeprof_agg_free(&c.agg);
+        scopeprof_agg_init(&c.agg);
+        CHECK(sp_read_chrome_mem(mp2, strlen(mp2), &fcb, &res) == SP_OK);
+        p1 = row(&c, "opP1"), p2 = row(&c, "opP2"), q1 = row(&c, "opQ1");
+        CHECK(p1 && p2 && q1);
+        if (p1 && p2 && q1) CHECK(p1->gpu_total_ns == 0 && p2->gpu_total_ns == 0 && q1->gpu_self_ns == 7000);
+        /* One process's External id still links them. */
+        at = strstr(mp2, "\"name\":\"opP2\"");
+        if (at && (at = strstr(at, "\"External id\":1"))) at[14] = '9';
+        scopeprof_agg_free(&c.agg);
+        scopeprof_agg_init(&c.agg);
+        CHECK(sp_read_chrome_mem(mp2, strlen(mp2), &fcb, &res) == SP_OK);
+        p1 = row(&c, "opP1"), p2 = row(&c, "opP2");
+        CHECK(p1 && p2);
+        if (p1 && p2) CHECK(p1->gpu_self_ns == 70000 && p2->gpu_total_ns == 0);
+        free(mp2);
+    }
+
     /* The other categories PyTorch gives a device (deviceTypeFromActivity):
      * cuda_sync (on a stream, or Kineto's tid -1 "Device" lane),
      * cuda_profiler_range, mtia_ccp_events are device rows (no CPU time, Self
@@ -263,6 +323,22 @@ int main(void) {
     const char *rawnl = "[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"fn\n\t(x)\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}]";
     CHECK(run(&c, rawnl, &res) == SP_OK && (res.notes & SP_NOTE_CTRL) && row(&c, "fn\n\t(x)"));
     CHECK(run(&c, "[{\"ph\":\"X\",\"name\":\"fn\\n\",\"ts\":1}]", &res) == SP_OK && res.notes == 0);
+    /* A raw NUL is U+FFFD, as \u0000 is: "a<NUL>b" and "a<NUL>c" stay two
+     * rows, and two pids "1<NUL>x", "1<NUL>y" two threads. */
+    {
+        static const char nul[] =
+            "[{\"ph\":\"X\",\"name\":\"a\0b\",\"pid\":\"1\0x\",\"tid\":1,\"ts\":1,\"dur\":2},"
+            "{\"ph\":\"X\",\"name\":\"a\0c\",\"pid\":\"1\0y\",\"tid\":1,\"ts\":1,\"dur\":2},"
+            "{\"ph\":\"X\",\"name\":\"a\\u0000b\",\"pid\":\"1\0x\",\"tid\":1,\"ts\":5,\"dur\":2}]";
+        scopeprof_agg_free(&c.agg);
+        scopeprof_agg_init(&c.agg);
+        sp_callbacks ncb = {&c, NULL, on_events, NULL};
+        CHECK(sp_read_chrome_mem(nul, sizeof nul - 1, &ncb, &res) == SP_OK && (res.notes & SP_NOTE_CTRL));
+        const scopeprof_row *ab = row(&c, "a\xEF\xBF\xBD" "b"), *ac = row(&c, "a\xEF\xBF\xBD" "c");
+        CHECK(ab && ac && row(&c, "a") == NULL && c.agg.nrows == 2);
+        if (ab && ac) CHECK(ab->count == 2 && ac->count == 1 && ab->total_ns == 4000);
+        CHECK(c.agg.nthreads == 2);
+    }
 
     /* Malformed input: status, offset and message. */
     static const struct { const char *json; int status; long off; const char *msg; } bad[] = {
@@ -302,6 +378,27 @@ int main(void) {
     memset(deep + 10, 'x', n);
     strcpy(deep + 10 + n, "\",\"ph\":\"X\",\"ts\":1}]");
     CHECK(run(&c, deep, &res) == SP_OK && row(&c, "") == NULL && c.agg.nrows == 1);
+    /* Past SP_CJ_MAX_STRING on every path: plain bytes, raw control
+     * characters, one-byte escapes, \u escapes (bytes as decoded). */
+    {
+        static const char *const unit[] = {"x", "\t", "\\t", "\\u00e9"};
+        static const size_t per[] = {1, 1, 1, 2};
+        for (size_t u = 0; u < 4; u++) {
+            size_t k = SP_CJ_MAX_STRING / per[u] + 1, ul = strlen(unit[u]);
+            char *big = malloc(k * ul + 64);
+            strcpy(big, "[{\"name\":\"");
+            size_t o = strlen(big);
+            for (size_t j = 0; j < k; j++, o += ul) memcpy(big + o, unit[u], ul);
+            strcpy(big + o, "\",\"ph\":\"X\",\"ts\":1}]");
+            int st = run(&c, big, &res);
+            if (st != SP_CORRUPT || !strstr(res.msg, "string longer than 1048576 bytes"))
+                fprintf(stderr, "long string %zu: status %d msg '%s'\n", u, st, res.msg);
+            CHECK(st == SP_CORRUPT && strstr(res.msg, "string longer than 1048576 bytes") && res.offset == 9);
+            strcpy(big + o - ul, "\",\"ph\":\"X\",\"ts\":1}]"); /* one less: at the limit */
+            CHECK(run(&c, big, &res) == SP_OK);
+            free(big);
+        }
+    }
     free(deep);
 
     /* Content detection. */
