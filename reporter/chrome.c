@@ -1582,6 +1582,7 @@ static int run(cj *r, const sp_callbacks *cb, sp_result *res, int seekable) {
     res->unmatched = r->st.unmatched;
     /* Read once, device events were rows but credited no op: said, not silent. */
     if (!seekable && r->st.kernels) res->notes |= SP_NOTE_PIPE_GPU;
+    if (r->st.ambiguous) res->notes |= SP_NOTE_AMBIGUOUS; /* and so were these */
     if (res->status == SP_OK) res->offset = here(r), res->good_end = here(r);
     if (r->cb->finish && r->cb->finish(r->cb->ctx, (const sp_reader *)r) && res->status == SP_OK)
         fail(r, SP_STOPPED, here(r), "stopped by the reader's client");

@@ -140,6 +140,9 @@ void sp_warn_incomplete(const char *path, const sp_result *res, FILE *err) {
         fprintf(err, "%s: note: read once (a pipe), kernel and memcpy time is in the device rows only: "
                 "no op has Self GPU or GPU total, no launch arrows; read the file itself (it is read "
                 "twice) for them\n", path);
+    if (res->notes & SP_NOTE_AMBIGUOUS)
+        fprintf(err, "%s: note: runtime calls of more than one process share correlation ids (a merged "
+                "trace): their kernels' time is in the device rows only, credited to no op\n", path);
     if (res->notes & SP_NOTE_CTRL)
         fprintf(err, "%s: warning: raw control characters (newlines) inside JSON strings, which "
                 "strict JSON forbids, were taken as they are (as Python's json.loads(strict=False))\n",

@@ -147,7 +147,7 @@ typedef struct sp_result {
  * memory as they were. CTRL: raw control characters (a newline) inside JSON
  * strings, taken as they are (Python's json.loads(strict=False)). PIPE_GPU:
  * read once, device events were rows but their time went to no op. */
-enum { SP_NOTE_LATE = 1, SP_NOTE_CTRL = 2, SP_NOTE_PIPE_GPU = 4 };
+enum { SP_NOTE_LATE = 1, SP_NOTE_CTRL = 2, SP_NOTE_PIPE_GPU = 4, SP_NOTE_AMBIGUOUS = 8 };
 
 /* What a GPU scope's record says beyond its interval (see sp_reader_gpu_info). */
 typedef struct sp_gpu_info {

@@ -64,6 +64,20 @@ for f in rich.sprof rich.json; do
   "$bin" table --no-compensate --format csv "$tmp/$f" | cut -d, -f1-4 | sort >"$tmp/$f.csv" || fail "table $f"
 done
 cmp -s "$tmp/rich.sprof.csv" "$tmp/rich.json.csv" || fail "GPU scopes read back: $(diff "$tmp/rich.sprof.csv" "$tmp/rich.json.csv")"
+# Two processes' runtime calls with one correlation id (a merged trace):
+# their kernels credit no op, and one note says so; one process alone, none.
+for procs in 1 2; do
+  { printf '{"traceEvents":[\n'
+    for p in $(seq 1 $procs); do
+      printf '{"ph":"X","cat":"cpu_op","name":"op%s","pid":%s,"tid":1,"ts":0,"dur":100,"args":{"External id":1}},\n' $p $p
+      printf '{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":%s,"tid":1,"ts":10,"dur":5,"args":{"correlation":1}},\n' $p
+    done
+    printf '{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":20,"dur":40,"args":{"correlation":1}}]}\n'
+  } >"$tmp/corr$procs.json"
+  "$bin" table --format csv "$tmp/corr$procs.json" >/dev/null 2>"$tmp/err" || fail "corr$procs: exit"
+  n=$(grep -c 'share correlation ids (a merged trace)' "$tmp/err")
+  [ "$n" = $((procs - 1)) ] || fail "corr$procs: $n notes: $(cat "$tmp/err")"
+done
 # Malformed JSON from a pipe: the byte offset, exit 1.
 printf '{"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":2,}]}' | "$bin" table - >/dev/null 2>"$tmp/err"
 st=$?
