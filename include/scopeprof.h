@@ -3200,9 +3200,9 @@ extern "C" {
 #pragma GCC diagnostic ignored "-Wredundant-decls"
 extern char **environ;
 #pragma GCC diagnostic pop
-/* Parse helpers for the environment: bad values are named and ignored. */
-/* A 0/1 variable's value as a word: 0 for 0, off and false, 1 for 1, on and
- * true, -1 for anything else. */
+/* Parse helpers for the environment: bad values are named and ignored.
+ * scopeprof__env_bool: a 0/1 variable's value as a word: 0 for 0, off and
+ * false, 1 for 1, on and true, -1 for anything else. */
 SCOPEPROF__INTERNAL int scopeprof__env_bool(const char *v) {
     static const char *const w[] = {"0", "off", "false", "1", "on", "true"};
     for (int i = 0; i < 6; i++)
@@ -6642,7 +6642,7 @@ SCOPEPROF__API void scopeprof__scope_moved(uint32_t site) {
  * many closed on another thread. Lock held. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
     uint64_t moved = __atomic_load_n(&g->life.moved, __ATOMIC_RELAXED);
-    const scopeprof__siterec *r = scopeprof__site_find(g, g->life.moved_site);
+    const scopeprof__siterec *r = moved ? scopeprof__site_find(g, g->life.moved_site) : NULL;
     if (moved)
         scopeprof__warn("scopeprof: %llu scope(s) closed on another thread than the one they opened on (untied "
                         "OpenMP tasks that the runtime moved; tied tasks, the default, stay), first '%s' at "

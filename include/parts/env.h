@@ -11,9 +11,9 @@ extern "C" {
 #pragma GCC diagnostic ignored "-Wredundant-decls"
 extern char **environ;
 #pragma GCC diagnostic pop
-/* Parse helpers for the environment: bad values are named and ignored. */
-/* A 0/1 variable's value as a word: 0 for 0, off and false, 1 for 1, on and
- * true, -1 for anything else. */
+/* Parse helpers for the environment: bad values are named and ignored.
+ * scopeprof__env_bool: a 0/1 variable's value as a word: 0 for 0, off and
+ * false, 1 for 1, on and true, -1 for anything else. */
 SCOPEPROF__INTERNAL int scopeprof__env_bool(const char *v) {
     static const char *const w[] = {"0", "off", "false", "1", "on", "true"};
     for (int i = 0; i < 6; i++)

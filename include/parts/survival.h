@@ -98,7 +98,7 @@ SCOPEPROF__API void scopeprof__scope_moved(uint32_t site) {
  * many closed on another thread. Lock held. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
     uint64_t moved = __atomic_load_n(&g->life.moved, __ATOMIC_RELAXED);
-    const scopeprof__siterec *r = scopeprof__site_find(g, g->life.moved_site);
+    const scopeprof__siterec *r = moved ? scopeprof__site_find(g, g->life.moved_site) : NULL;
     if (moved)
         scopeprof__warn("scopeprof: %llu scope(s) closed on another thread than the one they opened on (untied "
                         "OpenMP tasks that the runtime moved; tied tasks, the default, stay), first '%s' at "
