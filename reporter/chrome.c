@@ -446,6 +446,25 @@ static int read_string(cj *r, sbuf *out) {
 }
 #undef TOO_LONG
 
+/* An object's members, one rule for the objects read member by member:
+ * member_key reads the next key into r->key and the ':' after it (0, or -1
+ * on an error); after the value, member_end takes the ',' or the closing
+ * '}': 0 when another member follows, 1 past the '}', -1 on an error ("in
+ * `what`" names the object). */
+static int member_key(cj *r) {
+    if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
+    return read_string(r, &r->key) || expect(r, ':', "':' after a key") ? -1 : 0;
+}
+
+static int member_end(cj *r, const char *what) {
+    int c = ws(r);
+    if (c < 0) return truncated(r);
+    skipc(r);
+    if (c == '}') return 1;
+    if (c != ',') return r->pos--, CORRUPT("expected ',' or '}' in %s", what);
+    return 0;
+}
+
 /* A number. *ns is the value times 1000, exact for decimal notation (Kineto
  * writes ts in microseconds with three decimals: nanoseconds past 2^53, which
  * a double would round); *ok_ns is 0 when it is negative, fractional below
@@ -1190,8 +1209,7 @@ static int read_args(cj *r) {
     if (expect(r, '{', "'{' (\"args\" must be an object)")) return -1;
     if (ws(r) == '}') return skipc(r), 0;
     for (;;) {
-        if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
-        if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
+        if (member_key(r)) return -1;
         num v;
         int c = ws(r), isnum = c == '-' || (c >= '0' && c <= '9');
         /* "external id": PyTorch 1.8/1.9's spelling */
@@ -1221,11 +1239,7 @@ static int read_args(cj *r) {
         } else if (skip_value(r)) {
             return -1;
         }
-        c = ws(r);
-        if (c < 0) return truncated(r);
-        skipc(r);
-        if (c == '}') return 0;
-        if (c != ',') return r->pos--, CORRUPT("expected ',' or '}' in \"args\"");
+        if ((c = member_end(r, "\"args\"")) != 0) return c < 0 ? -1 : 0;
     }
 }
 
@@ -1245,8 +1259,7 @@ static int read_event(cj *r) {
     skipc(r); /* '{' */
     if (ws(r) == '}') return skipc(r), handle_event(r);
     for (;;) {
-        if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
-        if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
+        if (member_key(r)) return -1;
         num v;
         if (key_is(r, "name")) {
             if (want_string(r, &r->name, "name")) return -1;
@@ -1350,8 +1363,7 @@ static int read_devices(cj *r) {
             if (ws(r) == '}') skipc(r);
             else
                 for (;;) {
-                    if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
-                    if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
+                    if (member_key(r)) return -1;
                     int c = ws(r);
                     num v;
                     if (key_is(r, "id") && (c == '-' || (c >= '0' && c <= '9'))) {
@@ -1363,11 +1375,8 @@ static int read_devices(cj *r) {
                     } else if (skip_value(r)) {
                         return -1;
                     }
-                    c = ws(r);
-                    if (c < 0) return truncated(r);
-                    skipc(r);
-                    if (c == '}') break;
-                    if (c != ',') return r->pos--, CORRUPT("expected ',' or '}' in deviceProperties");
+                    if ((c = member_end(r, "deviceProperties")) < 0) return -1;
+                    if (c) break;
                 }
             if (id >= 0 && named && !r->devname[id]) { /* both passes read it: keep the first */
                 const char *n = sb_str(&r->name);
@@ -1393,8 +1402,7 @@ static int read_rank(cj *r) {
     r->errctx = "distributedInfo";
     if (ws(r) == '}') return skipc(r), 0;
     for (;;) {
-        if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
-        if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
+        if (member_key(r)) return -1;
         int c = ws(r);
         num v;
         if (key_is(r, "rank") && (c == '-' || (c >= '0' && c <= '9'))) {
@@ -1403,11 +1411,7 @@ static int read_rank(cj *r) {
         } else if (skip_value(r)) {
             return -1;
         }
-        c = ws(r);
-        if (c < 0) return truncated(r);
-        skipc(r);
-        if (c == '}') return 0;
-        if (c != ',') return r->pos--, CORRUPT("expected ',' or '}' in distributedInfo");
+        if ((c = member_end(r, "distributedInfo")) != 0) return c < 0 ? -1 : 0;
     }
 }
 
@@ -1424,8 +1428,7 @@ static int read_top(cj *r) {
         else
             for (;;) {
                 r->errctx = "the top-level object";
-                if (ws(r) != '"') return peekc(r) < 0 ? truncated(r) : CORRUPT("expected a string key");
-                if (read_string(r, &r->key) || expect(r, ':', "':' after a key")) return -1;
+                if (member_key(r)) return -1;
                 if (key_is(r, "traceEvents") && ws(r) == '[') {
                     if (read_events(r, 0)) return -1;
                     seen = 1;
@@ -1437,11 +1440,8 @@ static int read_top(cj *r) {
                     return -1;
                 }
                 r->errctx = "the top-level object";
-                c = ws(r);
-                if (c < 0) return truncated(r);
-                skipc(r);
-                if (c == '}') break;
-                if (c != ',') return r->pos--, CORRUPT("expected ',' or '}' in the top-level object");
+                if ((c = member_end(r, "the top-level object")) < 0) return -1;
+                if (c) break;
             }
         /* {"traceEvents":[]} is an empty trace; an object without the key
          * is some other JSON, and an empty table would hide the mistake. */
