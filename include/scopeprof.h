@@ -2506,6 +2506,7 @@ typedef struct scopeprof__state {
         int polled; /* it polls: a look writes the queue once a batch is there (cleared once it wrote) */
         pthread_cond_t wake; /* the writer sleeps on it, under buf.lock */
         scopeprof__chunk *touching; /* the chunk it is touching (set under `lock`) */
+        uint64_t cpu_ns; /* its thread's CPU time at its last look (the exit's own-cost line) */
         void *(*main)(void *); /* of the module that made the state (pinned) */
     } wr;
     /* The trace file (file.h), under `lock`. fd: -1 not open yet, -2 failed
@@ -5845,6 +5846,37 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
             e ? (e > 0 ? strerror(e) : "a short write") : "");
 }
 
+/* The summary's line at exit on what the profiler itself cost: on the
+ * recording threads, each call's calibrated cost (its class's inside +
+ * outside: what compensation takes out of the rows above, docs/DESIGN.md);
+ * and the background writer's CPU (scopeprof__writer_wait notes it), which
+ * runs beside the program: on a machine whose cores are all busy it comes
+ * out of the program's time. Either part only when known (compensation on;
+ * a writer that ran). Lock held. */
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__state *g, FILE *out) {
+    const scopeprof_agg *a = &g->sum.agg;
+    double rec_ps = 0;
+    uint64_t calls = 0;
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        const scopeprof_row *r = &a->rows[i];
+        calls += r->count;
+        rec_ps += (double)(r->count - r->count_short) * (a->comp_inside_ps + a->comp_outside_ps) +
+                  (double)r->count_short * (a->comp_short_inside_ps + a->comp_short_outside_ps);
+    }
+    pthread_mutex_lock(&g->buf.lock);
+    uint64_t wr_ns = g->wr.cpu_ns;
+    pthread_mutex_unlock(&g->buf.lock);
+    if (!calls || (rec_ps <= 0 && !wr_ns)) return;
+    char rec[32], wr[32];
+    fprintf(out, "Profiler's own cost: %llu calls", (unsigned long long)calls);
+    if (rec_ps > 0)
+        fprintf(out, ", about %s of the recording threads' time (taken out above)",
+                scopeprof_format_time(rec, sizeof rec, rec_ps / 1e6));
+    if (wr_ns)
+        fprintf(out, ", %s of CPU in the background writer", scopeprof_format_time(wr, sizeof wr, (double)wr_ns / 1e3));
+    fputc('\n', out);
+}
+
 /* After a table of `rows` rows cut by SCOPEPROF_ROW_LIMIT, the line that
  * says so, as the reporter's --limit does: the exit table's, the MPI job's. */
 SCOPEPROF__INTERNAL void scopeprof__more_rows(const scopeprof__state *g, uint32_t rows) {
@@ -5868,6 +5900,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__sta
     scopeprof_table_notes(stderr, &g->sum.agg);
     scopeprof__print_memory(g, mem, stderr);
     if (at_exit) scopeprof__print_trace_file(g, stderr);
+    if (at_exit) scopeprof__print_own_cost(g, stderr); /* after the lines `scopeprof table` prints too */
     fflush(stderr);
 }
 
@@ -6456,6 +6489,10 @@ SCOPEPROF__INTERNAL void *scopeprof__writer_main(void *arg) {
     pthread_mutex_lock(&g->buf.lock);
     while (!g->life.finalized && g->wr.state == SCOPEPROF__WRITER_RUNNING) {
         uint64_t now = scopeprof__mono_ns();
+        struct timespec cpu; /* its CPU so far, for the exit's line (scopeprof__print_own_cost): a
+                              * system call a look or a batch written, 0.1-0.3 us */
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+            g->wr.cpu_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
         int timed = now - last >= period, look = scopeprof__writer_look_due(g);
         if (!timed && !look && !scopeprof__writer_has_work(g)) { /* polled, or asleep till the timed flush */
             uint64_t at = scopeprof__writer_next_look(g, now, last + period);
@@ -6716,6 +6753,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     /* No writer in the child: its threads write their chunks themselves. */
     scopeprof__writer_init_locks(g);
     g->wr.state = SCOPEPROF__WRITER_NEVER;
+    g->wr.cpu_ns = 0; /* the parent's writer's, not the child's cost */
     if (g->wr.touching) { /* the parent's writer was touching it: ours to free */
         munmap(g->wr.touching, sizeof *g->wr.touching);
         g->wr.touching = NULL;

@@ -783,6 +783,37 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
             e ? (e > 0 ? strerror(e) : "a short write") : "");
 }
 
+/* The summary's line at exit on what the profiler itself cost: on the
+ * recording threads, each call's calibrated cost (its class's inside +
+ * outside: what compensation takes out of the rows above, docs/DESIGN.md);
+ * and the background writer's CPU (scopeprof__writer_wait notes it), which
+ * runs beside the program: on a machine whose cores are all busy it comes
+ * out of the program's time. Either part only when known (compensation on;
+ * a writer that ran). Lock held. */
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__state *g, FILE *out) {
+    const scopeprof_agg *a = &g->sum.agg;
+    double rec_ps = 0;
+    uint64_t calls = 0;
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        const scopeprof_row *r = &a->rows[i];
+        calls += r->count;
+        rec_ps += (double)(r->count - r->count_short) * (a->comp_inside_ps + a->comp_outside_ps) +
+                  (double)r->count_short * (a->comp_short_inside_ps + a->comp_short_outside_ps);
+    }
+    pthread_mutex_lock(&g->buf.lock);
+    uint64_t wr_ns = g->wr.cpu_ns;
+    pthread_mutex_unlock(&g->buf.lock);
+    if (!calls || (rec_ps <= 0 && !wr_ns)) return;
+    char rec[32], wr[32];
+    fprintf(out, "Profiler's own cost: %llu calls", (unsigned long long)calls);
+    if (rec_ps > 0)
+        fprintf(out, ", about %s of the recording threads' time (taken out above)",
+                scopeprof_format_time(rec, sizeof rec, rec_ps / 1e6));
+    if (wr_ns)
+        fprintf(out, ", %s of CPU in the background writer", scopeprof_format_time(wr, sizeof wr, (double)wr_ns / 1e3));
+    fputc('\n', out);
+}
+
 /* After a table of `rows` rows cut by SCOPEPROF_ROW_LIMIT, the line that
  * says so, as the reporter's --limit does: the exit table's, the MPI job's. */
 SCOPEPROF__INTERNAL void scopeprof__more_rows(const scopeprof__state *g, uint32_t rows) {
@@ -806,6 +837,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__sta
     scopeprof_table_notes(stderr, &g->sum.agg);
     scopeprof__print_memory(g, mem, stderr);
     if (at_exit) scopeprof__print_trace_file(g, stderr);
+    if (at_exit) scopeprof__print_own_cost(g, stderr); /* after the lines `scopeprof table` prints too */
     fflush(stderr);
 }
 

@@ -204,6 +204,7 @@ typedef struct scopeprof__state {
         int polled; /* it polls: a look writes the queue once a batch is there (cleared once it wrote) */
         pthread_cond_t wake; /* the writer sleeps on it, under buf.lock */
         scopeprof__chunk *touching; /* the chunk it is touching (set under `lock`) */
+        uint64_t cpu_ns; /* its thread's CPU time at its last look (the exit's own-cost line) */
         void *(*main)(void *); /* of the module that made the state (pinned) */
     } wr;
     /* The trace file (file.h), under `lock`. fd: -1 not open yet, -2 failed

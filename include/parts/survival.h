@@ -172,6 +172,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     /* No writer in the child: its threads write their chunks themselves. */
     scopeprof__writer_init_locks(g);
     g->wr.state = SCOPEPROF__WRITER_NEVER;
+    g->wr.cpu_ns = 0; /* the parent's writer's, not the child's cost */
     if (g->wr.touching) { /* the parent's writer was touching it: ours to free */
         munmap(g->wr.touching, sizeof *g->wr.touching);
         g->wr.touching = NULL;

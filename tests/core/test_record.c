@@ -612,7 +612,42 @@ static void test_streaming_keeps_every_event(void **state) {
         assert_true(t.threads[i].events_chunks >= 37);
         assert_int_equal(t.threads[i].name_chunks, 1);
     }
+    /* The profiler's own cost, the summary's last line: every call's
+     * calibrated cost by its class (the file's OVERHEAD chunk, each event's
+     * duration against its short bound), and the writer's CPU, which wrote
+     * 4.6 MiB here. */
+    double want_us = 0;
+    for (uint64_t i = 0; i < t.nev; i++)
+        want_us += (t.ev[i].ticks < t.overhead_short_below
+                        ? (double)t.overhead_short_inside_ps + t.overhead_short_outside_ps
+                        : (double)t.overhead_inside_ps + t.overhead_outside_ps) / 1e6;
+    assert_int_equal(child_lines_with(c.err, "Profiler's own cost: "), 1);
+    const char *own = strstr(c.err, "Profiler's own cost: 300000 calls, about ");
+    assert_non_null(own);
+    assert_true(own > strstr(c.err, "Trace file: ")); /* after the lines the reporter prints too */
+    double rec = 0;
+    char unit[4] = "";
+    assert_int_equal(sscanf(own + strlen("Profiler's own cost: 300000 calls, about "), "%lf%2s", &rec, unit), 2);
+    rec *= unit[0] == 'm' ? 1e3 : unit[0] == 's' ? 1e6 : 1; /* "us", "ms" or "s" (scopeprof_format_time) */
+    assert_true(rec - want_us <= want_us * 1e-3 + 1e-3 && want_us - rec <= want_us * 1e-3 + 1e-3);
+    assert_non_null(strstr(own, " of the recording threads' time (taken out above), "));
+    assert_non_null(strstr(own, " of CPU in the background writer\n"));
     tr_free(&t);
+    child_free(&c);
+
+    /* Without a writer (the threads wrote), or without compensation, that
+     * part is left out. */
+    static const char *const nowriter[] = {"SCOPEPROF_BUFFER_MB=1", "SCOPEPROF_WRITER=0", NULL};
+    child_run(&c, "prog_stream", nowriter);
+    own = strstr(c.err, "Profiler's own cost: 300000 calls, about ");
+    assert_non_null(own);
+    assert_null(strstr(c.err, "background writer"));
+    child_free(&c);
+    static const char *const nocomp[] = {"SCOPEPROF_BUFFER_MB=1", "SCOPEPROF_COMPENSATE=0", NULL};
+    child_run(&c, "prog_stream", nocomp);
+    assert_int_equal(child_lines_with(c.err, "Profiler's own cost: 300000 calls, "), 1);
+    assert_int_equal(child_lines_with(c.err, " of CPU in the background writer"), 1);
+    assert_int_equal(child_lines_with(c.err, "of the recording threads' time"), 0);
     child_free(&c);
 
     /* The control: with no background writer, within the default 64 MiB
