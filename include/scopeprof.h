@@ -6419,9 +6419,10 @@ SCOPEPROF__INTERNAL int scopeprof__writer_refill(scopeprof__state *g) {
 /* Write the queue SCOPEPROF__BATCH chunks at a time, taking the registry
  * lock for each batch, as long as scopeprof__drain_goes_on says; with
  * `partials` (the timed flush), all of it, then what live threads have
- * published. Waits for no GPU: chunks with running GPU scopes wait for a
- * later round, and with a GPU backend the partial chunks are left to the
- * exit's write. Returns the chunks written. */
+ * published, and the steps that ended since the last STEPS chunk. Waits
+ * for no GPU: chunks with running GPU scopes wait for a later round, and
+ * with a GPU backend the partial chunks are left to the exit's write.
+ * Returns the chunks written. */
 SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partials) {
     int wrote = 0;
     for (int more = 1; more;) {
@@ -6439,6 +6440,7 @@ SCOPEPROF__INTERNAL int scopeprof__writer_drain(scopeprof__state *g, int partial
             scopeprof__qunlock(g, l);
         }
         if (!more && partials && !g->gpu.take) scopeprof__write_partials(g);
+        if (!more && partials) scopeprof__write_steps(g); /* a SIGKILL keeps the steps that ended */
         if (!more) scopeprof__reap_threads(g);
         scopeprof__unlock(g);
     }

@@ -1,7 +1,7 @@
 /* prog_writer.c -- the background writer's hand-offs, for test_writer.c.
  * Modes (argv[1]):
- *   sigkill N MS   main records N "killed_work" scopes, sleeps MS ms, then
- *                  SIGKILLs itself (nothing of ours runs after that).
+ *   sigkill N MS   main records N "killed_work" scopes in 4 steps, sleeps MS
+ *                  ms, then SIGKILLs itself (nothing of ours runs after that).
  *   thread_exit    8 threads record 40000 "quick" each and end at once,
  *                  their last chunks still queued for the writer; main joins
  *                  them and exits 0.
@@ -47,6 +47,7 @@ static int mode_sigkill(long n, long ms) {
     for (long i = 0; i < n; i++) {
         PROFILE_SCOPE("killed_work");
         BUMP();
+        if (i % (n / 4) == n / 4 - 1) PROFILE_STEP(); /* steps 0-3 end */
     }
     sleep_ms(ms);
     kill(getpid(), SIGKILL);

@@ -77,25 +77,39 @@ static uint64_t killed_count(const char *path, const char *name) {
     return n;
 }
 
+/* Steps in a trace killed before its END (0 when there is no file). */
+static uint32_t killed_steps(const char *path) {
+    if (access(path, F_OK) != 0) return 0;
+    tr_trace t;
+    tr_read(path, &t); /* a cut last chunk: killed_count says what is allowed */
+    uint32_t n = t.nsteps;
+    for (uint32_t i = 0; i < n; i++) assert_int_equal(t.steps[i].n, i);
+    tr_free(&t);
+    return n;
+}
+
 /* SIGKILL loses at most what was recorded in the last flush period: the
- * child records 60000 scopes (14 full chunks and a partial one), waits 20
- * periods of 50 ms, and kills itself; every event is in the file. The
- * control, with the period an hour, shows that the partial chunk is the
- * timed flush's doing: the writer, which polls while chunks come, may have
- * written full chunks (buffers.h, scopeprof__writer_look_due), but the
- * partial one, still the thread's own, is lost. */
+ * child records 60000 scopes (14 full chunks and a partial one) in 4 steps,
+ * waits 20 periods of 50 ms, and kills itself; every event and every step
+ * is in the file. The control, with the period an hour, shows that the
+ * partial chunk and the steps are the timed flush's doing: the writer,
+ * which polls while chunks come, may have written full chunks (buffers.h,
+ * scopeprof__writer_look_due), but the partial one, still the thread's
+ * own, is lost, and the steps were written only at the end. */
 static void test_sigkill_loss_bound(void **state) {
     (void)state;
     child r;
     child_run_args(&r, "prog_writer", ARGS("sigkill", "60000", "1000"), ENV("SCOPEPROF_FLUSH_MS=50"));
     expect_killed(&r, SIGKILL);
     assert_int_equal(killed_count(r.trace, "killed_work"), 60000);
+    assert_int_equal(killed_steps(r.trace), 4);
     child_free(&r);
 
     child_run_args(&r, "prog_writer", ARGS("sigkill", "60000", "1000"),
                    ENV("SCOPEPROF_FLUSH_MS=3600000"));
     expect_killed(&r, SIGKILL);
     assert_true(killed_count(r.trace, "killed_work") < 60000);
+    assert_int_equal(killed_steps(r.trace), 0);
     child_free(&r);
 }
 
