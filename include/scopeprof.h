@@ -103,7 +103,9 @@
  * implementation, "Environment", drives parsing, defaults and this list)
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
- *                         working directory of the first scope; "none"
+ *                         working directory of the first scope; a directory
+ *                         (one that exists, or any path ending in '/'): the
+ *                         default name in it; "none"
  *                         writes no file ("": the default, said). NAME.json or NAME.json.gz becomes
  *                         NAME.sprof (said: the recorder writes no JSON; the
  *                         reporter's `trace` does). With a rank it becomes
@@ -2406,7 +2408,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 24u /* 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 25u /* 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK +                \
@@ -3270,7 +3272,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__st
  * header's first screen, README and scopeprof(3) list the same names and
  * defaults (tests/core/env_doc.sh checks them against this table). */
 #define SCOPEPROF__ENV(X)                                                                  \
-    X(OUTPUT, -1, 1, 0, "trace file path (default <program>.<pid>.sprof); none: no file")    \
+    X(OUTPUT, -1, 1, 0, "trace file path, or a directory for the default name (<program>.<pid>.sprof); none: no file")    \
     X(SUMMARY, -1, 1, 0, "0 silences the exit table, all prints it on every rank (default 1)") \
     X(SORT, -1, 1, 0, "sort key of the exit table (default cpu_time_total)")                 \
     X(GROUP_BY, -1, 1, 0, "rows of the exit table: name (default) or shape (input_shape)")    \
@@ -3396,6 +3398,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
     g->cfg.flush_ms = env.num[SCOPEPROF__ENV_FLUSH_MS];
     scopeprof__read_prog(g->cfg.prog);
     v = env.text[SCOPEPROF__ENV_OUTPUT];
+    const char *dir = NULL; /* SCOPEPROF_OUTPUT names a directory: the default names go there */
+    struct stat st;
     if (g->cfg.secure) {
         g->out.fd = -2;
         g->out.no_output = 1;
@@ -3410,6 +3414,9 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
     } else if (v && strcmp(v, "none") == 0) {
         g->out.fd = -2;
         g->out.no_output = 1;
+    } else if (v && (v[strlen(v) - 1] == '/' || (stat(v, &st) == 0 && S_ISDIR(st.st_mode)))) {
+        dir = v; /* one file per process (and rank) in it, as in the working directory */
+        v = NULL;
     } else if (v) {
         if (strlen(v) >= sizeof g->out.path) {
             scopeprof__warn("scopeprof: ignoring SCOPEPROF_OUTPUT: path longer than %zu bytes",
@@ -3423,10 +3430,18 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
         }
     }
     if (!v && !g->cfg.secure) {
-        /* Where the default name lives: the working directory now, at the
-         * first scope, not at the first write, after a daemon's chdir("/")
-         * (or a forked child's: it keeps this one). */
+        /* Where the default name lives: the working directory now (or
+         * SCOPEPROF_OUTPUT's directory, from there), at the first scope, not
+         * at the first write, after a daemon's chdir("/") (or a forked
+         * child's: it keeps this one). */
         if (!getcwd(g->out.dir, sizeof g->out.dir)) g->out.dir[0] = 0; /* then relative */
+        if (dir) {
+            char d[sizeof g->out.dir];
+            int n = dir[0] == '/' || !g->out.dir[0] ? snprintf(d, sizeof d, "%s", dir)
+                                                    : snprintf(d, sizeof d, "%s/%s", g->out.dir, dir);
+            if (n > 0 && (size_t)n < sizeof d) memcpy(g->out.dir, d, (size_t)n + 1);
+            else scopeprof__warn("scopeprof: ignoring SCOPEPROF_OUTPUT: path longer than %zu bytes", sizeof d - 1);
+        }
         scopeprof__default_path(g);
         g->out.path_is_default = 1;
     }
@@ -7673,6 +7688,22 @@ SCOPEPROF__PMPI int MPI_Finalize(void) {
     scopeprof__mpi_finish();
     PROFILE_SCOPE("MPI_Finalize");
     return PMPI_Finalize();
+}
+
+/* MPI_Abort ends the process without its exit handlers (and mpirun ends the
+ * other ranks with SIGTERM, whose handler writes theirs): this rank's trace
+ * is written first, and its summary printed, as at exit. No job table: that
+ * takes every rank. */
+SCOPEPROF__PMPI int MPI_Abort(MPI_Comm comm, int errorcode) {
+    scopeprof__mpi_on = 0;
+    scopeprof__state *g = scopeprof__g;
+    if (g && !scopeprof__cloned(g) && !g->life.finalized) {
+        scopeprof__finalize(g);
+        if (g->out.events_written)
+            scopeprof__warn("scopeprof: MPI_Abort(%d) on rank %d: trace written to '%s'", errorcode,
+                            g->out.rank, g->out.path);
+    }
+    return PMPI_Abort(comm, errorcode);
 }
 
 #define SCOPEPROF__MPI_CALL(name, call)                                             \

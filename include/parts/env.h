@@ -80,7 +80,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__st
  * header's first screen, README and scopeprof(3) list the same names and
  * defaults (tests/core/env_doc.sh checks them against this table). */
 #define SCOPEPROF__ENV(X)                                                                  \
-    X(OUTPUT, -1, 1, 0, "trace file path (default <program>.<pid>.sprof); none: no file")    \
+    X(OUTPUT, -1, 1, 0, "trace file path, or a directory for the default name (<program>.<pid>.sprof); none: no file")    \
     X(SUMMARY, -1, 1, 0, "0 silences the exit table, all prints it on every rank (default 1)") \
     X(SORT, -1, 1, 0, "sort key of the exit table (default cpu_time_total)")                 \
     X(GROUP_BY, -1, 1, 0, "rows of the exit table: name (default) or shape (input_shape)")    \
@@ -206,6 +206,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
     g->cfg.flush_ms = env.num[SCOPEPROF__ENV_FLUSH_MS];
     scopeprof__read_prog(g->cfg.prog);
     v = env.text[SCOPEPROF__ENV_OUTPUT];
+    const char *dir = NULL; /* SCOPEPROF_OUTPUT names a directory: the default names go there */
+    struct stat st;
     if (g->cfg.secure) {
         g->out.fd = -2;
         g->out.no_output = 1;
@@ -220,6 +222,9 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
     } else if (v && strcmp(v, "none") == 0) {
         g->out.fd = -2;
         g->out.no_output = 1;
+    } else if (v && (v[strlen(v) - 1] == '/' || (stat(v, &st) == 0 && S_ISDIR(st.st_mode)))) {
+        dir = v; /* one file per process (and rank) in it, as in the working directory */
+        v = NULL;
     } else if (v) {
         if (strlen(v) >= sizeof g->out.path) {
             scopeprof__warn("scopeprof: ignoring SCOPEPROF_OUTPUT: path longer than %zu bytes",
@@ -233,10 +238,18 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
         }
     }
     if (!v && !g->cfg.secure) {
-        /* Where the default name lives: the working directory now, at the
-         * first scope, not at the first write, after a daemon's chdir("/")
-         * (or a forked child's: it keeps this one). */
+        /* Where the default name lives: the working directory now (or
+         * SCOPEPROF_OUTPUT's directory, from there), at the first scope, not
+         * at the first write, after a daemon's chdir("/") (or a forked
+         * child's: it keeps this one). */
         if (!getcwd(g->out.dir, sizeof g->out.dir)) g->out.dir[0] = 0; /* then relative */
+        if (dir) {
+            char d[sizeof g->out.dir];
+            int n = dir[0] == '/' || !g->out.dir[0] ? snprintf(d, sizeof d, "%s", dir)
+                                                    : snprintf(d, sizeof d, "%s/%s", g->out.dir, dir);
+            if (n > 0 && (size_t)n < sizeof d) memcpy(g->out.dir, d, (size_t)n + 1);
+            else scopeprof__warn("scopeprof: ignoring SCOPEPROF_OUTPUT: path longer than %zu bytes", sizeof d - 1);
+        }
         scopeprof__default_path(g);
         g->out.path_is_default = 1;
     }

@@ -703,6 +703,22 @@ SCOPEPROF__PMPI int MPI_Finalize(void) {
     return PMPI_Finalize();
 }
 
+/* MPI_Abort ends the process without its exit handlers (and mpirun ends the
+ * other ranks with SIGTERM, whose handler writes theirs): this rank's trace
+ * is written first, and its summary printed, as at exit. No job table: that
+ * takes every rank. */
+SCOPEPROF__PMPI int MPI_Abort(MPI_Comm comm, int errorcode) {
+    scopeprof__mpi_on = 0;
+    scopeprof__state *g = scopeprof__g;
+    if (g && !scopeprof__cloned(g) && !g->life.finalized) {
+        scopeprof__finalize(g);
+        if (g->out.events_written)
+            scopeprof__warn("scopeprof: MPI_Abort(%d) on rank %d: trace written to '%s'", errorcode,
+                            g->out.rank, g->out.path);
+    }
+    return PMPI_Abort(comm, errorcode);
+}
+
 #define SCOPEPROF__MPI_CALL(name, call)                                             \
     {                                                                               \
         PROFILE_SCOPE(name);                                                        \

@@ -289,6 +289,54 @@ static void test_output_unwritable(void **state) {
     child_free(&c);
 }
 
+/* SCOPEPROF_OUTPUT naming a directory (one that exists, or any path ending
+ * in '/'): the default name (program, pid, rank when known) in it. Before,
+ * MPI ranks given a directory wrote "DIR.rank0" beside it, or hidden
+ * "DIR/.rank0" files, and a program without MPI refused it. */
+static void test_output_directory(void **state) {
+    (void)state;
+    char dir[] = "/tmp/scopeprof-outdir-XXXXXX", env[PATH_MAX + 32], want[PATH_MAX + 64], names[4][256];
+    assert_non_null(mkdtemp(dir));
+    for (int slash = 0; slash < 2; slash++) {
+        snprintf(env, sizeof env, "SCOPEPROF_OUTPUT=%s%s", dir, slash ? "/" : "");
+        const char *const envv[] = {env, NULL};
+        child c;
+        child_run(&c, "prog_basic", envv);
+        assert_int_equal(c.status, 3);
+        assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0);
+        assert_int_equal(child_count_files(&c), 0); /* nothing in the working directory */
+        snprintf(want, sizeof want, "Trace file: %s/prog_basic%s.%d.sprof (", dir, VARIANT, c.pid);
+        if (child_lines_with(c.err, want) != 1) fail_msg("no '%s' in:\n%s", want, c.err);
+        child_free(&c);
+    }
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.') {
+            assert_int_equal(strncmp(e->d_name, "prog_basic", 10), 0);
+            snprintf(want, sizeof want, "%s/%s", dir, e->d_name);
+            tr_trace t;
+            if (!tr_read(want, &t)) fail_msg("%s: %s", want, t.err);
+            assert_int_equal(t.nev, 41);
+            tr_free(&t);
+            unlink(want);
+            n++;
+        }
+    if (d) closedir(d);
+    assert_int_equal(n, 2);
+    /* A directory that does not exist: one line names the file, in it. */
+    snprintf(env, sizeof env, "SCOPEPROF_OUTPUT=%s/missing/", dir);
+    const char *const envv[] = {env, NULL};
+    child c;
+    child_run(&c, "prog_basic", envv);
+    assert_int_equal(c.status, 3);
+    snprintf(want, sizeof want, "scopeprof: cannot create trace file '%s/missing/prog_basic%s.%d.sprof'", dir, VARIANT, c.pid);
+    if (child_lines_with(c.err, want) != 1) fail_msg("no '%s' in:\n%s", want, c.err);
+    assert_int_equal(child_list_files(&c, "", names, 4), 0);
+    child_free(&c);
+    rmdir(dir);
+}
+
 /* The trace's name and the 99 after it all taken (symbolic links, never
  * followed): one line names the path given, the table is still printed. */
 static void test_output_names_taken(void **state) {
@@ -860,6 +908,7 @@ int main(void) {
         cmocka_unit_test(test_env_unknown_name),
         cmocka_unit_test(test_output_unwritable),
         cmocka_unit_test(test_output_names_taken),
+        cmocka_unit_test(test_output_directory),
         cmocka_unit_test(test_output_none),
         cmocka_unit_test(test_output_json_name),
         cmocka_unit_test(test_threads),

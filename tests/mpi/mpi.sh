@@ -16,6 +16,8 @@
 #     nodes' abstract sockets), by an mpirun job on one node, by a singleton
 #  7. nothing MPI (nor the job table) is compiled without mpi.h, or with
 #     SCOPEPROF_NO_MPI
+#  8. MPI_Abort on one rank: its file holds every scope and step it ended,
+#     and one line says where it went
 set -eu
 BUILD=${BUILD:-build}
 T=$(realpath "$BUILD/tests/mpi")
@@ -129,9 +131,9 @@ for r in 0 1 2 3; do
   [ "$(grep -c '^Self CPU time total' "$e")" = $((1 + (r == 0))) ] || fail "SUMMARY=all: rank $r's tables"
   # Its own table is its file's (one table everywhere, issue 24), although
   # the sums were folded twice (for the job table at MPI_Finalize, then at
-  # exit): all of it but the last line, which names the file.
-  sed -n "/^scopeprof: rank $r (pid [0-9]* on .*), its own table/,\$p" "$e" | sed '1d;$d' >own.$r
-  tail -n 1 "$e" | grep -q '^Trace file: .*prog_mpi\.rank'"$r"'\.[0-9]*\.sprof (' || fail "SUMMARY=all: rank $r: no trace file line"
+  # exit): all of it down to the line that names the file.
+  sed -n "/^scopeprof: rank $r (pid [0-9]* on .*), its own table/,\$p" "$e" | sed '1d;/^Trace file: /,$d' >own.$r
+  grep -q '^Trace file: .*prog_mpi\.rank'"$r"'\.[0-9]*\.sprof (' "$e" || fail "SUMMARY=all: rank $r: no trace file line"
   pid=$(sed -n "s/^scopeprof: rank $r (pid \([0-9]*\) on .*/\1/p" "$e")
   "$SP" table prog_mpi.rank$r.$pid.sprof >file.$r 2>&1
   cmp -s own.$r file.$r || fail "SUMMARY=all: rank $r's own table and scopeprof table of its file differ: $(diff own.$r file.$r | head -5)"
@@ -309,4 +311,15 @@ mpisyms() { nm "$T/$1" | grep -c ' [A-Za-z] P\{0,1\}MPI_' || true; }
 nm "$T/impl_mpi.o" | grep -q ' W MPI_Init$' || fail "no weak MPI_Init wrapper with mpi.h"
 nm "$T/impl_mpi.o" | grep -q ' scopeprof_ranks_print$' || fail "no job table with mpi.h"
 nm "$T/impl_mpi.o" | grep -q ' U PMPI_Allreduce$' || fail "the wrappers do not call PMPI_"
+
+# ---- 8. MPI_Abort ------------------------------------------------------------------
+# Rank 1 ends 3 steps, then aborts (code 7) while rank 0 waits in a barrier;
+# mpirun ends rank 0 with SIGTERM. Open MPI's abort runs no exit handler.
+rc=0
+SCOPEPROF_OUTPUT=$work/abort.sprof $MPIRUN -np 2 "$PROG" 1 1 3 100 1 >/dev/null 2>abort.err || rc=$?
+[ "$rc" != 0 ] || fail "the aborted job exited 0"
+grep -q "^scopeprof: MPI_Abort(7) on rank 1: trace written to '$work/abort.rank1.sprof'" abort.err ||
+  fail "rank 1 did not say where its trace went: $(cat abort.err)"
+[ "$(count abort.rank1.sprof compute)" = 3 ] || fail "rank 1's file does not hold its 3 compute scopes"
+[ "$(count abort.rank1.sprof 'ProfilerStep*')" = 3 ] || fail "rank 1's file does not hold its 3 steps"
 echo "mpi.sh: all cases passed"

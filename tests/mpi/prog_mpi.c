@@ -3,7 +3,8 @@
  * MPI_Finalize), `mpicc -DPROFILE_ENABLE`. Every rank computes and then
  * sums with MPI_Allreduce, STEPS times; one rank (argv[1], default the last
  * one) does SLOW times the work (default 3): the straggler. argv: [straggler [slow
- * [steps [work_us]]]]. Prints each step's last MPI_Allreduce end, as this
+ * [steps [work_us [abort_rank]]]]]: with abort_rank, each step ends with
+ * PROFILE_STEP and that rank calls MPI_Abort (code 7) after the last. Prints each step's last MPI_Allreduce end, as this
  * rank's CLOCK_MONOTONIC, on stdout ("allreduce_end RANK NS"), for the
  * alignment test. */
 #include <mpi.h>
@@ -33,6 +34,7 @@ int main(int argc, char **argv) {
     int slow = argc > 2 ? atoi(argv[2]) : 3;
     int steps = argc > 3 ? atoi(argv[3]) : 10;
     long work = argc > 4 ? atol(argv[4]) : 5000;
+    int abort_rank = argc > 5 ? atoi(argv[5]) : -1;
     double sum = 0;
     struct timespec end = {0, 0};
     for (int s = 0; s < steps; s++) {
@@ -44,7 +46,9 @@ int main(int argc, char **argv) {
         }
         MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         clock_gettime(CLOCK_MONOTONIC, &end);
+        if (abort_rank >= 0) PROFILE_STEP();
     }
+    if (rank == abort_rank) MPI_Abort(MPI_COMM_WORLD, 7);
     MPI_Barrier(MPI_COMM_WORLD);
     printf("allreduce_end %d %lld\n", rank, (long long)end.tv_sec * 1000000000LL + end.tv_nsec);
     fflush(stdout);

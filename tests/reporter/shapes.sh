@@ -19,9 +19,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 for comp in 1 0; do
   SCOPEPROF_OUTPUT="$work/run$comp.sprof" SCOPEPROF_GROUP_BY=shape SCOPEPROF_COMPENSATE=$comp \
     "$prog" >/dev/null 2>"$work/exit$comp.all"
-  tail -n 1 "$work/exit$comp.all" | grep -q "^Trace file: $work/run$comp.sprof (" ||
-    fail "the exit summary's last line is not the trace file: $(tail -n 1 "$work/exit$comp.all")"
-  sed '$d' "$work/exit$comp.all" >"$work/exit$comp"
+  grep -q "^Trace file: $work/run$comp.sprof (" "$work/exit$comp.all" ||
+    fail "the exit summary names no trace file: $(tail -n 2 "$work/exit$comp.all")"
+  sed '/^Trace file: /,$d' "$work/exit$comp.all" >"$work/exit$comp"
   grep -q 'Input Shapes  $' "$work/exit$comp" || fail "no Input Shapes column at exit: $(cat "$work/exit$comp")"
   "$sp" table --group-by shape "$work/run$comp.sprof" >"$work/table$comp" 2>&1 ||
     fail "table --group-by shape exit $?: $(cat "$work/table$comp")"
