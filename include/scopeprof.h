@@ -2247,20 +2247,36 @@ static inline void scopeprof__ns_range(char *b, size_t n, uint32_t lo_ps, uint32
     else snprintf(b, n, "%.1f-%.1f ns", lo_ps / 1e3, hi_ps / 1e3);
 }
 
-/* One line: `head`, then the names (the first 10) of the rows whose shown
- * compensated times were clamped, or with short_calls 1, of those most of
- * whose calls were in the short class and that were not clamped (a row is
- * named once). Nothing if there are none. */
+/* Whether a row's times are mostly the profiler's own: most of its calls
+ * were in the short class, and the time it shows is less than what those
+ * calls cost (the short class's inside + outside, the largest over files).
+ * By calls alone, a wait that is mostly found ready but sometimes blocks
+ * for milliseconds (pigz's writer: 1573 of 2289 calls under 50 ns, 8.9 s in
+ * all) was named. */
+static inline int scopeprof__mostly_own(const scopeprof_agg *a, const scopeprof_row *r) {
+    return r->count_short > r->count / 2 && (double)r->total_ns * 1e3 < (double)r->count_short * a->comp_short_hi_ps;
+}
+
+/* One line: `head`, then the names (the first 10, each name once: rows of
+ * one name per thread, say) of the rows whose shown compensated times were
+ * clamped, or with short_calls 1, of those whose times are mostly the
+ * profiler's own and that were not clamped (a row is named once). Nothing
+ * if there are none. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const scopeprof_agg *a, int short_calls,
                                                               const char *head) {
     uint32_t n = 0;
+    char names[10][SCOPEPROF__NAME_W + 1]; /* as in the table */
     for (uint32_t i = 0; i < a->nrows; i++) {
         const scopeprof_row *r = &a->rows[i];
-        int clamped = scopeprof__comp_clamped(a, r);
-        if (short_calls ? clamped || r->count_short <= r->count / 2 : !clamped) continue;
-        if (n++ == 0) fputs(head, out);
-        char name[SCOPEPROF__NAME_W + 1]; /* as in the table */
-        if (n <= 10) fprintf(out, " %s", scopeprof__name_cell(name, r->name, SCOPEPROF__NAME_W));
+        int clamped = scopeprof__comp_clamped(a, r), seen = 0;
+        if (short_calls ? clamped || !scopeprof__mostly_own(a, r) : !clamped) continue;
+        char name[SCOPEPROF__NAME_W + 1];
+        scopeprof__name_cell(name, r->name, SCOPEPROF__NAME_W);
+        for (uint32_t k = 0; k < n && k < 10; k++) seen |= strcmp(names[k], name) == 0;
+        if (seen) continue;
+        if (n == 0) fputs(head, out);
+        if (n < 10) fprintf(out, " %s", strcpy(names[n], name));
+        n++;
     }
     if (n > 10) fprintf(out, " and %u more", n - 10);
     if (n) fputc('\n', out);

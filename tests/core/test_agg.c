@@ -808,9 +808,12 @@ static void test_comp_short_class(void **state) {
     scopeprof_agg_free(&a);
 }
 
-/* Rows most of whose calls were short are named in a line of their own
- * (their times are mostly the profiler's); a row named as clamped is not
- * named again; with no short class, none is named. */
+/* Rows most of whose calls were short, and whose time is less than what
+ * those calls cost, are named in a line of their own (their times are
+ * mostly the profiler's); a row named as clamped is not named again; a row
+ * of mostly short calls with real time in it is not named; a name is said
+ * once (rows of one name on two threads); with no short class, none is
+ * named. */
 static void test_comp_short_rows_named(void **state) {
     (void)state;
     scopeprof_agg a;
@@ -819,7 +822,12 @@ static void test_comp_short_rows_named(void **state) {
     scopeprof_agg_short_class(&a, 8000, 12000, 20); /* under 20 ns: I = 8 ns, O = 12 ns */
     ev(&a, 0, "tiny", 0, 12, 0);  /* short */
     ev(&a, 0, "tiny", 20, 36, 0); /* short */
-    ev(&a, 0, "tiny", 40, 90, 0); /* not: 2 of 3 are */
+    ev(&a, 0, "tiny", 40, 62, 0); /* not: 2 of 3 are; 12 + 16 + 22 - 2 x 8 = 34 ns < 2 x 20 */
+    /* another thread's row of that name (key "tiny@1", as --group-by thread) */
+    assert_int_equal(scopeprof_agg_event(&a, 1, scopeprof_agg_row(&a, "tiny@1", "tiny", NULL), 70, 80, 0), 0);
+    ev(&a, 0, "wait", 100, 110, 0); /* short, */
+    ev(&a, 0, "wait", 120, 130, 0); /* short, */
+    ev(&a, 0, "wait", 140, 1000140, 0); /* but a millisecond in all: not the profiler's */
     ev(&a, 0, "half", 100, 110, 0); /* short */
     ev(&a, 0, "half", 120, 150, 0); /* not: 1 of 2 is not most */
     ev(&a, 0, "long", 200, 400, 0);
