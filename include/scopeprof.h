@@ -2342,6 +2342,15 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scope
 #error "scopeprof.h: POSIX.1-2008 is hidden in the file that defines SCOPEPROF_IMPLEMENTATION (strict -std=c99/c11/c17 and a system header included before scopeprof.h): include scopeprof.h first there, put the implementation in a file of its own, or compile it with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
 #undef SCOPEPROF__IMPL /* one error, not a page: the rest is left out */
 #endif
+/* syscall(2), for threads' kernel ids: glibc's <unistd.h> declares it only
+ * under __USE_MISC (no feature macro, _DEFAULT_SOURCE, _GNU_SOURCE), and a
+ * file that set _XOPEN_SOURCE or _POSIX_C_SOURCE itself (pigz does) has it
+ * all the same in the C library. Before, such a file's threads were named
+ * by pthread_self's address, which perf, top -H and gdb do not show. (g++
+ * always defines _GNU_SOURCE.) */
+#if defined(__GLIBC__) && !defined(__USE_MISC) && !defined(__cplusplus)
+extern long syscall(long, ...);
+#endif
 #endif
 #if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON
 
@@ -2768,7 +2777,7 @@ static inline int scopeprof__lock_mine(scopeprof__state *g, int unknown) {
     if (scopeprof__in_lock) return 1; /* this module's code took it (the usual case) */
 #ifdef __GLIBC__
     (void)unknown; /* another module's code may have: the owner says */
-#if defined(SYS_gettid) && defined(__USE_MISC) /* syscall: declared unless strict ISO C */
+#ifdef SYS_gettid
     return __atomic_load_n(&g->lock.__data.__owner, __ATOMIC_RELAXED) == (int)syscall(SYS_gettid);
 #else
     (void)g;
@@ -3874,8 +3883,8 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
 }
 
 static inline uint64_t scopeprof__gettid(void) {
-#if defined(SYS_gettid) && (defined(__USE_MISC) || !defined(__GLIBC__))
-    return (uint64_t)syscall(SYS_gettid); /* (declared unless strict ISO C mode) */
+#ifdef SYS_gettid
+    return (uint64_t)syscall(SYS_gettid); /* (declared: state.h) */
 #else
     return (uint64_t)(uintptr_t)pthread_self();
 #endif

@@ -8,7 +8,7 @@
  *       PROFILE_BEGIN("backward"); backward(); PROFILE_END();
  *   }
  *
- *   cc -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -Iinclude app.c -o app -lpthread && ./app
+ *   cc -DPROFILE_ENABLE -Iinclude app.c -o app -lpthread && ./app
  *
  * At exit a table in the layout of PyTorch's key_averages().table() is printed
  * to stderr and a trace file (<program>.<pid>.sprof) is written; the `scopeprof`

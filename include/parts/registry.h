@@ -403,8 +403,8 @@ SCOPEPROF__API uint32_t scopeprof__site_dyn(const scopeprof_site *callsite, cons
 }
 
 static inline uint64_t scopeprof__gettid(void) {
-#if defined(SYS_gettid) && (defined(__USE_MISC) || !defined(__GLIBC__))
-    return (uint64_t)syscall(SYS_gettid); /* (declared unless strict ISO C mode) */
+#ifdef SYS_gettid
+    return (uint64_t)syscall(SYS_gettid); /* (declared: state.h) */
 #else
     return (uint64_t)(uintptr_t)pthread_self();
 #endif

@@ -12,7 +12,7 @@
 # Variants: "" plain ($(ALL_CFLAGS)), _asan (+ASan/UBSan), _tsan (+TSan).
 CORE    := $(BUILD)/tests/core
 CORE_H  := $(HEADER) tests/common/child.h tests/common/trace.h
-CORE_PROGS := prog_basic prog_threads prog_mismatch prog_stream prog_dlclose prog_shape
+CORE_PROGS := prog_basic prog_threads prog_mismatch prog_stream prog_dlclose prog_shape prog_xopen
 CORE_VARIANTS := plain asan tsan
 core_sfx_plain :=
 core_sfx_asan  := _asan

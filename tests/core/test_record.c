@@ -289,6 +289,36 @@ static void test_output_unwritable(void **state) {
     child_free(&c);
 }
 
+/* A file that set _XOPEN_SOURCE itself (glibc then hides syscall(2)): its
+ * threads are still named by their kernel ids, as perf and top -H show
+ * them. Before, by pthread_self's address (the pigz review). */
+static void test_thread_ids_own_feature_set(void **state) {
+    (void)state;
+    child c;
+    child_run(&c, "prog_xopen", NULL);
+    assert_int_equal(c.status, 0);
+    unsigned long long want[2] = {0, 0};
+    const char *p = c.out;
+    for (int i = 0; i < 2; i++) {
+        p = strstr(p, "tid ");
+        assert_non_null(p);
+        want[i] = strtoull(p + 4, NULL, 10);
+        p += 4;
+    }
+    tr_trace t;
+    read_trace(&c, &t);
+    int found = 0;
+    for (uint32_t i = 0; i < t.nthreads; i++) {
+        if (!t.threads[i].events) continue;
+        if (t.threads[i].tid != want[0] && t.threads[i].tid != want[1])
+            fail_msg("thread %u: tid %llu, not %llu or %llu", i, (unsigned long long)t.threads[i].tid, want[0], want[1]);
+        found++;
+    }
+    assert_int_equal(found, 2);
+    tr_free(&t);
+    child_free(&c);
+}
+
 /* SCOPEPROF_OUTPUT naming a directory (one that exists, or any path ending
  * in '/'): the default name (program, pid, rank when known) in it. Before,
  * MPI ranks given a directory wrote "DIR.rank0" beside it, or hidden
@@ -909,6 +939,7 @@ int main(void) {
         cmocka_unit_test(test_output_unwritable),
         cmocka_unit_test(test_output_names_taken),
         cmocka_unit_test(test_output_directory),
+        cmocka_unit_test(test_thread_ids_own_feature_set),
         cmocka_unit_test(test_output_none),
         cmocka_unit_test(test_output_json_name),
         cmocka_unit_test(test_threads),
