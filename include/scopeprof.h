@@ -9,7 +9,7 @@
  *       PROFILE_BEGIN("backward"); backward(); PROFILE_END();
  *   }
  *
- *   cc -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -Iinclude app.c -o app -lpthread && ./app
+ *   cc -DPROFILE_ENABLE -Iinclude app.c -o app -lpthread && ./app
  *
  * At exit a table in the layout of PyTorch's key_averages().table() is printed
  * to stderr and a trace file (<program>.<pid>.sprof) is written; the `scopeprof`
@@ -5908,7 +5908,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
     pthread_mutex_unlock(&g->buf.lock);
     if (!calls || (rec_ps <= 0 && !wr_ns)) return;
     char rec[32], wr[32];
-    fprintf(out, "Profiler's own cost: %llu calls", (unsigned long long)calls);
+    fprintf(out, "Profiler's own cost: %llu call%s", (unsigned long long)calls, calls == 1 ? "" : "s");
     if (rec_ps > 0)
         fprintf(out, ", about %s of the recording threads' time (taken out above)",
                 scopeprof_format_time(rec, sizeof rec, rec_ps / 1e6));
@@ -6877,6 +6877,14 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
                         "threads wrote a chunk themselves each time (nothing was lost)",
                         (unsigned long long)behind);
     scopeprof__say_scopes_left(g);
+    /* exit() (or MPI_Abort) called inside scopes of this thread: they never
+     * close, and their starts live on its stack. Other threads' open scopes
+     * cannot be counted without a race on their depth. */
+    const scopeprof__thread *t = scopeprof__tls;
+    if (t && t->depth)
+        scopeprof__warn("scopeprof: the program ended inside %u open scope(s) of thread %llu ('%s') (exit "
+                        "called in them): they are not in the trace or the table",
+                        t->depth, (unsigned long long)t->tid, t->name);
     scopeprof__unlock(g);
 }
 

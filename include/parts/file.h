@@ -805,7 +805,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
     pthread_mutex_unlock(&g->buf.lock);
     if (!calls || (rec_ps <= 0 && !wr_ns)) return;
     char rec[32], wr[32];
-    fprintf(out, "Profiler's own cost: %llu calls", (unsigned long long)calls);
+    fprintf(out, "Profiler's own cost: %llu call%s", (unsigned long long)calls, calls == 1 ? "" : "s");
     if (rec_ps > 0)
         fprintf(out, ", about %s of the recording threads' time (taken out above)",
                 scopeprof_format_time(rec, sizeof rec, rec_ps / 1e6));

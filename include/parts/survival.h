@@ -254,6 +254,14 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
                         "threads wrote a chunk themselves each time (nothing was lost)",
                         (unsigned long long)behind);
     scopeprof__say_scopes_left(g);
+    /* exit() (or MPI_Abort) called inside scopes of this thread: they never
+     * close, and their starts live on its stack. Other threads' open scopes
+     * cannot be counted without a race on their depth. */
+    const scopeprof__thread *t = scopeprof__tls;
+    if (t && t->depth)
+        scopeprof__warn("scopeprof: the program ended inside %u open scope(s) of thread %llu ('%s') (exit "
+                        "called in them): they are not in the trace or the table",
+                        t->depth, (unsigned long long)t->tid, t->name);
     scopeprof__unlock(g);
 }
 

@@ -951,6 +951,17 @@ static void *cancelled_inside(void *arg) {
     return NULL;
 }
 
+/* "exit_in_scopes": "before" closes, then exit(0) inside "outer" and
+ * "inner" (an error path's exit), which never close. */
+static int mode_exit_in_scopes(void) {
+    { PROFILE_SCOPE("before"); }
+    PROFILE_SCOPE("outer");
+    {
+        PROFILE_SCOPE("inner");
+        exit(0);
+    }
+}
+
 static int mode_exit_open(void) {
     pthread_t a, b;
     pthread_create(&a, NULL, exit_inside, NULL);
@@ -1240,6 +1251,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "fork_alloc") == 0 && argc > 2) return mode_fork_alloc(atoi(argv[2]));
     if (strcmp(m, "fork_mem") == 0) return mode_fork_mem();
     if (strcmp(m, "exit_open") == 0) return mode_exit_open();
+    if (strcmp(m, "exit_in_scopes") == 0) return mode_exit_in_scopes();
     if (strcmp(m, "handler_scope") == 0) return mode_handler_scope();
     if (strcmp(m, "handler_malloc") == 0 && argc > 2) return mode_handler_malloc(atoi(argv[2]));
     if (strcmp(m, "thread_slots") == 0 && argc > 2) return mode_thread_slots(atoi(argv[2]));

@@ -1051,6 +1051,24 @@ static void test_thread_ends_inside_scopes(void **state) {
     child_free(&r);
 }
 
+/* exit() called inside scopes: they never close (their starts are on the
+ * stack), and one line says so, naming the thread; the table is printed. */
+static void test_exit_inside_scopes(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_life", ARGS("exit_in_scopes"), NULL);
+    expect_exit(&r, 0);
+    assert_int_equal(child_lines_with(r.err, "scopeprof:"), 1);
+    assert_int_equal(child_lines_with(r.err, "scopeprof: the program ended inside 2 open scope(s) of thread "), 1);
+    assert_int_equal(child_lines_with(r.err, "(exit called in them): they are not in the trace or the table"), 1);
+    tr_trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "before"), 1);
+    assert_int_equal(tr_count(&t, "outer") + tr_count(&t, "inner"), 0);
+    tr_free(&t);
+    child_free(&r);
+}
+
 /* The exit summary keeps a slot per thread state, and a gone thread's state
  * is reused: 1000 threads one after another, each written before the next
  * starts, use one slot. The trace still tells them apart (1000 threads,
@@ -1666,6 +1684,7 @@ int main(void) {
         cmocka_unit_test(test_trace_path_taken),
         cmocka_unit_test(test_reexec_keeps_trace),
         cmocka_unit_test(test_thread_ends_inside_scopes),
+        cmocka_unit_test(test_exit_inside_scopes),
         cmocka_unit_test(test_dead_threads_freed),
         cmocka_unit_test(test_summary_slots_reused),
         cmocka_unit_test(test_out_of_memory),
