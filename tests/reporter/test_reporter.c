@@ -785,6 +785,24 @@ static void test_per_rank_no_self_time(void **state) {
     free(err);
 }
 
+/* --group-by rank: the steps' ProfilerStep* row is a row per rank, as every
+ * other row (it was one row over the ranks, its Rank empty). */
+static void test_group_by_rank_steps(void **state) {
+    (void)state;
+    write_steps_file("steps_r0.sprof", 20, 0);
+    write_steps_file("steps_r1.sprof", 21, 1);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--group-by", "rank", "--format", "csv", path("steps_r0.sprof"),
+                         path("steps_r1.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\nProfilerStep*,2,0,2000,1000,0.00,76.92,rank 0\n"));
+    assert_non_null(strstr(out, "\nProfilerStep*,2,0,2000,1000,0.00,76.92,rank 1\n"));
+    assert_non_null(strstr(out, "\nbody,2,1300,1300,650,50.00,50.00,rank 1\n"));
+    assert_null(strstr(out, ",\n")); /* no row without its rank */
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+}
+
 /* Issue 23: files of several hosts on one clock (reporter/clocks.c,
  * docs/MPI.md). The known set once per rank, with a CLOCK chunk (format
  * 3.2) spliced in after the header:
@@ -1337,7 +1355,7 @@ int main(void) {
         cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_clock_alignment),
         cmocka_unit_test(test_steps),        cmocka_unit_test(test_steps_round_trip),
         cmocka_unit_test(test_steps_two_processes),
-        cmocka_unit_test(test_per_rank_no_self_time),
+        cmocka_unit_test(test_per_rank_no_self_time), cmocka_unit_test(test_group_by_rank_steps),
         cmocka_unit_test(test_group_by_thread_late_name),
         cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
         cmocka_unit_test(test_overhead_compensation),
