@@ -700,9 +700,8 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         if (usable) {
             if (text) {
                 if (o->per_process) fprintf(out, "%s== %s\n", t ? "\n" : "", files[0]);
-                if (r) scopeprof_ranks_print(out, &c.agg, &r->x, key, (int)limit);
-                else scopeprof_table_print(out, &c.agg, key, (int)limit);
-                more_rows(out, c.agg.nrows, limit);
+                if (r) sp_ranks_print(out, &c.agg, r, key, limit);
+                else scopeprof_table_print(out, &c.agg, key, (int)limit), more_rows(out, c.agg.nrows, limit);
                 scopeprof_table_notes(out, &c.agg);
                 sp_agg_memory_footer(out, &c);
             } else if (md) {

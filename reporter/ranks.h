@@ -31,6 +31,10 @@ int sp_ranks_add(sp_ranks *rs, int file, uint32_t row, const scopeprof_row *r);
  * -1 when out of memory. The table across ranks of `table --per-rank` and
  * of `html` comes from this. */
 int sp_ranks_merge(sp_ranks *rs, int file, sp_agg_ctx *all, sp_agg_ctx *one);
+/* The text table: scopeprof_ranks_print's, with the line saying how many
+ * rows --limit left out under the table and its totals (as under `table`'s),
+ * before the straggler and the waits. */
+void sp_ranks_print(FILE *out, const scopeprof_agg *a, const sp_ranks *rs, scopeprof_sort key, long limit);
 /* CSV columns after the table's own: the CPU total's min, mean, max and the
  * file of the max (as before issue 23), then for calls, self and total CPU
  * time min, mean, max and the ranks of the min and max, and the imbalance. */

@@ -884,6 +884,44 @@ static void test_clock_alignment(void **state) {
     free(err);
 }
 
+/* One rank's file of a job (program `prog`, its process started at `start`
+ * ns): main [0, 1 ms] holding compute [100, 400 us] and MPI_Allreduce [400,
+ * 900 us]. */
+static void job_file(const char *name, uint64_t pid, uint32_t rank, const char *prog, uint64_t start) {
+    tw w = {0, 0, 0};
+    tw_header_rank(&w, pid, prog, rank);
+    for (int i = 0; i < 8; i++) w.b[24 + i] = (unsigned char)(start >> (8 * i)); /* format 1: no header CRC */
+    tw_site(&w, 1, 10, "main", "job.c", "main");
+    tw_site(&w, 2, 20, "compute", "job.c", "main");
+    tw_site(&w, 3, 30, "MPI_Allreduce", "job.c", "main");
+    tw_thread(&w, 0, pid, "main");
+    static const tw_ev ev[] = {{100000, 400000, 2, 1}, {400000, 900000, 3, 1}, {0, 1000000, 1, 0}};
+    tw_events(&w, 0, ev, 3);
+    tw_end(&w, 3);
+    assert_int_equal(tw_save(&w, path(name)), 0);
+    free(w.b);
+}
+
+/* --per-rank --limit: the line that says what was cut comes right under the
+ * table and its totals, as under `table`'s, not after the straggler and the
+ * waits that follow; one row cut is "1 more row". */
+static void test_per_rank_limit(void **state) {
+    (void)state;
+    job_file("lim.rank0.sprof", 40, 0, "lim", 1000);
+    job_file("lim.rank1.sprof", 41, 1, "lim", 1000);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--per-rank", "--limit", "2", path("lim.rank0.sprof"),
+                         path("lim.rank1.sprof"), NULL), 0);
+    const char *more = strstr(out, "; Imbalance: max / mean of self CPU time\n"
+                                   "... 1 more row (--limit 2 of 3; --limit 0 shows all)\nStraggler: rank ");
+    assert_non_null(more);
+    const char *wait = strstr(out, "\nWaited in MPI_Allreduce: ");
+    assert_true(wait && more < wait);
+    assert_null(strstr(out, "more rows"));
+    free(out);
+    free(err);
+}
+
 /* --steps: only scopes inside the chosen steps (tw_rich: one step_body per
  * step, worker_task across steps 1 and 2). */
 static void test_steps(void **state) {
@@ -1356,6 +1394,7 @@ int main(void) {
         cmocka_unit_test(test_steps),        cmocka_unit_test(test_steps_round_trip),
         cmocka_unit_test(test_steps_two_processes),
         cmocka_unit_test(test_per_rank_no_self_time), cmocka_unit_test(test_group_by_rank_steps),
+        cmocka_unit_test(test_per_rank_limit),
         cmocka_unit_test(test_group_by_thread_late_name),
         cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
         cmocka_unit_test(test_overhead_compensation),
