@@ -4,6 +4,7 @@
 #include "ranks.h"
 
 #include "cells.h"
+#include "clocks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,41 @@ void sp_ranks_print(FILE *out, const scopeprof_agg *a, const sp_ranks *rs, scope
         if (more[0]) fprintf(out, "%s\n", more);
     }
     free(text);
+}
+
+/* ---- Each rank once ---------------------------------------------------------- */
+/* One process's files: its schedule's cycles and its forked children's keep
+ * its clock, the header's start and realtime offset (docs/FORMAT.md,
+ * "Schedules and forked children"); another process's (a run before or
+ * after) has another start. */
+static int one_process(const sp_clock *a, const sp_clock *b) {
+    return a->start_ns == b->start_ns && a->realtime_minus_mono == b->realtime_minus_mono;
+}
+
+int sp_ranks_each_once(char **files, int n, FILE *err) {
+    sp_clock *c = calloc((size_t)(n > 0 ? n : 1), sizeof *c); /* out of memory: not checked */
+    int rc = 0;
+    for (int i = 0; c && i < n && !rc; i++) {
+        /* The rank as the reader takes it: the header's, else (a file opened
+         * before MPI_Init gave the rank) the CLOCK chunk's. */
+        if (sp_clock_probe(files[i], &c[i], 0) != 0 ||
+            (c[i].rank == 0xFFFFFFFFu && sp_clock_probe(files[i], &c[i], 1) != 0))
+            c[i].rank = 0xFFFFFFFFu; /* not compared */
+        for (int j = 0; j < i && !rc && c[i].rank != 0xFFFFFFFFu; j++) {
+            const sp_clock *a = &c[j], *b = &c[i];
+            if (a->rank != b->rank || strcmp(a->prog, b->prog) != 0 || one_process(a, b)) continue;
+            /* How far apart, in Unix time: both hosts' clocks know it. */
+            double d = ((double)b->start_ns - (double)a->start_ns) +
+                       ((double)b->realtime_minus_mono - (double)a->realtime_minus_mono);
+            char t[32];
+            scopeprof_format_time(t, sizeof t, (d < 0 ? -d : d) / 1e3);
+            fprintf(err, "scopeprof: two files for rank %u: '%s' and '%s', two processes of %s started %s apart "
+                    "(two runs of the job? give one run's files)\n", a->rank, files[j], files[i], a->prog, t);
+            rc = -1;
+        }
+    }
+    free(c);
+    return rc;
 }
 
 /* Each metric's CSV/JSON stem: calls are counts, times nanoseconds. */
