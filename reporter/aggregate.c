@@ -79,6 +79,14 @@ static uint32_t make_row(sp_agg_ctx *c, const char *key, const char *name, const
     return scopeprof_agg_row(&c->agg, key, name, extra);
 }
 
+/* The Rank column of --group-by rank: the file's rank, else its pid. */
+static const char *rank_label(const sp_reader *r, char label[48]) {
+    const sp_header *h = sp_reader_header(r);
+    if (h->rank != 0xFFFFFFFFu) snprintf(label, 48, "rank %u", h->rank);
+    else snprintf(label, 48, "pid %llu", (unsigned long long)h->pid);
+    return label;
+}
+
 /* Row of a site for name and site grouping, cached per site id. */
 static uint32_t site_row(sp_agg_ctx *c, uint32_t id) {
     const sp_site *s = sp_reader_site(c->rd, id);
@@ -102,9 +110,7 @@ static uint32_t site_row(sp_agg_ctx *c, uint32_t id) {
         row = make_row(c, str_of(&c->key), name, ex);
     } else if (c->group == SP_GROUP_RANK) { /* the file's rank: a row per rank and name */
         char label[48];
-        const sp_header *h = sp_reader_header(c->rd);
-        if (h->rank != 0xFFFFFFFFu) snprintf(label, sizeof label, "rank %u", h->rank);
-        else snprintf(label, sizeof label, "pid %llu", (unsigned long long)h->pid);
+        rank_label(c->rd, label);
         c->key.n = 0;
         sp_out_str(&c->key, name);
         sp_out_write(&c->key, "\x1f", 1);
@@ -330,10 +336,11 @@ static int agg_events(void *ctx, const sp_reader *r, const sp_thread *t, const s
  * call per step, CPU total the steps' time. Self CPU time stays 0: the file
  * does not say which thread called PROFILE_STEP, so which scopes are the
  * step's children is unknown, and 0 leaves the other rows' percentages as
- * they are. Other groupings give it an empty text column, by shape "[]" (as
- * PyTorch's and the exit summary's). The same for those steps written to
- * trace JSON and read back (sp_track_steps), so that its table is the
- * .sprof file's; PyTorch's steps are events of their own. */
+ * they are. By rank a row per rank, as every other row (the steps are the
+ * file's process's); other groupings give it an empty text column, by
+ * shape "[]" (as PyTorch's and the exit summary's). The same for those
+ * steps written to trace JSON and read back (sp_track_steps), so that its
+ * table is the .sprof file's; PyTorch's steps are events of their own. */
 static void agg_steps(sp_agg_ctx *c, const sp_reader *r) {
     const sp_step *s;
     uint32_t n = sp_track_steps(r, &s), row = UINT32_MAX;
@@ -346,7 +353,11 @@ static void agg_steps(sp_agg_ctx *c, const sp_reader *r) {
             c->key.n = 0;
             sp_out_str(&c->key, name);
             /* By shape: [] as PyTorch's step rows (and the exit table) have. */
-            const char *ex = c->group == SP_GROUP_NAME ? NULL : c->group == SP_GROUP_SHAPE ? "[]" : "";
+            char label[48];
+            const char *ex = c->group == SP_GROUP_NAME    ? NULL
+                             : c->group == SP_GROUP_SHAPE ? "[]"
+                             : c->group == SP_GROUP_RANK  ? rank_label(r, label)
+                                                          : "";
             if (ex) {
                 sp_out_write(&c->key, "\x1f", 1);
                 sp_out_str(&c->key, ex);

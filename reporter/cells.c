@@ -15,7 +15,9 @@ int sp_format_parse(const char *f, FILE *err) {
 int sp_more_rows(char *b, size_t n, uint32_t nrows, long limit) {
     b[0] = 0;
     if (limit <= 0 || (uint32_t)limit >= nrows) return 0;
-    snprintf(b, n, "... %u more rows (--limit %ld of %u; --limit 0 shows all)", nrows - (uint32_t)limit, limit, nrows);
+    uint32_t more = nrows - (uint32_t)limit;
+    snprintf(b, n, "... %u more row%s (--limit %ld of %u; --limit 0 shows all)", more, more == 1 ? "" : "s", limit,
+             nrows);
     return 1;
 }
 

@@ -16,8 +16,9 @@ int sp_format_parse(const char *f, FILE *err);
 #define SP_FORMAT_HUMAN(f) ((f) == SP_FORMAT_TEXT || (f) == SP_FORMAT_MARKDOWN)
 
 /* The line that says a table was cut by --limit (0: not cut):
- * "... N more rows (--limit L of M; --limit 0 shows all)", without a line
- * break, into b; returns 0 when no row was cut (b is then empty). */
+ * "... N more rows (--limit L of M; --limit 0 shows all)" ("1 more row"),
+ * without a line break, into b; returns 0 when no row was cut (b is then
+ * empty). */
 int sp_more_rows(char *b, size_t n, uint32_t nrows, long limit);
 
 /* RFC 4180: a field holding a comma, quote or line break is quoted, its

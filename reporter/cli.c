@@ -31,7 +31,8 @@ static const char usage_main[] =
     "\n"
     "Reports on scopeprof trace files (.sprof) and Chrome Trace Event JSON\n"
     "(PyTorch/Kineto traces; told apart by content). Several files (one per\n"
-    "process or rank) merge into one report.\n"
+    "process or rank) merge into one report, each rank once: the files of two\n"
+    "runs of a job are refused (diff compares runs).\n"
     "\n"
     "commands:\n"
     "  table    the key_averages table (text, CSV, JSON or Markdown)\n"
@@ -700,9 +701,8 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         if (usable) {
             if (text) {
                 if (o->per_process) fprintf(out, "%s== %s\n", t ? "\n" : "", files[0]);
-                if (r) scopeprof_ranks_print(out, &c.agg, &r->x, key, (int)limit);
-                else scopeprof_table_print(out, &c.agg, key, (int)limit);
-                more_rows(out, c.agg.nrows, limit);
+                if (r) sp_ranks_print(out, &c.agg, r, key, limit);
+                else scopeprof_table_print(out, &c.agg, key, (int)limit), more_rows(out, c.agg.nrows, limit);
                 scopeprof_table_notes(out, &c.agg);
                 sp_agg_memory_footer(out, &c);
             } else if (md) {
@@ -914,6 +914,9 @@ static int distinct_inputs(const opts *o, FILE *err) {
 static int run_to_output(opts *o, int (*run)(opts *, FILE *, FILE *), FILE *out, FILE *err) {
     o->out_name = "standard output";
     if (distinct_inputs(o, err) != 0) return SP_EXIT_USAGE;
+    /* The files of a report are one job's (diff's sides are runs, and
+     * --per-process reads each file alone): each rank once. */
+    if (!o->sides && !o->per_process && sp_ranks_each_once(o->files, o->nfiles, err) != 0) return SP_EXIT_USAGE;
     if (!o->output || strcmp(o->output, "-") == 0) {
         o->output = NULL;
         return run(o, out, err);

@@ -44,10 +44,7 @@ static void parse_clock(sp_clock *c, const unsigned char *p, uint32_t len) {
     c->host[keep] = 0;
 }
 
-/* The header and CLOCK chunks of a .sprof file: a walk over the chunk
- * headers with pread. Stops quietly at damage or a short file (the reader
- * proper reports those). 0 when the file is a trace of a known version. */
-static int probe(const char *path, sp_clock *c) {
+int sp_clock_probe(const char *path, sp_clock *c, int chunks) {
     if (strcmp(path, "-") == 0) return -1; /* a pipe cannot be read twice */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
@@ -63,8 +60,12 @@ static int probe(const char *path, sp_clock *c) {
         c->start_ns = le64(h + 24);
         c->realtime_minus_mono = (int64_t)le64(h + 32);
         if (le32(h + 40) != 0xFFFFFFFFu) c->rank = le32(h + 40);
+        uint32_t pl = le32(h + 44), keep = pl < sizeof c->prog - 1 ? pl : sizeof c->prog - 1;
+        if (read_at(fd, c->prog, keep, sizeof h) != 0) keep = 0;
+        c->prog[keep] = 0;
         rc = 0;
-        for (uint64_t at = le32(h + 12); read_at(fd, ch, sizeof ch, at) == 0; at += sizeof ch + le32(ch + 8)) {
+        uint64_t at = le32(h + 12);
+        for (; chunks && read_at(fd, ch, sizeof ch, at) == 0; at += sizeof ch + le32(ch + 8)) {
             uint32_t type = le32(ch + 4), len = le32(ch + 8);
             if (le32(ch) != SCOPEPROF_CHUNK_MAGIC) break;
             if (type != SCOPEPROF_CHUNK_CLOCK || len > sizeof p) continue;
@@ -115,7 +116,7 @@ void sp_clocks_align(char **files, int n, FILE *err) {
     clocks = calloc((size_t)(n > 0 ? n : 1), sizeof *clocks);
     if (!clocks) return;
     for (int i = 0; i < n; i++)
-        if (probe(files[i], &clocks[nclocks]) == 0) nclocks++;
+        if (sp_clock_probe(files[i], &clocks[nclocks], 1) == 0) nclocks++;
     if (!nclocks) return;
     /* The reference: MPI's rank 0, else a file with offsets to it, else the
      * lowest rank, else the first file. */

@@ -28,6 +28,7 @@ typedef struct sp_clock {
     uint64_t pid, start_ns;   /* the file's header (its key here) */
     int64_t realtime_minus_mono;
     char host[64];            /* "" when the file names none (before format 3.2) */
+    char prog[64];            /* the header's program name (cut short) */
     uint32_t rank, size;      /* the CLOCK chunk's (0xFFFFFFFF: none; size 0: no MPI job) */
     uint32_t npts;
     uint64_t t[2];            /* the points: local time, offset to rank 0's clock */
@@ -38,6 +39,12 @@ typedef struct sp_clock {
     int64_t shift;            /* SP_CLOCK_REALTIME */
 } sp_clock;
 
+/* The header of a .sprof file (path) into c, and with `chunks` its CLOCK
+ * chunks: a walk over the chunk headers with pread, no events. Stops
+ * quietly at damage or a short file (the reader proper reports those). 0
+ * when the file is a trace of a known version; -1 for anything else
+ * (standard input, gzip, Chrome JSON, a file that cannot be opened). */
+int sp_clock_probe(const char *path, sp_clock *c, int chunks);
 /* Look at files[0..n) and decide each one's map; says on err when files
  * were aligned by their realtime offsets. Forgets what an earlier call
  * decided. */

@@ -1,8 +1,10 @@
 /* ranks.c -- see ranks.h. */
+#define _GNU_SOURCE /* open_memstream */
 #define SCOPEPROF_AGGREGATION
 #include "ranks.h"
 
 #include "cells.h"
+#include "clocks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,74 @@ int sp_ranks_merge(sp_ranks *rs, int file, sp_agg_ctx *all, sp_agg_ctx *one) {
     note_ctx n = {rs, file};
     int rc = sp_agg_merge(all, one, note_row, &n);
     sp_agg_ctx_free(one);
+    return rc;
+}
+
+/* Where the "more rows" line goes in scopeprof_ranks_print's text: after the
+ * table's closing rule (the third line that is the rule, the text's second
+ * line: no row is one, each has figures) and the totals under it. The end
+ * of the text when there is no such place. */
+static size_t under_table(const char *t) {
+    const char *rule = strchr(t, '\n');
+    if (!rule) return strlen(t);
+    size_t rl = strcspn(++rule, "\n");
+    int rules = 0;
+    for (const char *p = rule; *p;) {
+        size_t l = strcspn(p, "\n");
+        if (rules == 3 && strncmp(p, "Self ", 5) != 0) return (size_t)(p - t);
+        rules += l == rl && strncmp(p, rule, rl) == 0;
+        p += l + (p[l] != 0);
+    }
+    return strlen(t);
+}
+
+void sp_ranks_print(FILE *out, const scopeprof_agg *a, const sp_ranks *rs, scopeprof_sort key, long limit) {
+    char more[120], *text = NULL;
+    size_t n = 0;
+    FILE *m = sp_more_rows(more, sizeof more, a->nrows, limit) ? open_memstream(&text, &n) : NULL;
+    if (m) scopeprof_ranks_print(m, a, &rs->x, key, (int)limit);
+    if (m && fclose(m) == 0) {
+        size_t at = under_table(text);
+        fprintf(out, "%.*s%s\n%s", (int)at, text, more, text + at);
+    } else { /* no line to add, or no memory for the text: as it comes */
+        scopeprof_ranks_print(out, a, &rs->x, key, (int)limit);
+        if (more[0]) fprintf(out, "%s\n", more);
+    }
+    free(text);
+}
+
+/* ---- Each rank once ---------------------------------------------------------- */
+/* One process's files: its schedule's cycles and its forked children's keep
+ * its clock, the header's start and realtime offset (docs/FORMAT.md,
+ * "Schedules and forked children"); another process's (a run before or
+ * after) has another start. */
+static int one_process(const sp_clock *a, const sp_clock *b) {
+    return a->start_ns == b->start_ns && a->realtime_minus_mono == b->realtime_minus_mono;
+}
+
+int sp_ranks_each_once(char **files, int n, FILE *err) {
+    sp_clock *c = calloc((size_t)(n > 0 ? n : 1), sizeof *c); /* out of memory: not checked */
+    int rc = 0;
+    for (int i = 0; c && i < n && !rc; i++) {
+        /* The rank as the reader takes it: the header's, else (a file opened
+         * before MPI_Init gave the rank) the CLOCK chunk's. */
+        if (sp_clock_probe(files[i], &c[i], 0) != 0 ||
+            (c[i].rank == 0xFFFFFFFFu && sp_clock_probe(files[i], &c[i], 1) != 0))
+            c[i].rank = 0xFFFFFFFFu; /* not compared */
+        for (int j = 0; j < i && !rc && c[i].rank != 0xFFFFFFFFu; j++) {
+            const sp_clock *a = &c[j], *b = &c[i];
+            if (a->rank != b->rank || strcmp(a->prog, b->prog) != 0 || one_process(a, b)) continue;
+            /* How far apart, in Unix time: both hosts' clocks know it. */
+            double d = ((double)b->start_ns - (double)a->start_ns) +
+                       ((double)b->realtime_minus_mono - (double)a->realtime_minus_mono);
+            char t[32];
+            scopeprof_format_time(t, sizeof t, (d < 0 ? -d : d) / 1e3);
+            fprintf(err, "scopeprof: two files for rank %u: '%s' and '%s', two processes of %s started %s apart "
+                    "(two runs of the job? give one run's files)\n", a->rank, files[j], files[i], a->prog, t);
+            rc = -1;
+        }
+    }
+    free(c);
     return rc;
 }
 

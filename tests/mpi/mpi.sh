@@ -18,6 +18,9 @@
 #     SCOPEPROF_NO_MPI
 #  8. MPI_Abort on one rank: its file holds every scope and step it ended,
 #     and one line says where it went
+#  9. each rank once: a rank's schedule cycles and forked child go with its
+#     file, and --group-by rank splits the steps per rank; the same job run
+#     twice in one folder is refused by every command that merges the files
 set -eu
 BUILD=${BUILD:-build}
 T=$(realpath "$BUILD/tests/mpi")
@@ -316,10 +319,52 @@ nm "$T/impl_mpi.o" | grep -q ' U PMPI_Allreduce$' || fail "the wrappers do not c
 # Rank 1 ends 3 steps, then aborts (code 7) while rank 0 waits in a barrier;
 # mpirun ends rank 0 with SIGTERM. Open MPI's abort runs no exit handler.
 rc=0
-SCOPEPROF_OUTPUT=$work/abort.sprof $MPIRUN -np 2 "$PROG" 1 1 3 100 1 >/dev/null 2>abort.err || rc=$?
+SCOPEPROF_OUTPUT=$work/abort.sprof $MPIRUN -np 2 "$PROG" 1 1 3 100 steps,abort1 >/dev/null 2>abort.err || rc=$?
 [ "$rc" != 0 ] || fail "the aborted job exited 0"
 grep -q "^scopeprof: MPI_Abort(7) on rank 1: trace written to '$work/abort.rank1.sprof'" abort.err ||
   fail "rank 1 did not say where its trace went: $(cat abort.err)"
 [ "$(count abort.rank1.sprof compute)" = 3 ] || fail "rank 1's file does not hold its 3 compute scopes"
 [ "$(count abort.rank1.sprof 'ProfilerStep*')" = 3 ] || fail "rank 1's file does not hold its 3 steps"
+
+# ---- 9. each rank once ------------------------------------------------------------
+# One job's files: each rank's schedule cycles (PROFILE_STEP with
+# SCOPEPROF_SCHEDULE), and each rank's file with its child's, forked after
+# MPI_Finalize (the child's file keeps the rank and its parent's clock).
+# Every merging command takes them, with nothing on stderr; --group-by rank
+# gives the steps' row per rank (it was one row, its rank empty).
+mkdir cycles forked twice
+(cd cycles && SCOPEPROF_SCHEDULE=skip_first=0,wait=1,warmup=0,active=2,repeat=2 \
+  $MPIRUN -np 2 "$PROG" 1 1 6 1000 steps >/dev/null 2>&1) || fail "the job with a schedule failed"
+(cd forked && $MPIRUN -np 2 "$PROG" 1 1 4 1000 steps+fork >/dev/null 2>&1) || fail "the job whose ranks fork failed"
+[ "$(ls cycles/prog_mpi.rank0.*.cycle000?.sprof | wc -l)" = 2 ] || fail "rank 0 did not write two cycles: $(ls cycles)"
+[ "$(ls forked/prog_mpi.rank0.*.sprof | wc -l)" = 2 ] || fail "no file of rank 0 and one of its child: $(ls forked)"
+for d in cycles forked; do
+  for c in "table --per-rank" "table --group-by rank" "trace -o $d/job.json" "html -o $d/job.html"; do
+    "$SP" $c $d/prog_mpi.rank*.sprof >/dev/null 2>$d/err || fail "$d: $c refused one job's files: $(cat $d/err)"
+    [ ! -s $d/err ] || fail "$d: $c said: $(cat $d/err)"
+  done
+  "$SP" table --group-by rank --format csv $d/prog_mpi.rank*.sprof >$d/byrank.csv
+  for r in 0 1; do
+    grep -q "^ProfilerStep\*,.*,rank $r\$" $d/byrank.csv || fail "$d: --group-by rank: no ProfilerStep* row of rank $r"
+  done
+  ! grep -q '^ProfilerStep\*,.*,$' $d/byrank.csv || fail "$d: --group-by rank: a ProfilerStep* row without its rank"
+done
+# The same job run twice in one folder: prog_mpi.rank*.sprof holds both
+# runs. Every command that merges the files refuses them, naming a rank's
+# two files (one of each run), exit 2, and writes nothing.
+(cd twice && $MPIRUN -np 2 "$PROG" 1 1 2 1000 >/dev/null 2>&1 && ls prog_mpi.rank0.*.sprof >first &&
+  $MPIRUN -np 2 "$PROG" 1 1 2 1000 >/dev/null 2>&1) || fail "the job run twice failed"
+[ "$(ls twice/prog_mpi.rank*.sprof | wc -l)" = 4 ] || fail "two runs of 2 ranks: $(ls twice)"
+said="^scopeprof: two files for rank 0: 'twice/prog_mpi\.rank0\.[0-9]+\.sprof' and 'twice/prog_mpi\.rank0\.[0-9]+\.sprof', "
+said+="two processes of prog_mpi started [0-9.]+(s|ms|us) apart \(two runs of the job\? give one run's files\)\$"
+for c in "table" "table --per-rank" "table --group-by rank" "trace -o twice/job.json" "html -o twice/job.html" \
+         "stacks" "flame -o twice/job.svg"; do
+  st=0
+  "$SP" $c twice/prog_mpi.rank*.sprof >twice/out 2>twice/err || st=$?
+  [ $st = 2 ] && [ ! -s twice/out ] || fail "two runs' files: $c exit $st, said: $(cat twice/err)"
+  grep -Eq "$said" twice/err || fail "two runs' files: $c said: $(cat twice/err)"
+  grep -q "'twice/$(cat twice/first)'" twice/err || fail "two runs' files: $c named not the first run's rank 0: $(cat twice/err)"
+done
+if ls twice/job.* >/dev/null 2>&1; then fail "two runs' files: an output was written: $(ls twice/job.*)"; fi
+
 echo "mpi.sh: all cases passed"

@@ -785,6 +785,24 @@ static void test_per_rank_no_self_time(void **state) {
     free(err);
 }
 
+/* --group-by rank: the steps' ProfilerStep* row is a row per rank, as every
+ * other row (it was one row over the ranks, its Rank empty). */
+static void test_group_by_rank_steps(void **state) {
+    (void)state;
+    write_steps_file("steps_r0.sprof", 20, 0);
+    write_steps_file("steps_r1.sprof", 21, 1);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--group-by", "rank", "--format", "csv", path("steps_r0.sprof"),
+                         path("steps_r1.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\nProfilerStep*,2,0,2000,1000,0.00,76.92,rank 0\n"));
+    assert_non_null(strstr(out, "\nProfilerStep*,2,0,2000,1000,0.00,76.92,rank 1\n"));
+    assert_non_null(strstr(out, "\nbody,2,1300,1300,650,50.00,50.00,rank 1\n"));
+    assert_null(strstr(out, ",\n")); /* no row without its rank */
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+}
+
 /* Issue 23: files of several hosts on one clock (reporter/clocks.c,
  * docs/MPI.md). The known set once per rank, with a CLOCK chunk (format
  * 3.2) spliced in after the header:
@@ -862,6 +880,120 @@ static void test_clock_alignment(void **state) {
     assert_non_null(strstr(out, ",rank\n"));
     assert_non_null(strstr(out, "\nmain,1,500000,1000000,1000000,25.00,50.00,rank 0\n"));
     assert_non_null(strstr(out, "\nmain,1,500000,1000000,1000000,25.00,50.00,rank 2\n"));
+    free(out);
+    free(err);
+}
+
+/* One rank's file of a job (program `prog`, its process started at `start`
+ * ns): main [0, 1 ms] holding compute [100, 400 us] and MPI_Allreduce [400,
+ * 900 us]. */
+static void job_file(const char *name, uint64_t pid, uint32_t rank, const char *prog, uint64_t start) {
+    tw w = {0, 0, 0};
+    tw_header_rank(&w, pid, prog, rank);
+    for (int i = 0; i < 8; i++) w.b[24 + i] = (unsigned char)(start >> (8 * i)); /* format 1: no header CRC */
+    tw_site(&w, 1, 10, "main", "job.c", "main");
+    tw_site(&w, 2, 20, "compute", "job.c", "main");
+    tw_site(&w, 3, 30, "MPI_Allreduce", "job.c", "main");
+    tw_thread(&w, 0, pid, "main");
+    static const tw_ev ev[] = {{100000, 400000, 2, 1}, {400000, 900000, 3, 1}, {0, 1000000, 1, 0}};
+    tw_events(&w, 0, ev, 3);
+    tw_end(&w, 3);
+    assert_int_equal(tw_save(&w, path(name)), 0);
+    free(w.b);
+}
+
+/* The files a command merges are one job's: the same job run twice in one
+ * folder (app.rank*.sprof matches both runs) gave `Across 4 ranks (0, 0, 1,
+ * 1)` and a merged trace with two rank 0s. Every command that merges its
+ * files refuses two processes of one program claiming one rank, naming
+ * both, exit 2. Not refused: a rank's forked child and its schedule's
+ * cycles (the process's start and realtime offset), files without a rank,
+ * another program with the rank (a helper inheriting the launcher's
+ * variable); nor diff (its sides are runs) and --per-process (each file
+ * alone). */
+static void test_rank_twice(void **state) {
+    (void)state;
+    job_file("job.rank0.100.sprof", 100, 0, "job", 1000);
+    job_file("job.rank1.101.sprof", 101, 1, "job", 1000);
+    job_file("job.rank0.200.sprof", 200, 0, "job", 5000); /* the job run again */
+    job_file("job.rank1.201.sprof", 201, 1, "job", 5000);
+    char want[1024], *out, *err;
+    snprintf(want, sizeof want, "scopeprof: two files for rank 0: '%s' and '%s', two processes of job started "
+             "4.000us apart (two runs of the job? give one run's files)\n", path("job.rank0.100.sprof"),
+             path("job.rank0.200.sprof"));
+    static const char *const cmds[][3] = {{"table", NULL, NULL}, {"table", "--per-rank", NULL},
+                                          {"table", "--group-by", "rank"}, {"trace", NULL, NULL},
+                                          {"stacks", NULL, NULL}, {"flame", NULL, NULL}, {"html", NULL, NULL}};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        int rc = run(&out, &err, cmds[i][0], path("job.rank0.100.sprof"), path("job.rank1.101.sprof"),
+                     path("job.rank0.200.sprof"), path("job.rank1.201.sprof"), cmds[i][1], cmds[i][2], NULL);
+        if (rc != 2 || strcmp(err, want) != 0 || out[0])
+            fail_msg("%s %s: exit %d, stderr: %s", cmds[i][0], cmds[i][1] ? cmds[i][1] : "", rc, err);
+        free(out);
+        free(err);
+    }
+    /* One run's files with what goes with them. */
+    job_file("job.rank0.150.sprof", 150, 0, "job", 1000);           /* rank 0's forked child */
+    job_file("job.rank1.101.cycle0001.sprof", 101, 1, "job", 1000); /* rank 1's first cycle */
+    job_file("solo.1.sprof", 1, 0xFFFFFFFFu, "job", 1000);          /* no rank */
+    job_file("solo.2.sprof", 2, 0xFFFFFFFFu, "job", 9000);
+    job_file("helper.rank0.300.sprof", 300, 0, "helper", 7000);     /* rank 0 ran it */
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        int rc = run(&out, &err, cmds[i][0], path("job.rank0.100.sprof"), path("job.rank1.101.sprof"),
+                     path("job.rank0.150.sprof"), path("job.rank1.101.cycle0001.sprof"), path("solo.1.sprof"),
+                     path("solo.2.sprof"), path("helper.rank0.300.sprof"), cmds[i][1], cmds[i][2], NULL);
+        if (rc != 0 || err[0])
+            fail_msg("%s %s: exit %d, stderr: %s", cmds[i][0], cmds[i][1] ? cmds[i][1] : "", rc, err);
+        free(out);
+        free(err);
+    }
+    assert_int_equal(run(&out, &err, "diff", path("job.rank0.100.sprof"), path("job.rank1.101.sprof"), "--",
+                         path("job.rank0.200.sprof"), path("job.rank1.201.sprof"), NULL), 0);
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--per-process", path("job.rank0.100.sprof"),
+                         path("job.rank0.200.sprof"), NULL), 0);
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+    /* A rank that only the CLOCK chunk gives (the file was opened before
+     * MPI_Init told it): the same rule. */
+    static const int64_t zero[1][2] = {{0, 0}};
+    clock_file("late.a.sprof", 60, 2, "a", 0, 1, zero);
+    clock_file("late.b.sprof", 61, 2, "a", 5000000, 1, zero);
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(path(k ? "late.b.sprof" : "late.a.sprof"), "r+b");
+        assert_non_null(f);
+        assert_int_equal(fseek(f, 40, SEEK_SET), 0); /* the header's rank: none */
+        assert_int_equal(fwrite("\xff\xff\xff\xff", 1, 4, f), 4);
+        fclose(f);
+    }
+    snprintf(want, sizeof want, "scopeprof: two files for rank 2: '%s' and '%s', two processes of known started "
+             "5.000ms apart (two runs of the job? give one run's files)\n", path("late.a.sprof"),
+             path("late.b.sprof"));
+    assert_int_equal(run(&out, &err, "table", path("late.a.sprof"), path("late.b.sprof"), NULL), 2);
+    assert_string_equal(err, want);
+    free(out);
+    free(err);
+}
+
+/* --per-rank --limit: the line that says what was cut comes right under the
+ * table and its totals, as under `table`'s, not after the straggler and the
+ * waits that follow; one row cut is "1 more row". */
+static void test_per_rank_limit(void **state) {
+    (void)state;
+    job_file("lim.rank0.sprof", 40, 0, "lim", 1000);
+    job_file("lim.rank1.sprof", 41, 1, "lim", 1000);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--per-rank", "--limit", "2", path("lim.rank0.sprof"),
+                         path("lim.rank1.sprof"), NULL), 0);
+    const char *more = strstr(out, "; Imbalance: max / mean of self CPU time\n"
+                                   "... 1 more row (--limit 2 of 3; --limit 0 shows all)\nStraggler: rank ");
+    assert_non_null(more);
+    const char *wait = strstr(out, "\nWaited in MPI_Allreduce: ");
+    assert_true(wait && more < wait);
+    assert_null(strstr(out, "more rows"));
     free(out);
     free(err);
 }
@@ -1337,7 +1469,8 @@ int main(void) {
         cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_clock_alignment),
         cmocka_unit_test(test_steps),        cmocka_unit_test(test_steps_round_trip),
         cmocka_unit_test(test_steps_two_processes),
-        cmocka_unit_test(test_per_rank_no_self_time),
+        cmocka_unit_test(test_per_rank_no_self_time), cmocka_unit_test(test_group_by_rank_steps),
+        cmocka_unit_test(test_rank_twice),   cmocka_unit_test(test_per_rank_limit),
         cmocka_unit_test(test_group_by_thread_late_name),
         cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
         cmocka_unit_test(test_overhead_compensation),

@@ -151,6 +151,9 @@ static void test_row_limits(void **state) {
     assert_int_equal(run(&out, &err, "table", "--limit", "2", path("known.sprof"), NULL), 0);
     assert_non_null(strstr(out, "\nSelf CPU time total: 1.000ms\n... 2 more rows (--limit 2 of 4; --limit 0 shows all)\n"));
     free(out), free(err);
+    assert_int_equal(run(&out, &err, "table", "--limit", "3", path("known.sprof"), NULL), 0); /* "1 more row" */
+    assert_non_null(strstr(out, "\n... 1 more row (--limit 3 of 4; --limit 0 shows all)\n"));
+    free(out), free(err);
     /* -1 is all, as 0: torch's row_limit=-1, the header's SCOPEPROF_ROW_LIMIT. */
     char *o1, *e1, *o2, *e2;
     int r1 = run(&o1, &e1, "table", "--limit", "-1", path("many.sprof"), NULL);
