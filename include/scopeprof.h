@@ -1780,13 +1780,34 @@ SCOPEPROF__INTERNAL scopeprof_agg_thread *scopeprof__agg_thread(scopeprof_agg *a
     return &a->threads[thread];
 }
 
+/* Fold the pending levels deeper than `depth` into level `depth` (made if
+ * missing): their scopes' parent never closed (a longjmp left it), so they
+ * belong to the scope that closes at depth - 1, or to the innermost open
+ * one: the writer's rule (summary.h, scopeprof__sum_gather). Out of line. */
+SCOPEPROF__INTERNAL void scopeprof__agg_fold(scopeprof_agg_thread *th, uint32_t depth) {
+    uint32_t i = th->n;
+    while (i && th->pend[i - 1].depth > depth) i--;
+    if (i == th->n) return;
+    uint32_t to = i && th->pend[i - 1].depth == depth ? i - 1 : i++;
+    scopeprof_agg_pending *p = &th->pend[to];
+    p->depth = depth;
+    for (; i < th->n; i++) {
+        const scopeprof_agg_pending *x = &th->pend[i];
+        if (x->n && (p->n == 0 || x->min_start < p->min_start)) p->min_start = x->min_start;
+        if (x->n && (p->n == 0 || x->max_end > p->max_end)) p->max_end = x->max_end;
+        p->n += x->n, p->n_short += x->n_short, p->nested += x->nested, p->nested_short += x->nested_short;
+        scopeprof__add(&p->sum, x->sum);
+        scopeprof__add(&p->gpu_ns, x->gpu_ns);
+        for (int m = 0; m < 2; m++) scopeprof__add(&p->mem_direct[m], x->mem_direct[m]), scopeprof__add(&p->mem_kids[m], x->mem_kids[m]);
+    }
+    th->n = to + 1;
+}
+
 /* The pending level of children at `depth`, pushed empty if it is not on
- * top. Deeper levels on the stack can only hold scopes that never closed
- * properly: they are dropped, so that they cannot leak into an unrelated
- * parent. NULL if out of memory. */
+ * top (deeper ones folded into it first). NULL if out of memory. */
 SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_thread *th,
                                                                  uint32_t depth) {
-    while (th->n && th->pend[th->n - 1].depth > depth) th->n--;
+    if (th->n && th->pend[th->n - 1].depth > depth) scopeprof__agg_fold(th, depth);
     if (th->n && th->pend[th->n - 1].depth == depth) return &th->pend[th->n - 1];
     if (th->n == th->cap) {
         uint32_t n = th->cap ? th->cap * 2 : 8;
@@ -1833,11 +1854,12 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
      * say so. */
     if (end < th->last_end && a->unordered++ == 0) a->unordered_thread = thread;
     if (end > th->last_end) th->last_end = end;
-    /* Our children's level is consumed (deeper ones dropped with it). It is
-     * read in place: nothing is pushed on the stack before we are done. */
+    /* Our children's level is consumed (deeper ones folded into it first).
+     * It is read in place: nothing is pushed on the stack before we are
+     * done. */
     const scopeprof_agg_pending *kids = NULL;
+    if (th->n && th->pend[th->n - 1].depth > (uint64_t)depth + 1) scopeprof__agg_fold(th, depth + 1);
     uint32_t n = th->n; /* in a register: the stores below could alias th->n */
-    while (n && th->pend[n - 1].depth > (uint64_t)depth + 1) n--;
     if (n && th->pend[n - 1].depth == (uint64_t)depth + 1) kids = &th->pend[--n];
     th->n = n;
     int64_t self = dur, kids_gpu = 0;
@@ -4719,11 +4741,28 @@ SCOPEPROF__INTERNAL int scopeprof__sum_room(scopeprof__state *g, uint32_t slot, 
     return 0;
 }
 
-/* Forget the levels above `keep`: they hold scopes that never closed
- * properly (their parent closed first), which must not leak into an
- * unrelated parent. Out of line: only mismatched scopes need it. */
-SCOPEPROF__INTERNAL void scopeprof__sum_drop(scopeprof__levels *L, uint32_t keep) {
-    for (uint32_t k = keep + 1; k <= L->top && k < L->cap; k++) memset(&L->lv[k], 0, sizeof L->lv[k]);
+/* Gather the levels above `keep` into level `keep`. They hold scopes whose
+ * parent never closed: a longjmp (Lua's errors and yields, libpng's) left
+ * it, and the scope now closing at keep - 1 (or the innermost open one, for
+ * memory) is where it landed. Those scopes lie in its interval, so they are
+ * its children for self time, as a trace read by time nests them; dropped,
+ * their time counted twice (Lua's catcher showed 73 ms of self time of 97
+ * in all). Each level's scopes began after the one before it ended (a
+ * level is emptied by every close above it), so the sums just add. Out of
+ * line: only scopes left without closing need it. */
+SCOPEPROF__INTERNAL void scopeprof__sum_gather(scopeprof__levels *L, uint32_t keep) {
+    scopeprof__level *to = &L->lv[keep];
+    for (uint32_t k = keep + 1; k <= L->top && k < L->cap; k++) {
+        scopeprof__level *x = &L->lv[k];
+        to->sum += x->sum;
+        if (x->not_start > to->not_start) to->not_start = x->not_start;
+        if (x->max_end > to->max_end) to->max_end = x->max_end;
+        to->nested += x->nested, to->nested_short += x->nested_short;
+        to->n += x->n, to->n_short += x->n_short, to->rare |= x->rare;
+        to->gpu_ns += x->gpu_ns;
+        for (int m = 0; m < 2; m++) to->mem_direct[m] += x->mem_direct[m], to->mem_kids[m] += x->mem_kids[m];
+        memset(x, 0, sizeof *x);
+    }
     if (L->top > keep) L->top = keep;
 }
 
@@ -4835,7 +4874,7 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
         return;
     }
     uint64_t nested, up; /* scopes nested in it; the short ones, for its parent */
-    if (L->top > depth + 1) scopeprof__sum_drop(L, depth + 1);
+    if (L->top > depth + 1) scopeprof__sum_gather(L, depth + 1);
     scopeprof__level *kids = &L->lv[depth + 1];
     if (__builtin_expect((kids->not_start > ~start) | (kids->max_end > end) | kids->rare | (gpu_ns >= 0), 0)) {
         nested = scopeprof__sum_kids(g, s, kids, start, end, depth != 0, gpu_ns, comp, &up);
@@ -4988,7 +5027,7 @@ SCOPEPROF__INTERNAL void scopeprof__sum_mem(scopeprof__state *g, uint32_t slot, 
         if (scopeprof__sum_room(g, slot, UINT32_MAX, depth) != 0) return;
     }
     scopeprof__levels *L = &g->sum.thr[slot];
-    if (L->top > depth) scopeprof__sum_drop(L, depth);
+    if (L->top > depth) scopeprof__sum_gather(L, depth);
     L->lv[depth].mem_direct[device ? 1 : 0] += bytes;
     L->lv[depth].rare = 1;
     if (L->top < depth) L->top = depth;
@@ -5918,11 +5957,14 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
 }
 
 /* After a table of `rows` rows cut by SCOPEPROF_ROW_LIMIT, the line that
- * says so, as the reporter's --limit does: the exit table's, the MPI job's. */
-SCOPEPROF__INTERNAL void scopeprof__more_rows(const scopeprof__state *g, uint32_t rows) {
+ * says so, as the reporter's --limit does (the exit table's, the MPI
+ * job's): into b, which it returns; NULL when nothing was cut. */
+SCOPEPROF__INTERNAL const char *scopeprof__more_rows(const scopeprof__state *g, uint32_t rows, char *b, size_t n) {
     int lim = g->cfg.row_limit;
-    if (lim > 0 && (uint32_t)lim < rows)
-        fprintf(stderr, "... %u more rows (SCOPEPROF_ROW_LIMIT=%d of %u; 0 shows all)\n", rows - (uint32_t)lim, lim, rows);
+    if (lim <= 0 || (uint32_t)lim >= rows) return NULL;
+    snprintf(b, n, "... %u more row%s (SCOPEPROF_ROW_LIMIT=%d of %u; 0 shows all)", rows - (uint32_t)lim,
+             rows - (uint32_t)lim == 1 ? "" : "s", lim, rows);
+    return b;
 }
 
 /* The table at exit (and at each schedule's cycle, after `title`): PyTorch's
@@ -5936,7 +5978,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__sta
     fflush(stdout);
     if (title) fprintf(stderr, "%s\n", title);
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
-    scopeprof__more_rows(g, g->sum.agg.nrows);
+    char more[96];
+    if (scopeprof__more_rows(g, g->sum.agg.nrows, more, sizeof more)) fprintf(stderr, "%s\n", more);
     scopeprof_table_notes(stderr, &g->sum.agg);
     scopeprof__print_memory(g, mem, stderr);
     if (at_exit) scopeprof__print_trace_file(g, stderr);
@@ -6684,13 +6727,13 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
  * A longjmp (error handling in libpng, libjpeg, Lua...) out of scopes skips
  * their cleanup: they never close, and their depth stays counted. The next
  * scope to close that encloses them finds the thread's depth above its own
- * plus one (scope_end, one compare) and restores it; the scopes opened after
- * the jump and closed before that were recorded as nested in the scopes that
- * had ended, so the exit table counts them under no parent and their time
- * in the enclosing scope's self time as well. That cannot be put right after the fact (the abandoned
- * scopes' starts and sites lived on the frames the jump discarded), and
- * keeping them elsewhere would cost every scope: so they are counted and
- * said at exit (scopeprof__finalize), never silently wrong. Ranges
+ * plus one (scope_end, one compare) and restores it; the scopes that closed
+ * inside the abandoned ones, and those opened after the jump (one level
+ * deeper per scope left), count as its children (summary.h,
+ * scopeprof__sum_gather). The abandoned scopes themselves are lost (their
+ * starts and sites lived on the frames the jump discarded; keeping them
+ * elsewhere would cost every scope): so they are counted and said at exit
+ * (scopeprof__finalize), never silently missing. Ranges
  * (PROFILE_BEGIN) opened inside the closing scope and still open are not
  * abandoned scopes: they are told apart here. No lock, no allocation: this
  * may run in a signal handler. */
@@ -6733,9 +6776,9 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__s
     scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; a "
                     "scope that closed on another thread, as an untied OpenMP task that moved does, "
                     "which is left out; or a range whose PROFILE_END came while a scope opened inside "
-                    "it was open, which counts as one; first found on thread %llu when '%s' at %s:%u closed): the scopes "
-                    "opened after that, until the scope around it closed, are counted as nested in "
-                    "scopes that had ended, so self times there are not exact (docs/DESIGN.md)",
+                    "it was open, which counts as one; first found on thread %llu when '%s' at %s:%u closed): "
+                    "they are in neither the table nor the trace, and their own time counts as the self "
+                    "time of the scope around them (docs/DESIGN.md)",
                     (unsigned long long)n, (unsigned long long)g->life.left_tid,
                     r ? r->name : "?", r ? r->file : "?", r ? r->line : 0);
 }
@@ -7092,9 +7135,10 @@ double scopeprof_ranks_imbalance(const scopeprof_ranks *x, const scopeprof_rank_
 /* "rank 3", or "file 2" for a column without a rank. */
 char *scopeprof_ranks_label(const scopeprof_ranks *x, uint32_t col, char *buf, size_t n);
 /* The table (rows sorted by `key` on the aggregation's sums, row_limit <= 0:
- * all), then the straggler and who waited in each MPI call. */
+ * all), its totals, the line `more` (the rows the limit left out; NULL:
+ * none), then the straggler and who waited in each MPI call. */
 void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, const scopeprof_ranks *x,
-                           scopeprof_sort key, int row_limit);
+                           scopeprof_sort key, int row_limit, const char *more);
 
 #ifdef __cplusplus
 }
@@ -7219,7 +7263,7 @@ static inline void scopeprof__rank_list(char *buf, size_t n, const scopeprof_ran
 }
 
 SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, const scopeprof_ranks *x,
-                                          scopeprof_sort key, int row_limit) {
+                                          scopeprof_sort key, int row_limit, const char *more) {
     enum { NUM_W = 12, AT_W = 16, NCOL = 10 };
     static const char *const heads[NCOL] = {"Calls min", "Calls mean", "Calls max", "Self min",
                                             "Self mean", "Self max",   "Total min", "Total mean",
@@ -7251,10 +7295,10 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
     }
     sep[sl] = 0;
     scopeprof__rank_list(b, sizeof b, x);
-    int files = 0; /* columns without a rank: files, in the reporter */
-    for (uint32_t c = 0; c < x->ncols; c++) files |= x->rank[c] < 0;
-    fprintf(out, "Across %u %s%s (%s); Self and Total are CPU time; a min or max names its %s (r3: rank 3%s)\n",
-            x->ncols, files ? "file" : "rank", x->ncols == 1 ? "" : "s", b, files ? "file" : "rank",
+    int files = 0, last = 0; /* columns without a rank: files, in the reporter; the last rank: the key's example */
+    for (uint32_t c = 0; c < x->ncols; c++) files |= x->rank[c] < 0, last = x->rank[c] > last ? x->rank[c] : last;
+    fprintf(out, "Across %u %s%s (%s); Self and Total are CPU time; a min or max names its %s (r%d: rank %d%s)\n",
+            x->ncols, files ? "file" : "rank", x->ncols == 1 ? "" : "s", b, files ? "file" : "rank", last, last,
             files ? ", f2: file 2, which has no rank" : "");
     fprintf(out, "%s\n%-*s", sep, name_w, "Name");
     for (int c = 0; c < NCOL; c++) fprintf(out, "  %*s", w[c], heads[c]);
@@ -7290,6 +7334,7 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
     if (a->has_gpu)
         fprintf(out, "Self GPU time total: %s\n",
                 scopeprof_format_time(b, sizeof b, (double)scopeprof_agg_gpu_self_total(a) / 1e3));
+    if (more) fprintf(out, "%s\n", more);
     /* The straggler: the column with the most self time outside MPI calls
      * (time in MPI calls is mostly waiting for it). */
     int any_mpi = 0;
@@ -7614,8 +7659,9 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         fflush(stdout);
         fprintf(stderr, "scopeprof: the MPI job's table (%d rank%s, rank 0 on %s), scopes closed by "
                         "MPI_Finalize\n", size, size == 1 ? "" : "s", uname(&u) == 0 ? u.nodename : "?");
-        scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit);
-        scopeprof__more_rows(g, m.nrows);
+        char more[96];
+        scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
+                              scopeprof__more_rows(g, m.nrows, more, sizeof more));
         scopeprof_table_notes(stderr, &m);
         if (open)
             fprintf(stderr, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say), which "

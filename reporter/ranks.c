@@ -1,5 +1,4 @@
 /* ranks.c -- see ranks.h. */
-#define _GNU_SOURCE /* open_memstream */
 #define SCOPEPROF_AGGREGATION
 #include "ranks.h"
 
@@ -38,37 +37,10 @@ int sp_ranks_merge(sp_ranks *rs, int file, sp_agg_ctx *all, sp_agg_ctx *one) {
     return rc;
 }
 
-/* Where the "more rows" line goes in scopeprof_ranks_print's text: after the
- * table's closing rule (the third line that is the rule, the text's second
- * line: no row is one, each has figures) and the totals under it. The end
- * of the text when there is no such place. */
-static size_t under_table(const char *t) {
-    const char *rule = strchr(t, '\n');
-    if (!rule) return strlen(t);
-    size_t rl = strcspn(++rule, "\n");
-    int rules = 0;
-    for (const char *p = rule; *p;) {
-        size_t l = strcspn(p, "\n");
-        if (rules == 3 && strncmp(p, "Self ", 5) != 0) return (size_t)(p - t);
-        rules += l == rl && strncmp(p, rule, rl) == 0;
-        p += l + (p[l] != 0);
-    }
-    return strlen(t);
-}
-
 void sp_ranks_print(FILE *out, const scopeprof_agg *a, const sp_ranks *rs, scopeprof_sort key, long limit) {
-    char more[120], *text = NULL;
-    size_t n = 0;
-    FILE *m = sp_more_rows(more, sizeof more, a->nrows, limit) ? open_memstream(&text, &n) : NULL;
-    if (m) scopeprof_ranks_print(m, a, &rs->x, key, (int)limit);
-    if (m && fclose(m) == 0) {
-        size_t at = under_table(text);
-        fprintf(out, "%.*s%s\n%s", (int)at, text, more, text + at);
-    } else { /* no line to add, or no memory for the text: as it comes */
-        scopeprof_ranks_print(out, a, &rs->x, key, (int)limit);
-        if (more[0]) fprintf(out, "%s\n", more);
-    }
-    free(text);
+    char more[120];
+    scopeprof_ranks_print(out, a, &rs->x, key, (int)limit,
+                          sp_more_rows(more, sizeof more, a->nrows, limit) ? more : NULL);
 }
 
 /* ---- Each rank once ---------------------------------------------------------- */

@@ -36,10 +36,13 @@ static int flush(sp_tree *tr, uint32_t i) {
         const sp_event *e = &t->ev[k];
         /* A scope at depth d, or a memory record made with d scopes open,
          * lies in the scope at depth d-1: candidates as deep as d or deeper
-         * belong to subtrees already walked. */
+         * belong to subtrees already walked. The candidate left is that
+         * scope, or, when that one never closed (a longjmp left it: Lua's
+         * errors), the nearest that did, which the event is then a child of,
+         * as the table counts it (summary.h, scopeprof__sum_gather) and as a
+         * trace read by time nests it: not a root of its own. */
         while (top && t->ev[tr->anc[top - 1]].depth >= e->depth) top--;
-        uint32_t p = top && e->depth && t->ev[tr->anc[top - 1]].depth == e->depth - 1 ? tr->anc[top - 1]
-                                                                                   : SP_NO_PARENT;
+        uint32_t p = top && e->depth ? tr->anc[top - 1] : SP_NO_PARENT;
         /* Mismatched BEGIN/END ranges can break the depth rule: only a
          * scope that really contains the event counts as its parent. */
         if (p != SP_NO_PARENT && (t->ev[p].start > e->start || t->ev[p].end < e->end)) p = SP_NO_PARENT;

@@ -815,11 +815,14 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
 }
 
 /* After a table of `rows` rows cut by SCOPEPROF_ROW_LIMIT, the line that
- * says so, as the reporter's --limit does: the exit table's, the MPI job's. */
-SCOPEPROF__INTERNAL void scopeprof__more_rows(const scopeprof__state *g, uint32_t rows) {
+ * says so, as the reporter's --limit does (the exit table's, the MPI
+ * job's): into b, which it returns; NULL when nothing was cut. */
+SCOPEPROF__INTERNAL const char *scopeprof__more_rows(const scopeprof__state *g, uint32_t rows, char *b, size_t n) {
     int lim = g->cfg.row_limit;
-    if (lim > 0 && (uint32_t)lim < rows)
-        fprintf(stderr, "... %u more rows (SCOPEPROF_ROW_LIMIT=%d of %u; 0 shows all)\n", rows - (uint32_t)lim, lim, rows);
+    if (lim <= 0 || (uint32_t)lim >= rows) return NULL;
+    snprintf(b, n, "... %u more row%s (SCOPEPROF_ROW_LIMIT=%d of %u; 0 shows all)", rows - (uint32_t)lim,
+             rows - (uint32_t)lim == 1 ? "" : "s", lim, rows);
+    return b;
 }
 
 /* The table at exit (and at each schedule's cycle, after `title`): PyTorch's
@@ -833,7 +836,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__sta
     fflush(stdout);
     if (title) fprintf(stderr, "%s\n", title);
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
-    scopeprof__more_rows(g, g->sum.agg.nrows);
+    char more[96];
+    if (scopeprof__more_rows(g, g->sum.agg.nrows, more, sizeof more)) fprintf(stderr, "%s\n", more);
     scopeprof_table_notes(stderr, &g->sum.agg);
     scopeprof__print_memory(g, mem, stderr);
     if (at_exit) scopeprof__print_trace_file(g, stderr);

@@ -72,9 +72,10 @@ double scopeprof_ranks_imbalance(const scopeprof_ranks *x, const scopeprof_rank_
 /* "rank 3", or "file 2" for a column without a rank. */
 char *scopeprof_ranks_label(const scopeprof_ranks *x, uint32_t col, char *buf, size_t n);
 /* The table (rows sorted by `key` on the aggregation's sums, row_limit <= 0:
- * all), then the straggler and who waited in each MPI call. */
+ * all), its totals, the line `more` (the rows the limit left out; NULL:
+ * none), then the straggler and who waited in each MPI call. */
 void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, const scopeprof_ranks *x,
-                           scopeprof_sort key, int row_limit);
+                           scopeprof_sort key, int row_limit, const char *more);
 
 #ifdef __cplusplus
 }
@@ -199,7 +200,7 @@ static inline void scopeprof__rank_list(char *buf, size_t n, const scopeprof_ran
 }
 
 SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, const scopeprof_ranks *x,
-                                          scopeprof_sort key, int row_limit) {
+                                          scopeprof_sort key, int row_limit, const char *more) {
     enum { NUM_W = 12, AT_W = 16, NCOL = 10 };
     static const char *const heads[NCOL] = {"Calls min", "Calls mean", "Calls max", "Self min",
                                             "Self mean", "Self max",   "Total min", "Total mean",
@@ -231,10 +232,10 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
     }
     sep[sl] = 0;
     scopeprof__rank_list(b, sizeof b, x);
-    int files = 0; /* columns without a rank: files, in the reporter */
-    for (uint32_t c = 0; c < x->ncols; c++) files |= x->rank[c] < 0;
-    fprintf(out, "Across %u %s%s (%s); Self and Total are CPU time; a min or max names its %s (r3: rank 3%s)\n",
-            x->ncols, files ? "file" : "rank", x->ncols == 1 ? "" : "s", b, files ? "file" : "rank",
+    int files = 0, last = 0; /* columns without a rank: files, in the reporter; the last rank: the key's example */
+    for (uint32_t c = 0; c < x->ncols; c++) files |= x->rank[c] < 0, last = x->rank[c] > last ? x->rank[c] : last;
+    fprintf(out, "Across %u %s%s (%s); Self and Total are CPU time; a min or max names its %s (r%d: rank %d%s)\n",
+            x->ncols, files ? "file" : "rank", x->ncols == 1 ? "" : "s", b, files ? "file" : "rank", last, last,
             files ? ", f2: file 2, which has no rank" : "");
     fprintf(out, "%s\n%-*s", sep, name_w, "Name");
     for (int c = 0; c < NCOL; c++) fprintf(out, "  %*s", w[c], heads[c]);
@@ -270,6 +271,7 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
     if (a->has_gpu)
         fprintf(out, "Self GPU time total: %s\n",
                 scopeprof_format_time(b, sizeof b, (double)scopeprof_agg_gpu_self_total(a) / 1e3));
+    if (more) fprintf(out, "%s\n", more);
     /* The straggler: the column with the most self time outside MPI calls
      * (time in MPI calls is mostly waiting for it). */
     int any_mpi = 0;
@@ -594,8 +596,9 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         fflush(stdout);
         fprintf(stderr, "scopeprof: the MPI job's table (%d rank%s, rank 0 on %s), scopes closed by "
                         "MPI_Finalize\n", size, size == 1 ? "" : "s", uname(&u) == 0 ? u.nodename : "?");
-        scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit);
-        scopeprof__more_rows(g, m.nrows);
+        char more[96];
+        scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
+                              scopeprof__more_rows(g, m.nrows, more, sizeof more));
         scopeprof_table_notes(stderr, &m);
         if (open)
             fprintf(stderr, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say), which "

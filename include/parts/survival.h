@@ -61,13 +61,13 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
  * A longjmp (error handling in libpng, libjpeg, Lua...) out of scopes skips
  * their cleanup: they never close, and their depth stays counted. The next
  * scope to close that encloses them finds the thread's depth above its own
- * plus one (scope_end, one compare) and restores it; the scopes opened after
- * the jump and closed before that were recorded as nested in the scopes that
- * had ended, so the exit table counts them under no parent and their time
- * in the enclosing scope's self time as well. That cannot be put right after the fact (the abandoned
- * scopes' starts and sites lived on the frames the jump discarded), and
- * keeping them elsewhere would cost every scope: so they are counted and
- * said at exit (scopeprof__finalize), never silently wrong. Ranges
+ * plus one (scope_end, one compare) and restores it; the scopes that closed
+ * inside the abandoned ones, and those opened after the jump (one level
+ * deeper per scope left), count as its children (summary.h,
+ * scopeprof__sum_gather). The abandoned scopes themselves are lost (their
+ * starts and sites lived on the frames the jump discarded; keeping them
+ * elsewhere would cost every scope): so they are counted and said at exit
+ * (scopeprof__finalize), never silently missing. Ranges
  * (PROFILE_BEGIN) opened inside the closing scope and still open are not
  * abandoned scopes: they are told apart here. No lock, no allocation: this
  * may run in a signal handler. */
@@ -110,9 +110,9 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__s
     scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; a "
                     "scope that closed on another thread, as an untied OpenMP task that moved does, "
                     "which is left out; or a range whose PROFILE_END came while a scope opened inside "
-                    "it was open, which counts as one; first found on thread %llu when '%s' at %s:%u closed): the scopes "
-                    "opened after that, until the scope around it closed, are counted as nested in "
-                    "scopes that had ended, so self times there are not exact (docs/DESIGN.md)",
+                    "it was open, which counts as one; first found on thread %llu when '%s' at %s:%u closed): "
+                    "they are in neither the table nor the trace, and their own time counts as the self "
+                    "time of the scope around them (docs/DESIGN.md)",
                     (unsigned long long)n, (unsigned long long)g->life.left_tid,
                     r ? r->name : "?", r ? r->file : "?", r ? r->line : 0);
 }

@@ -239,13 +239,34 @@ SCOPEPROF__INTERNAL scopeprof_agg_thread *scopeprof__agg_thread(scopeprof_agg *a
     return &a->threads[thread];
 }
 
+/* Fold the pending levels deeper than `depth` into level `depth` (made if
+ * missing): their scopes' parent never closed (a longjmp left it), so they
+ * belong to the scope that closes at depth - 1, or to the innermost open
+ * one: the writer's rule (summary.h, scopeprof__sum_gather). Out of line. */
+SCOPEPROF__INTERNAL void scopeprof__agg_fold(scopeprof_agg_thread *th, uint32_t depth) {
+    uint32_t i = th->n;
+    while (i && th->pend[i - 1].depth > depth) i--;
+    if (i == th->n) return;
+    uint32_t to = i && th->pend[i - 1].depth == depth ? i - 1 : i++;
+    scopeprof_agg_pending *p = &th->pend[to];
+    p->depth = depth;
+    for (; i < th->n; i++) {
+        const scopeprof_agg_pending *x = &th->pend[i];
+        if (x->n && (p->n == 0 || x->min_start < p->min_start)) p->min_start = x->min_start;
+        if (x->n && (p->n == 0 || x->max_end > p->max_end)) p->max_end = x->max_end;
+        p->n += x->n, p->n_short += x->n_short, p->nested += x->nested, p->nested_short += x->nested_short;
+        scopeprof__add(&p->sum, x->sum);
+        scopeprof__add(&p->gpu_ns, x->gpu_ns);
+        for (int m = 0; m < 2; m++) scopeprof__add(&p->mem_direct[m], x->mem_direct[m]), scopeprof__add(&p->mem_kids[m], x->mem_kids[m]);
+    }
+    th->n = to + 1;
+}
+
 /* The pending level of children at `depth`, pushed empty if it is not on
- * top. Deeper levels on the stack can only hold scopes that never closed
- * properly: they are dropped, so that they cannot leak into an unrelated
- * parent. NULL if out of memory. */
+ * top (deeper ones folded into it first). NULL if out of memory. */
 SCOPEPROF__INTERNAL scopeprof_agg_pending *scopeprof__agg_level(scopeprof_agg_thread *th,
                                                                  uint32_t depth) {
-    while (th->n && th->pend[th->n - 1].depth > depth) th->n--;
+    if (th->n && th->pend[th->n - 1].depth > depth) scopeprof__agg_fold(th, depth);
     if (th->n && th->pend[th->n - 1].depth == depth) return &th->pend[th->n - 1];
     if (th->n == th->cap) {
         uint32_t n = th->cap ? th->cap * 2 : 8;
@@ -292,11 +313,12 @@ scopeprof__agg_event(scopeprof_agg *a, uint32_t thread, uint32_t row, uint64_t s
      * say so. */
     if (end < th->last_end && a->unordered++ == 0) a->unordered_thread = thread;
     if (end > th->last_end) th->last_end = end;
-    /* Our children's level is consumed (deeper ones dropped with it). It is
-     * read in place: nothing is pushed on the stack before we are done. */
+    /* Our children's level is consumed (deeper ones folded into it first).
+     * It is read in place: nothing is pushed on the stack before we are
+     * done. */
     const scopeprof_agg_pending *kids = NULL;
+    if (th->n && th->pend[th->n - 1].depth > (uint64_t)depth + 1) scopeprof__agg_fold(th, depth + 1);
     uint32_t n = th->n; /* in a register: the stores below could alias th->n */
-    while (n && th->pend[n - 1].depth > (uint64_t)depth + 1) n--;
     if (n && th->pend[n - 1].depth == (uint64_t)depth + 1) kids = &th->pend[--n];
     th->n = n;
     int64_t self = dur, kids_gpu = 0;

@@ -25,11 +25,23 @@ static int ref_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row, ui
      * say so. */
     if (end < th->last_end && a->unordered++ == 0) a->unordered_thread = thread;
     if (end > th->last_end) th->last_end = end;
-    /* Our children's level is consumed (deeper ones dropped with it). */
+    /* Our children's level is consumed, and every deeper one with it: their
+     * scopes' parent never closed (a longjmp left it), so they are ours. */
     scopeprof_agg_pending kids;
     memset(&kids, 0, sizeof kids);
-    while (th->n && th->pend[th->n - 1].depth > (uint64_t)depth + 1) th->n--;
-    if (th->n && th->pend[th->n - 1].depth == (uint64_t)depth + 1) kids = th->pend[--th->n];
+    uint32_t first = th->n;
+    while (first && th->pend[first - 1].depth >= (uint64_t)depth + 1) first--;
+    for (uint32_t k = first; k < th->n; k++) { /* shallowest first: sums saturate, so the order is the header's */
+        const scopeprof_agg_pending *x = &th->pend[k];
+        if (x->n && (kids.n == 0 || x->min_start < kids.min_start)) kids.min_start = x->min_start;
+        if (x->n && (kids.n == 0 || x->max_end > kids.max_end)) kids.max_end = x->max_end;
+        kids.n += x->n;
+        scopeprof__add(&kids.sum, x->sum);
+        scopeprof__add(&kids.gpu_ns, x->gpu_ns);
+        for (int m = 0; m < 2; m++) scopeprof__add(&kids.mem_direct[m], x->mem_direct[m]),
+                                    scopeprof__add(&kids.mem_kids[m], x->mem_kids[m]);
+    }
+    th->n = first;
     int inside = kids.n && kids.min_start >= start && kids.max_end <= end;
     int64_t self = inside && kids.sum <= dur ? dur - kids.sum : inside ? 0 : dur;
     int64_t kids_gpu = inside ? kids.gpu_ns : 0;

@@ -133,6 +133,34 @@ static void test_threads_interleaved(void **state) {
     scopeprof_agg_free(&a);
 }
 
+/* A longjmp out of scopes (Lua's error(), its coroutines' yields): "catch"
+ * (depth 0) opened "call" (depth 1), which opened "work" twice and "alloc"
+ * (depth 2), then a third "work" that jumped back to "catch", leaving it
+ * and "call" open. The scopes that closed inside the abandoned "call" are
+ * "catch"'s, as a trace read by time nests them: subtracted from its self
+ * time, never counted twice. So is "late", opened after the jump at the
+ * depth the jump left (3: nothing restores it until "catch" closes). Memory
+ * made in the abandoned scope counts to "catch" as well. Before, the deeper
+ * levels were dropped: "catch" showed all 100 ns as its own. */
+static void test_longjmp_children(void **state) {
+    (void)state;
+    scopeprof_agg a;
+    scopeprof_agg_init(&a);
+    ev(&a, 0, "work", 10, 20, 2);
+    ev(&a, 0, "work", 20, 25, 2);
+    assert_int_equal(scopeprof_agg_mem(&a, 0, 2, 0, 64), 0); /* in "call", at depth 2 */
+    ev(&a, 0, "alloc", 30, 32, 2);
+    ev(&a, 0, "late", 40, 50, 3);
+    ev(&a, 0, "catch", 0, 100, 0);
+    const scopeprof_row *c = get(&a, "catch");
+    assert_int_equal(c->total_ns, 100);
+    assert_int_equal(c->self_ns, 100 - 10 - 5 - 2 - 10);
+    assert_int_equal(c->cpu_mem, 64);
+    assert_int_equal(c->self_cpu_mem, 64);
+    assert_int_equal(scopeprof_agg_self_total(&a), 100); /* the thread's time, once */
+    scopeprof_agg_free(&a);
+}
+
 /* A "child" that does not lie inside its parent (it started before it: what
  * a mismatched BEGIN/END produces) is not subtracted from the parent. */
 static void test_non_contained_child(void **state) {
@@ -1046,6 +1074,7 @@ int main(void) {
         cmocka_unit_test(test_nesting_self_time),
         cmocka_unit_test(test_recursion),
         cmocka_unit_test(test_threads_interleaved),
+        cmocka_unit_test(test_longjmp_children),
         cmocka_unit_test(test_non_contained_child),
         cmocka_unit_test(test_unordered_input),
         cmocka_unit_test(test_siblings_and_leaves),

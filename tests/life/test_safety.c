@@ -512,10 +512,13 @@ static void test_unshare_without_writer(void **state) {
 
 /* A longjmp out of three open scopes: they never close, which the scope
  * around them finds when it closes. The count and that scope are said at
- * exit (the numbers around the jump are not exact: DESIGN.md says why they
- * cannot be put right); the depth is right again after it: later scopes
- * are at depth 0. A range left open across a scope's close is not counted.
- * Before: nothing said. */
+ * exit; the depth is right again after it: later scopes are at depth 0. A
+ * range left open across a scope's close is not counted. The scopes that
+ * closed after the jump, at the depth it left, are the catching scope's
+ * children: its self time leaves them out (exit table and reporter alike),
+ * and `scopeprof stacks` puts them under it. Before: nothing said; then
+ * their time was in "outer"'s self time as well as in their own rows, and
+ * they were stacks of their own. */
 static void test_longjmp_counted(void **state) {
     (void)state;
     child r;
@@ -534,6 +537,26 @@ static void test_longjmp_counted(void **state) {
             assert_int_equal(t.ev[i].depth & TR_DEPTH_MASK, 0);
     assert_int_equal(tr_count(&t, "range"), 1);
     tr_free(&t);
+    child_free(&r);
+
+    child_run_args(&r, "prog_safety", ARGS("longjmp"), ENV("SCOPEPROF_COMPENSATE=0"));
+    expect_exit(&r, 0);
+    child_row rows[16];
+    int n = child_table_rows(r.err, rows, 16);
+    const child_row *outer = child_find_row(rows, n, "outer"), *after = child_find_row(rows, n, "after_jump");
+    assert_non_null(outer);
+    assert_non_null(after);
+    if (!child_about_equal(outer->self_us + after->total_us, outer->total_us))
+        fail_msg("outer: self %.3f + after_jump %.3f != total %.3f:\n%s", outer->self_us, after->total_us,
+                 outer->total_us, r.err);
+    char rep[PATH_MAX];
+    reporter_path(rep, sizeof rep);
+    child s;
+    child_run_ex(&s, rep, 1, ARGS("stacks", r.trace), NULL);
+    expect_exit(&s, 0);
+    if (!strstr(s.out, "outer;after_jump ") || strstr(s.out, "\nafter_jump ") || strncmp(s.out, "after_jump ", 11) == 0)
+        fail_msg("after_jump not under outer:\n%s", s.out);
+    child_free(&s);
     child_free(&r);
 }
 
