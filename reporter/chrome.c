@@ -17,7 +17,9 @@
  *              time per correlation and notes the threads that go back in
  *              time (Kineto writes a thread's ops, then its runtime calls,
  *              then its memory records); pass 2 delivers, buffering and
- *              sorting those threads from their first event. */
+ *              sorting those threads from their first event. Pass 1 skims
+ *              each event for the few fields it uses where it lies in the
+ *              buffer, and leaves to the full parser what it cannot. */
 #define SCOPEPROF_AGGREGATION
 #include "chrome.h"
 
@@ -476,50 +478,57 @@ typedef struct num {
     char text[48];
 } num;
 
-static int read_number(cj *r, num *v) {
-    size_t n = 0;
-    for (;;) {
-        int c = peekc(r);
-        if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'))
-            break;
-        if (n + 1 >= sizeof v->text) return CORRUPT("number longer than %zu characters", sizeof v->text - 1);
-        v->text[n++] = (char)c;
-        skipc(r);
+static int num_char(int c) {
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+static const unsigned char *digits(const unsigned char *p, const unsigned char *e) {
+    while (p < e && *p >= '0' && *p <= '9') p++;
+    return p;
+}
+
+/* Where JSON's number grammar, -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?,
+ * stops from p (not past e); NULL where p starts no number. */
+static const unsigned char *num_end(const unsigned char *p, const unsigned char *e) {
+    p += p < e && *p == '-';
+    const unsigned char *d = digits(p, e);
+    if (d == p) return NULL;
+    p = *p == '0' ? p + 1 : d; /* a digit after a leading 0 is left over */
+    if (p < e && *p == '.') {
+        if ((d = digits(p + 1, e)) == p + 1) return NULL;
+        p = d;
     }
-    v->text[n] = 0;
-    if (peekc(r) < 0 && r->res->status != SP_OK) return -1;
-    /* JSON grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
-    const char *p = v->text;
-    if (*p == '-') p++;
-    if (!(*p >= '0' && *p <= '9')) return CORRUPT("invalid number '%s'", v->text);
-    if (*p == '0' && p[1] >= '0' && p[1] <= '9') return CORRUPT("invalid number '%s' (leading zero)", v->text);
-    const char *ip = p;
-    while (*p >= '0' && *p <= '9') p++;
-    size_t il = (size_t)(p - ip);
-    const char *fp = NULL;
-    if (*p == '.') {
-        fp = ++p;
-        if (!(*p >= '0' && *p <= '9')) return CORRUPT("invalid number '%s'", v->text);
-        while (*p >= '0' && *p <= '9') p++;
-    }
-    int has_exp = 0;
-    if (*p == 'e' || *p == 'E') {
-        has_exp = 1;
+    if (p < e && (*p == 'e' || *p == 'E')) {
         p++;
-        if (*p == '+' || *p == '-') p++;
-        if (!(*p >= '0' && *p <= '9')) return CORRUPT("invalid number '%s'", v->text);
-        while (*p >= '0' && *p <= '9') p++;
+        p += p < e && (*p == '+' || *p == '-');
+        if ((d = digits(p, e)) == p) return NULL;
+        p = d;
     }
-    if (*p) return CORRUPT("invalid number '%s'", v->text);
-    v->d = strtod(v->text, NULL);
+    return p;
+}
+
+/* The number in v->text (n characters): 0, or 1 when it breaks JSON's
+ * grammar, 2 for a leading zero. Then is_int, ns, ok_ns and d; where want
+ * is 1 (pass 1's times), d only if it comes free or ns needs it. */
+static int num_parse(num *v, size_t n, int want) {
+    const unsigned char *t = (const unsigned char *)v->text, *ip = t + (t[0] == '-');
+    const unsigned char *end = num_end(t, t + n);
+    if (end != t + n) return ip[0] == '0' && ip[1] >= '0' && ip[1] <= '9' ? 2 : 1;
+    const unsigned char *q = digits(ip, end), *fp = q < end && *q == '.' ? q + 1 : NULL;
+    size_t il = (size_t)(q - ip);
+    int has_exp = (fp ? digits(fp, end) : q) < end;
     v->is_int = !fp && !has_exp;
+    int exact = !has_exp && il <= 16; /* x * 1000 stays below 2^64 */
+    uint64_t x = 0;
+    for (size_t i = 0; exact && i < il; i++) x = x * 10 + (uint64_t)(ip[i] - '0');
+    /* An integer of up to 15 digits is a double as it is: strtod's value */
+    if (v->is_int && il <= 15) v->d = v->text[0] == '-' ? -(double)x : (double)x;
+    else if (want == 2 || !exact) v->d = strtod(v->text, NULL);
     v->ok_ns = 0;
     v->ns = 0;
-    if (v->text[0] == '-' || !isfinite(v->d)) return 0;
-    if (!has_exp && il <= 16) { /* x * 1000 stays below 2^64 */
+    if (v->text[0] == '-') return 0;
+    if (exact) {
         /* integer part * 1000 + three fraction digits, rounded on the fourth */
-        uint64_t x = 0;
-        for (size_t i = 0; i < il; i++) x = x * 10 + (uint64_t)(ip[i] - '0');
         uint64_t f = 0;
         int k = 0;
         for (; fp && k < 3 && fp[k] >= '0' && fp[k] <= '9'; k++) f = f * 10 + (uint64_t)(fp[k] - '0');
@@ -527,10 +536,23 @@ static int read_number(cj *r, num *v) {
         for (; k < 3; k++) f *= 10;
         v->ns = x * 1000 + f + (uint64_t)more;
         v->ok_ns = 1;
-    } else if (v->d * 1000.0 < 4.0e18) {
+    } else if (isfinite(v->d) && v->d * 1000.0 < 4.0e18) {
         v->ns = (uint64_t)llround(v->d * 1000.0);
         v->ok_ns = 1;
     }
+    return 0;
+}
+
+static int read_number(cj *r, num *v) {
+    size_t n = 0;
+    for (int c; num_char(c = peekc(r)); skipc(r)) {
+        if (n + 1 >= sizeof v->text) return CORRUPT("number longer than %zu characters", sizeof v->text - 1);
+        v->text[n++] = (char)c;
+    }
+    v->text[n] = 0;
+    if (peekc(r) < 0 && r->res->status != SP_OK) return -1;
+    int bad = num_parse(v, n, 2);
+    if (bad) return CORRUPT(bad == 2 ? "invalid number '%s' (leading zero)" : "invalid number '%s'", v->text);
     return 0;
 }
 
@@ -921,7 +943,9 @@ static int finish_thread(cj *r, uint32_t slot) {
 }
 
 /* ---- Events ------------------------------------------------------------------ */
-static int cat_is(const cj *r, const char *c) { return strcasecmp(sb_str((sbuf *)&r->cat), c) == 0; }
+static int cat_is(const cj *r, const char *c) {
+    return r->cat.n == strlen(c) && strcasecmp(sb_str((sbuf *)&r->cat), c) == 0;
+}
 
 /* Device events: the categories PyTorch's deviceTypeFromActivity gives a
  * device (CUDA: kernels, memcpy, memset, cuda_sync, cuda_profiler_range,
@@ -1005,9 +1029,11 @@ static void set_pid(cj *r) {
 static int handle_event(cj *r) {
     const char *ph = sb_str(&r->ph), *name = sb_str(&r->name);
     r->st.events++;
-    if (r->pass == 1 && strcmp(ph, "X") == 0) { /* device time per correlation (else External id) */
-        int dev = is_device_event(r);
-        int rt = !dev && is_runtime(r);
+    char p = ph[0] && !ph[1] ? ph[0] : '?';
+    /* The category's part, for the phases that have one: a device event
+     * or a runtime call (the lists share no name) */
+    int dev = (p == 'X' || p == 'B') && is_device_event(r), rt = (p == 'X' || p == 'B') && is_runtime(r);
+    if (r->pass == 1 && p == 'X') { /* device time per correlation (else External id) */
         if (r->correlation && (dev || rt)) {
             dlink *b = im_slot(&r->corr, r->correlation, 1);
             if (!b) return NOMEM();
@@ -1020,8 +1046,7 @@ static int handle_event(cj *r) {
             k->ns += (int64_t)r->dur;
         }
     }
-    char p = ph[0] && !ph[1] ? ph[0] : '?';
-    if (r->pass == 1 && (p == 'X' || p == 'B') && r->ext && !is_device_event(r) && !is_runtime(r)) {
+    if (r->pass == 1 && (p == 'X' || p == 'B') && r->ext && !dev && !rt) {
         dlink *b = im_slot(&r->ext_pid, r->ext, 1); /* a CPU op's External id: whose */
         if (!b) return NOMEM();
         note_pid(b, pid_key(r));
@@ -1070,12 +1095,12 @@ static int handle_event(cj *r) {
         return 0;
     }
     if (r->pass == 1) { /* and the order of each thread's ranges and records */
-        if (p == 'E' || (p == 'X' && is_device_event(r))) return 0;
+        if (p == 'E' || (p == 'X' && dev)) return 0;
         return note_order(r, r->ts, is_mem ? r->ts : p == 'B' ? UINT64_MAX : r->ts + r->dur, is_mem);
     }
     uint32_t slot;
     if (thread_of(r, &slot)) return -1;
-    if (!(p == 'X' && is_device_event(r)) && !r->hdr.prog[0]) set_pid(r);
+    if (!(p == 'X' && dev) && !r->hdr.prog[0]) set_pid(r);
     cthread *t = &r->threads[slot];
     range e;
     memset(&e, 0, sizeof e);
@@ -1106,7 +1131,7 @@ static int handle_event(cj *r) {
         return 0;
     }
     const char *shape = r->has_shape ? sb_str(&r->shape) : "[]";
-    if (p == 'X' && is_device_event(r)) {
+    if (p == 'X' && dev) {
         /* A device event: a row of its own (no CPU time), on its stream's
          * thread; its time also counts to the CPU op that launched it (pass 1). */
         uint32_t site;
@@ -1163,7 +1188,7 @@ static int handle_event(cj *r) {
         e.open = p == 'B';
         e.end = p == 'B' ? UINT64_MAX : r->ts + r->dur;
         e.ext = r->ext;
-        e.takes_gpu = !is_runtime(r);
+        e.takes_gpu = !rt;
         if (!e.takes_gpu) e.flow = flow_of(r);
     }
     if (!t->sorting && goes_back(&t->ord, e.start, e.end, e.kind == SP_MEM) && start_sorting(r, t)) return -1;
@@ -1189,21 +1214,38 @@ static int want_number(cj *r, num *v, const char *field) {
 /* pid/tid: a number or a string; kept as text with a type mark. A string
  * that is an integer as JSON writes one is that number: Kineto wrote the
  * ops' tid as "25738" and their [memory] records' as 25738 (PyTorch 1.8/1.9),
- * one thread. */
+ * one thread. put_id: the text of a string id k of n bytes (decoded). */
+static int put_id(sbuf *out, const char *k, size_t n) {
+    size_t neg = n && k[0] == '-', i = neg;
+    while (i < n && k[i] >= '0' && k[i] <= '9') i++;
+    int number = i > neg && i - neg <= 20 && i == n && (k[neg] != '0' || i - neg == 1);
+    return (!number && sb_put(out, "s", 1)) || sb_put(out, k, n) ? -1 : 0;
+}
+
 static int want_id(cj *r, sbuf *out, const char *field) {
     int c = ws(r);
     out->n = 0;
-    if (c == '"') {
-        if (read_string(r, &r->key)) return -1; /* the key was used already */
-        const char *k = sb_str(&r->key), *d = k + (k[0] == '-');
-        size_t n = strspn(d, "0123456789");
-        int number = n && n <= 20 && !d[n] && (d[0] != '0' || n == 1);
-        return (!number && sb_put(out, "s", 1)) || sb_put(out, k, r->key.n) ? NOMEM() : 0;
-    }
+    if (c == '"') /* into the key, which was used already */
+        return read_string(r, &r->key) ? -1 : put_id(out, sb_str(&r->key), r->key.n) ? NOMEM() : 0;
     num v;
     if (want_number(r, &v, field)) return -1;
     return sb_put(out, v.text, strlen(v.text)) ? NOMEM() : 0;
 }
+
+/* External id, correlation: 0 for none (or nonsense). */
+static uint64_t link_id(double d) { return d > 0 && d < 1.8e19 ? (uint64_t)d : 0; }
+
+/* A [memory] record's "Bytes"; -1 when absurd. */
+static int set_bytes(cj *r, const num *v) {
+    if (!(fabs(v->d) <= (double)SP_MAX_VALUE)) return -1;
+    r->bytes = (int64_t)v->d;
+    r->has_bytes = 1;
+    return 0;
+}
+
+/* Negative or huge times are corruption for the aggregation, which sums
+ * nanoseconds in int64. */
+static int time_ok(const num *v, int ts) { return v->ok_ns && v->ns <= (ts ? 1ull << 62 : SP_MAX_VALUE); }
 
 static int read_args(cj *r) {
     if (expect(r, '{', "'{' (\"args\" must be an object)")) return -1;
@@ -1225,12 +1267,10 @@ static int read_args(cj *r) {
         } else if (isnum && (ext || key_is(r, "correlation") || key_is(r, "Bytes") ||
                              key_is(r, "Device Type") || key_is(r, "Device Id"))) {
             if (read_number(r, &v)) return -1;
-            if (ext) r->ext = v.d > 0 && v.d < 1.8e19 ? (uint64_t)v.d : 0;
-            else if (key_is(r, "correlation")) r->correlation = v.d > 0 && v.d < 1.8e19 ? (uint64_t)v.d : 0;
+            if (ext) r->ext = link_id(v.d);
+            else if (key_is(r, "correlation")) r->correlation = link_id(v.d);
             else if (key_is(r, "Bytes")) {
-                if (!(fabs(v.d) <= (double)SP_MAX_VALUE)) return CORRUPT("absurd \"Bytes\" %s", v.text);
-                r->bytes = (int64_t)v.d;
-                r->has_bytes = 1;
+                if (set_bytes(r, &v)) return CORRUPT("absurd \"Bytes\" %s", v.text);
             } else {
                 int iv = v.d >= -1 && v.d < 1e6 ? (int)v.d : 999999;
                 if (key_is(r, "Device Type")) r->dev_type = iv;
@@ -1243,7 +1283,7 @@ static int read_args(cj *r) {
     }
 }
 
-static int read_event(cj *r) {
+static void clear_event(cj *r) {
     r->name.n = r->ph.n = r->cat.n = r->pid.n = r->tid.n = r->argname.n = 0;
     if (r->argname.p) r->argname.p[0] = 0;
     if (r->cat.p) r->cat.p[0] = 0;
@@ -1255,6 +1295,10 @@ static int read_event(cj *r) {
     r->ts = r->dur = r->ext = r->correlation = 0;
     r->bytes = 0;
     r->dev_type = r->dev_id = -1;
+}
+
+static int read_event(cj *r) {
+    clear_event(r);
     uint64_t at = here(r);
     skipc(r); /* '{' */
     if (ws(r) == '}') return skipc(r), handle_event(r);
@@ -1274,9 +1318,7 @@ static int read_event(cj *r) {
         } else if (key_is(r, "ts") || key_is(r, "dur")) {
             int ts = key_is(r, "ts");
             if (want_number(r, &v, ts ? "ts" : "dur")) return -1;
-            /* Negative or huge times are corruption for the aggregation,
-             * which sums nanoseconds in int64. */
-            if (!v.ok_ns || v.ns > (ts ? (1ull << 62) : SP_MAX_VALUE))
+            if (!time_ok(&v, ts))
                 return fail(r, SP_CORRUPT, here(r) - strlen(v.text), "\"%s\" out of range: %s",
                             ts ? "ts" : "dur", v.text);
             if (ts) r->ts = v.ns, r->has_ts = 1;
@@ -1302,6 +1344,180 @@ static int read_event(cj *r) {
                                      (unsigned long long)at);
         skipc(r);
     }
+    return handle_event(r);
+}
+
+/* ---- Pass 1: skimming ---------------------------------------------------------- */
+/* Pass 1 uses few fields of an event: ph, cat, name, pid, tid, ts, dur, and
+ * args' External id, correlation, gpu_dur or launch_ts and Bytes (checked).
+ * An event that lies whole in the read buffer is skimmed where it lies: keys
+ * compared in place, those strings copied as they are, every other value
+ * stepped over, checked against read_event's grammar but neither decoded nor
+ * copied. What the skim does not take on (an escape in a key or in one of
+ * those strings, a \u escape, a control character, nesting deeper than 64,
+ * the buffer's end, any error) goes to read_event from the event's '{': so
+ * pass 1 gets read_event's fields and stops at the event where it would. */
+static const unsigned char *sk_ws(const unsigned char *p, const unsigned char *e) {
+    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    return p;
+}
+
+/* A string from its '"' to past its closing quote. *esc: it holds escapes.
+ * At most SP_CJ_MAX_STRING bytes without control characters decode to no
+ * more: read_string's limit holds. */
+static const unsigned char *sk_string(const unsigned char *p, const unsigned char *e, int *esc) {
+    const unsigned char *s = ++p;
+    if ((size_t)(e - s) > SP_CJ_MAX_STRING) e = s + SP_CJ_MAX_STRING;
+    *esc = 0;
+    for (; p < e; p++) {
+        if (*p == '"') return p + 1;
+        if (*p < 0x20) return NULL;
+        if (*p == '\\') {
+            if (++p == e || !memchr("\"\\/bfnrt", *p, 8)) return NULL;
+            *esc = 1;
+        }
+    }
+    return NULL;
+}
+
+/* A number where it lies: its grammar, and no num_char after it (read_number
+ * would take it, and fail). v: its text too, and with want its value. */
+static const unsigned char *sk_number(const unsigned char *p, const unsigned char *e, num *v, int want) {
+    const unsigned char *end = num_end(p, e);
+    size_t n = end ? (size_t)(end - p) : 0;
+    if (!end || end == e || num_char(*end) || n >= sizeof v->text) return NULL;
+    if (v) {
+        memcpy(v->text, p, n);
+        v->text[n] = 0;
+        if (want && num_parse(v, n, want)) return NULL;
+    }
+    return end;
+}
+
+static int sk_isnum(int c) { return c == '-' || (c >= '0' && c <= '9'); }
+
+/* Any value, as skip_value would. */
+static const unsigned char *sk_value(const unsigned char *p, const unsigned char *e) {
+    uint64_t obj = 0; /* one bit per level, the innermost lowest: 1 in an object */
+    unsigned depth = 0;
+    int esc;
+    for (;;) {
+        if ((p = sk_ws(p, e)) == e) return NULL;
+        if (*p == '{' || *p == '[') {
+            if (depth == 64) return NULL;
+            obj = obj << 1 | (*p == '{');
+            depth++;
+            if ((p = sk_ws(p + 1, e)) == e) return NULL;
+            if (*p != (obj & 1 ? '}' : ']')) goto next;
+            p++, depth--, obj >>= 1;
+        } else if (*p == '"' || sk_isnum(*p)) {
+            if (!(p = *p == '"' ? sk_string(p, e, &esc) : sk_number(p, e, NULL, 0))) return NULL;
+        } else {
+            const char *l = *p == 't' ? "true" : *p == 'f' ? "false" : *p == 'n' ? "null" : "";
+            size_t n = strlen(l);
+            if (!n || (size_t)(e - p) < n || memcmp(p, l, n) != 0) return NULL;
+            p += n;
+        }
+        for (;;) { /* after a value: what it closes, then ',' */
+            if (!depth) return p;
+            if ((p = sk_ws(p, e)) == e) return NULL;
+            if (*p != (obj & 1 ? '}' : ']')) break;
+            p++, depth--, obj >>= 1;
+        }
+        if (*p++ != ',') return NULL;
+    next:
+        if (!(obj & 1)) continue; /* an array's element */
+        if ((p = sk_ws(p, e)) == e || *p != '"' || !(p = sk_string(p, e, &esc))) return NULL;
+        if ((p = sk_ws(p, e)) == e || *p++ != ':') return NULL;
+    }
+}
+
+/* A member's key, without escapes, as k[0, *kn); returns its value's first
+ * byte. sk_end: past the ',' (*more) or the '}' after the value. */
+static const unsigned char *sk_key(const unsigned char *p, const unsigned char *e, const unsigned char **k,
+                                   size_t *kn) {
+    int esc;
+    if ((p = sk_ws(p, e)) == e || *p != '"') return NULL;
+    *k = p + 1;
+    if (!(p = sk_string(p, e, &esc)) || esc) return NULL;
+    *kn = (size_t)(p - 1 - *k);
+    if ((p = sk_ws(p, e)) == e || *p != ':') return NULL;
+    return (p = sk_ws(p + 1, e)) == e ? NULL : p;
+}
+
+static const unsigned char *sk_end(const unsigned char *p, const unsigned char *e, int *more) {
+    if ((p = sk_ws(p, e)) == e || (*p != ',' && *p != '}')) return NULL;
+    *more = *p == ',';
+    return p + 1;
+}
+
+static int sk_is(const unsigned char *k, size_t n, const char *s) {
+    return strlen(s) == n && memcmp(k, s, n) == 0;
+}
+
+/* A string wanted as text (id: a pid or tid, put_id's). */
+static const unsigned char *sk_text(const unsigned char *p, const unsigned char *e, sbuf *out, int id) {
+    const unsigned char *s = p + 1;
+    int esc;
+    if (*p != '"' || !(p = sk_string(p, e, &esc)) || esc) return NULL;
+    out->n = 0;
+    size_t n = (size_t)(p - 1 - s);
+    return (id ? put_id(out, (const char *)s, n) : sb_put(out, (const char *)s, n)) ? NULL : p;
+}
+
+static const unsigned char *sk_args(cj *r, const unsigned char *p, const unsigned char *e) {
+    const unsigned char *k;
+    size_t n;
+    int more = 1;
+    num v;
+    if (*p != '{') return NULL;
+    if ((p = sk_ws(p + 1, e)) < e && *p == '}') return p + 1;
+    while (more && p && (p = sk_key(p, e, &k, &n))) {
+        int ext = sk_is(k, n, "External id") || sk_is(k, n, "external id");
+        if (sk_isnum(*p) && (ext || sk_is(k, n, "correlation") || sk_is(k, n, "Bytes"))) {
+            if (!(p = sk_number(p, e, &v, 2))) return NULL;
+            if (ext) r->ext = link_id(v.d);
+            else if (k[0] == 'c') r->correlation = link_id(v.d);
+            else if (set_bytes(r, &v)) return NULL;
+        } else {
+            if (sk_is(k, n, "gpu_dur") || sk_is(k, n, "launch_ts")) r->own_gpu = k[0] == 'g' ? 1 : 2;
+            p = sk_value(p, e);
+        }
+        if (p) p = sk_end(p, e, &more);
+    }
+    return p;
+}
+
+static int skim_event(cj *r) {
+    const unsigned char *p = r->buf + r->pos + 1, *e = r->buf + r->end, *k;
+    size_t n;
+    int more = 1;
+    num v;
+    clear_event(r);
+    if ((p = sk_ws(p, e)) < e && *p == '}') p++, more = 0;
+    while (more && p && (p = sk_key(p, e, &k, &n))) {
+        if (sk_is(k, n, "name")) p = sk_text(p, e, &r->name, 0);
+        else if (sk_is(k, n, "ph")) p = sk_text(p, e, &r->ph, 0);
+        else if (sk_is(k, n, "cat")) p = sk_text(p, e, &r->cat, 0);
+        else if (sk_is(k, n, "pid") || sk_is(k, n, "tid")) {
+            sbuf *id = k[0] == 'p' ? &r->pid : &r->tid;
+            if (*p == '"') p = sk_text(p, e, id, 1);
+            else if (!sk_isnum(*p) || !(p = sk_number(p, e, &v, 0))) p = NULL;
+            else if ((id->n = 0, sb_put(id, v.text, strlen(v.text)))) p = NULL;
+        } else if (sk_is(k, n, "ts") || sk_is(k, n, "dur")) {
+            int ts = n == 2;
+            if (!sk_isnum(*p) || !(p = sk_number(p, e, &v, 1)) || !time_ok(&v, ts)) p = NULL;
+            else if (ts) r->ts = v.ns, r->has_ts = 1;
+            else r->dur = v.ns, r->has_dur = 1;
+        } else if (sk_is(k, n, "args")) {
+            p = sk_args(r, p, e);
+        } else {
+            p = sk_value(p, e);
+        }
+        if (p) p = sk_end(p, e, &more);
+    }
+    if (!p) return read_event(r);
+    r->pos = (size_t)(p - r->buf);
     return handle_event(r);
 }
 
@@ -1334,7 +1550,7 @@ static int read_events(cj *r, int bare) {
         if (c == ']' && bare) return skipc(r), 0; /* trailing comma */
         if (c != '{') return CORRUPT("expected an event object");
         r->errctx = "an event";
-        if (read_event(r)) return -1;
+        if (r->pass == 1 ? skim_event(r) : read_event(r)) return -1;
         r->res->good_end = here(r);
         r->errctx = "the event list";
         c = ws(r);

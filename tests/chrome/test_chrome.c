@@ -2,7 +2,8 @@
  * as PyTorch computes it (through the launch's correlation), B/E matching,
  * out-of-order threads (Kineto's layout, from a file and from a pipe), string
  * ids, device categories, distributedInfo's rank, raw control characters,
- * memory records, and every malformed-input class (status + byte offset). */
+ * memory records, pass 1's skim and what it leaves to the full parser, and
+ * every malformed-input class (status + byte offset). */
 #define SCOPEPROF_AGGREGATION
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,40 @@ static int run(ctx *c, const char *json, sp_result *res) {
     scopeprof_agg_init(&c->agg);
     sp_callbacks cb = {c, NULL, on_events, NULL};
     return sp_read_chrome_mem(json, strlen(json), &cb, res);
+}
+
+/* Op "inner" around a launch (correlation 9), then `mid`, then the kernel
+ * (30.5 us): inner's self GPU time, -1 without its row. With `pad`, mid is
+ * an event padded so that the kernel lies across the end of the reader's
+ * first 1 MiB of a file. */
+static int64_t inner_gpu(ctx *c, const char *launch, const char *mid, int pad, sp_result *res) {
+    static const char fmt[] =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":110,\"dur\":20},\n"
+        "%s,\n%s%.*s%s"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":120,\"dur\":30.5,"
+        "\"args\":{\"correlation\":9}}\n]}";
+    const char *pre = pad ? "{\"ph\":\"X\",\"name\":\"pad\",\"pid\":2,\"tid\":2,\"ts\":1,\"args\":{\"a\":\"" : mid;
+    const char *post = pad ? "\"}},\n" : "";
+    size_t size = sizeof fmt + strlen(launch) + strlen(pre) + strlen(post) + (1u << 20);
+    char *x = malloc(1u << 20), *json = malloc(size);
+    memset(x, 'x', 1u << 20);
+    int fill = 0;
+    snprintf(json, size, fmt, launch, pre, fill, x, post);
+    if (pad) fill = (1 << 20) - 20 - (int)(strstr(json, "\"k1\"") - json); /* the kernel's name 20 bytes before */
+    snprintf(json, size, fmt, launch, pre, fill, x, post);
+    scopeprof_agg_free(&c->agg);
+    scopeprof_agg_init(&c->agg);
+    sp_callbacks cb = {c, NULL, on_events, NULL};
+    char path[] = "/tmp/sp_chrome_XXXXXX";
+    int fd = pad ? mkstemp(path) : -1;
+    if (fd >= 0 && write(fd, json, strlen(json)) == (ssize_t)strlen(json)) sp_read_chrome_file(path, &cb, res);
+    else if (!pad) sp_read_chrome_mem(json, strlen(json), &cb, res);
+    if (fd >= 0) close(fd), unlink(path);
+    free(x);
+    free(json);
+    const scopeprof_row *in = row(c, "inner");
+    return in ? in->gpu_self_ns : -1;
 }
 
 int main(void) {
@@ -338,6 +373,53 @@ int main(void) {
         CHECK(ab && ac && row(&c, "a") == NULL && c.agg.nrows == 2);
         if (ab && ac) CHECK(ab->count == 2 && ac->count == 1 && ab->total_ns == 4000);
         CHECK(c.agg.nthreads == 2);
+    }
+
+    /* Pass 1 skims events for its few fields, and leaves to the full parser
+     * what it cannot skim where it lies: escapes in a key or a kept string,
+     * nesting past its 64 levels, an event across the read buffer's end. The
+     * launch still credits its kernel to the op around it. An error stops
+     * pass 1 where pass 2 stops, so a kernel past it credits nobody. */
+    {
+        const char *plain = "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"launch\",\"pid\":1,\"tid\":1,"
+                            "\"ts\":112,\"dur\":5,\"args\":{\"correlation\":9}}";
+        static const char *const same[] = {
+            "{\"ph\":\"X\",\"c\\u0061t\":\"cuda_runtime\",\"name\":\"l\",\"pid\":1,\"tid\":1,\"ts\":112,\"dur\":5,"
+            "\"args\":{\"correlation\":9}}",
+            "{\"ph\":\"X\",\"cat\":\"cuda_\\u0072untime\",\"name\":\"l\",\"pid\":1,\"tid\":1,\"ts\":112,\"dur\":5,"
+            "\"args\":{\"correlation\":9}}",
+            "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"l\",\"pid\":\"\\u0031\",\"tid\":1,\"ts\":112,\"dur\":5,"
+            "\"args\":{\"correlation\":9}}",
+            "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"l\",\"pid\":1,\"tid\":1,\"ts\":112,\"dur\":5,"
+            "\"args\":{\"d\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+            "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],\"correlation\":9}}",
+        };
+        CHECK(inner_gpu(&c, plain, "", 0, &res) == 30500 && res.status == SP_OK);
+        CHECK(inner_gpu(&c, plain, "", 1, &res) == 30500 && res.status == SP_OK);
+        for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+            int64_t g = inner_gpu(&c, same[i], "", 0, &res);
+            if (g != 30500 || res.status != SP_OK) fprintf(stderr, "skim case %zu: gpu %lld status %d\n", i, (long long)g, res.status);
+            CHECK(g == 30500 && res.status == SP_OK);
+        }
+        static const char *const stop[] = {
+            "{\"ph\":\"X\",\"name\":\"x\",\"pid\":1,\"tid\":1,\"ts\":1,\"args\":{\"a\":\"\\q\"}},\n",
+            "{\"ph\":\"X\",\"name\":\"x\",\"pid\":1,\"tid\":1,\"ts\":1,\"args\":{\"a\":01}},\n",
+            "{\"ph\":\"X\",\"name\":\"x\",\"pid\":1,\"tid\":1,\"ts\":1,\"args\":{\"a\":[1,]}},\n",
+        };
+        for (size_t i = 0; i < sizeof stop / sizeof *stop; i++)
+            CHECK(inner_gpu(&c, plain, stop[i], 0, &res) == 0 && res.status == SP_CORRUPT);
+        char *big = malloc(SP_CJ_MAX_STRING + 128); /* a skipped string past the limit */
+        int k = sprintf(big, "{\"ph\":\"X\",\"name\":\"x\",\"pid\":1,\"tid\":1,\"ts\":1,\"args\":{\"a\":\"");
+        memset(big + k, 'x', SP_CJ_MAX_STRING + 1);
+        strcpy(big + k + SP_CJ_MAX_STRING + 1, "\"}},\n");
+        CHECK(inner_gpu(&c, plain, big, 0, &res) == 0 && res.status == SP_CORRUPT && strstr(res.msg, "longer"));
+        free(big);
+        /* pid "x\/y" is pid "x/y": one thread, which goes back in time */
+        const char *pids = "[{\"ph\":\"X\",\"name\":\"a1\",\"pid\":\"x/y\",\"tid\":1,\"ts\":100,\"dur\":10},"
+                           "{\"ph\":\"X\",\"name\":\"a2\",\"pid\":\"x/y\",\"tid\":1,\"ts\":120,\"dur\":10},"
+                           "{\"ph\":\"X\",\"name\":\"b\",\"pid\":\"x\\/y\",\"tid\":1,\"ts\":0,\"dur\":200}]";
+        const scopeprof_row *pb = run(&c, pids, &res) == SP_OK ? row(&c, "b") : NULL;
+        CHECK(pb && pb->self_ns == 180000 && !(res.notes & SP_NOTE_LATE) && c.agg.nthreads == 1);
     }
 
     /* Malformed input: status, offset and message. */
