@@ -74,6 +74,8 @@ for cc in gcc clang; do
   done
   refused "$cc -std=c11 enabled, implementation after system headers" "_POSIX_C_SOURCE=200809L" \
     $cc -std=c11 $STRICT_C $syn -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -DDROPIN_AFTER
+  refused "$cc -std=gnu11 -D_XOPEN_SOURCE=600 enabled, implementation (Lua's lprefix.h)" "feature macro asking for less" \
+    $cc -std=gnu11 -D_XOPEN_SOURCE=600 $STRICT_C $syn -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION
   refused "$cc -std=c89 enabled" "needs C99" $cc -std=c89 $STRICT_C $syn -DPROFILE_ENABLE
   for std in c89 gnu89 c99; do
     ok "$cc -std=$std disabled, header first" $cc -std=$std $STRICT_C $syn
