@@ -600,11 +600,15 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
                               scopeprof__more_rows(g, m.nrows, more, sizeof more));
         scopeprof_table_notes(stderr, &m);
+        /* Rank 0's file was written to just now (scopeprof__flush): the
+         * ranks' files are there unless it could not be. */
+        int files = !g->out.no_output && g->out.events_written && !g->out.create_err && !g->out.write_err;
         if (open)
-            fprintf(stderr, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say), which "
-                            "each rank's trace file has\n", (unsigned long long)open);
+            fprintf(stderr, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say)%s\n",
+                    (unsigned long long)open, files ? ", which each rank's trace file has" : "");
+        if (files) fprintf(stderr, "Trace files: one per rank, as rank 0's '%s'\n", g->out.path);
         char o[32], t[32];
-        if (size > 1)
+        if (size > 1 && files)
             fprintf(stderr, "Clocks: each rank's offset to rank 0's clock measured at MPI_Init and "
                             "MPI_Finalize (the largest %s; the best round trip at most %s: the ranks' "
                             "trace files align within half of it)\n",

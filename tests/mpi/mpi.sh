@@ -71,6 +71,10 @@ cat job.err
 [ "$(grep -c '^Self CPU time total' job.err)" = 1 ] || fail "rank 0's own table was printed besides the job table"
 [ -z "$(cat ranks/*/rank.[123]/stderr)" ] || fail "ranks 1-3 printed: $(cat ranks/*/rank.[123]/stderr)"
 grep -q '^Straggler: rank 3, ' job.err || fail "rank 3 not named the straggler"
+# Where the files went (the job table stands for rank 0's, which has the
+# Trace file line): before, nothing said.
+grep -Eq "^Trace files: one per rank, as rank 0's '$work/prog_mpi\.rank0\.[0-9]+\.sprof'\$" job.err ||
+  fail "the job table does not say where the trace files went"
 grep -q '^Waited in MPI_Allreduce: rank [012] longest' job.err || fail "no wait line for MPI_Allreduce"
 for row in step compute MPI_Allreduce MPI_Barrier MPI_Init; do
   grep -q "^$row  " job.err || fail "no $row row"
@@ -320,6 +324,12 @@ nm "$T/impl_mpi.o" | grep -q ' U PMPI_Allreduce$' || fail "the wrappers do not c
 # mpirun ends rank 0 with SIGTERM. Open MPI's abort runs no exit handler.
 rc=0
 SCOPEPROF_OUTPUT=$work/abort.sprof $MPIRUN -np 2 "$PROG" 1 1 3 100 steps,abort1 >/dev/null 2>abort.err || rc=$?
+# (And a job whose files cannot be created says nothing of files or their
+# clocks under its table.)
+SCOPEPROF_OUTPUT=/nonexistent/dir/x.sprof $MPIRUN -np 2 "$PROG" 1 1 2 100 >/dev/null 2>nofile.err ||
+  fail "the job without files failed"
+grep -q "^scopeprof: the MPI job's table" nofile.err || fail "no job table without files: $(cat nofile.err)"
+! grep -Eq "^(Trace files|Clocks):" nofile.err || fail "files or their clocks named when none was written: $(cat nofile.err)"
 [ "$rc" != 0 ] || fail "the aborted job exited 0"
 grep -q "^scopeprof: MPI_Abort(7) on rank 1: trace written to '$work/abort.rank1.sprof'" abort.err ||
   fail "rank 1 did not say where its trace went: $(cat abort.err)"
