@@ -1781,9 +1781,11 @@ SCOPEPROF__INTERNAL scopeprof_agg_thread *scopeprof__agg_thread(scopeprof_agg *a
 }
 
 /* Fold the pending levels deeper than `depth` into level `depth` (made if
- * missing): their scopes' parent never closed (a longjmp left it), so they
- * belong to the scope that closes at depth - 1, or to the innermost open
- * one: the writer's rule (summary.h, scopeprof__sum_gather). Out of line. */
+ * missing): their scopes' parent did not close first (a longjmp left it),
+ * so they belong to the scope that closes at depth - 1, or to the innermost
+ * open one; a level that overlaps what is gathered holds a range, and is
+ * dropped. The writer's rule (summary.h, scopeprof__sum_gather). Out of
+ * line. */
 SCOPEPROF__INTERNAL void scopeprof__agg_fold(scopeprof_agg_thread *th, uint32_t depth) {
     uint32_t i = th->n;
     while (i && th->pend[i - 1].depth > depth) i--;
@@ -1793,6 +1795,7 @@ SCOPEPROF__INTERNAL void scopeprof__agg_fold(scopeprof_agg_thread *th, uint32_t 
     p->depth = depth;
     for (; i < th->n; i++) {
         const scopeprof_agg_pending *x = &th->pend[i];
+        if (x->n && p->n && x->min_start < p->max_end) continue; /* overlaps: a range's, dropped */
         if (x->n && (p->n == 0 || x->min_start < p->min_start)) p->min_start = x->min_start;
         if (x->n && (p->n == 0 || x->max_end > p->max_end)) p->max_end = x->max_end;
         p->n += x->n, p->n_short += x->n_short, p->nested += x->nested, p->nested_short += x->nested_short;
@@ -4742,18 +4745,26 @@ SCOPEPROF__INTERNAL int scopeprof__sum_room(scopeprof__state *g, uint32_t slot, 
 }
 
 /* Gather the levels above `keep` into level `keep`. They hold scopes whose
- * parent never closed: a longjmp (Lua's errors and yields, libpng's) left
- * it, and the scope now closing at keep - 1 (or the innermost open one, for
- * memory) is where it landed. Those scopes lie in its interval, so they are
- * its children for self time, as a trace read by time nests them; dropped,
- * their time counted twice (Lua's catcher showed 73 ms of self time of 97
- * in all). Each level's scopes began after the one before it ended (a
- * level is emptied by every close above it), so the sums just add. Out of
- * line: only scopes left without closing need it. */
+ * parent did not close before the scope now closing at keep - 1 (or the
+ * innermost open one, for memory). When a longjmp (Lua's errors and
+ * yields, libpng's) left that parent, they lie in the closing scope's
+ * interval, after what the levels above them hold: its children for self
+ * time, as a trace read by time nests them (dropped, their time counted
+ * twice: Lua's catcher showed 73 ms of self time of 97 in all). A range
+ * (PROFILE_BEGIN) closes at the depth it began at, after scopes shallower
+ * than it: a level that began before the levels above it ended holds one,
+ * overlaps them, and is dropped as before (gathered, main{ f{ BEGIN R }
+ * g{} END R } lost R's time twice from main's self). Out of line: only
+ * scopes left without closing, and ranges that outlive their scope, need
+ * it. */
 SCOPEPROF__INTERNAL void scopeprof__sum_gather(scopeprof__levels *L, uint32_t keep) {
     scopeprof__level *to = &L->lv[keep];
     for (uint32_t k = keep + 1; k <= L->top && k < L->cap; k++) {
         scopeprof__level *x = &L->lv[k];
+        if (x->n && to->n && ~x->not_start < to->max_end) { /* overlaps: a range's */
+            memset(x, 0, sizeof *x);
+            continue;
+        }
         to->sum += x->sum;
         if (x->not_start > to->not_start) to->not_start = x->not_start;
         if (x->max_end > to->max_end) to->max_end = x->max_end;
@@ -6926,7 +6937,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     const scopeprof__thread *t = scopeprof__tls;
     if (t && t->depth)
         scopeprof__warn("scopeprof: the program ended inside %u open scope(s) of thread %llu ('%s') (exit "
-                        "called in them): they are not in the trace or the table",
+                        "or MPI_Abort called in them, or a range's END there): they are not in the trace or the table",
                         t->depth, (unsigned long long)t->tid, t->name);
     scopeprof__unlock(g);
 }
@@ -7780,9 +7791,11 @@ SCOPEPROF__PMPI int MPI_Finalize(void) {
 SCOPEPROF__PMPI int MPI_Abort(MPI_Comm comm, int errorcode) {
     scopeprof__mpi_on = 0;
     scopeprof__state *g = scopeprof__g;
-    if (g && !scopeprof__cloned(g) && !g->life.finalized) {
+    /* Not from a signal handler that interrupted this thread inside the
+     * profiler (its lock held): the trace is then given up, as a crash's. */
+    if (g && !scopeprof__cloned(g) && !g->life.finalized && !scopeprof__in_lock) {
         scopeprof__finalize(g);
-        if (g->out.events_written)
+        if (!g->out.no_output && g->out.events_written && !g->out.create_err && !g->out.write_err)
             scopeprof__warn("scopeprof: MPI_Abort(%d) on rank %d: trace written to '%s'", errorcode,
                             g->out.rank, g->out.path);
     }

@@ -47,12 +47,13 @@ static void parse_clock(sp_clock *c, const unsigned char *p, uint32_t len) {
 
 int sp_clock_probe(const char *path, sp_clock *c, int chunks) {
     if (strcmp(path, "-") == 0) return -1; /* a pipe cannot be read twice */
-    /* Nor a named one: not opened for good (without O_NONBLOCK, opening a
-     * FIFO waits for its writer; reading it would take what the command's
-     * own read needs), nor anything else that is not a regular file. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    /* Nor a named one, nor anything else that is not a regular file: not
+     * even opened (opening a FIFO waits for its writer, or lets it write
+     * into a pipe this probe then closes: the command's own read waited for
+     * ever). */
     struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) close(fd), fd = -1;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     unsigned char h[SCOPEPROF_FILE_HEADER_SIZE], ch[SCOPEPROF_CHUNK_HEADER_SIZE], p[1024];
     int rc = -1;

@@ -22,6 +22,18 @@ static int grow(uint32_t **v, uint32_t *cap, uint32_t n) {
     return 0;
 }
 
+/* Whether event k, at a depth whose scope never closed (a longjmp left it:
+ * Lua's errors), began once the event before it that is not inside it had
+ * ended (the last one before it in close order at its depth or above): it
+ * is then the child of the nearest enclosing scope that closed, as the
+ * table counts it (summary.h, scopeprof__sum_gather). A range that outlived
+ * the scope it began in began before that one ended: it stays a root. */
+static int orphan_after(const sp_event *ev, uint32_t k) {
+    for (uint32_t j = k; j-- > 0;)
+        if (ev[j].kind == SP_SCOPE && ev[j].depth <= ev[k].depth) return ev[j].end <= ev[k].start;
+    return 1;
+}
+
 /* Resolve parents and hand the buffered events of thread `i` over. Walking
  * backwards (from the last closed, the root) visits every scope before its
  * descendants, and between a scope and the next one at its depth, only its
@@ -37,12 +49,12 @@ static int flush(sp_tree *tr, uint32_t i) {
         /* A scope at depth d, or a memory record made with d scopes open,
          * lies in the scope at depth d-1: candidates as deep as d or deeper
          * belong to subtrees already walked. The candidate left is that
-         * scope, or, when that one never closed (a longjmp left it: Lua's
-         * errors), the nearest that did, which the event is then a child of,
-         * as the table counts it (summary.h, scopeprof__sum_gather) and as a
-         * trace read by time nests it: not a root of its own. */
+         * scope, or, when that one never closed, the nearest that did: the
+         * parent when orphan_after says so. */
         while (top && t->ev[tr->anc[top - 1]].depth >= e->depth) top--;
-        uint32_t p = top && e->depth ? tr->anc[top - 1] : SP_NO_PARENT;
+        uint32_t p = top && e->depth && (t->ev[tr->anc[top - 1]].depth == e->depth - 1 || orphan_after(t->ev, k))
+                         ? tr->anc[top - 1]
+                         : SP_NO_PARENT;
         /* Mismatched BEGIN/END ranges can break the depth rule: only a
          * scope that really contains the event counts as its parent. */
         if (p != SP_NO_PARENT && (t->ev[p].start > e->start || t->ev[p].end < e->end)) p = SP_NO_PARENT;

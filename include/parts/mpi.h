@@ -717,9 +717,11 @@ SCOPEPROF__PMPI int MPI_Finalize(void) {
 SCOPEPROF__PMPI int MPI_Abort(MPI_Comm comm, int errorcode) {
     scopeprof__mpi_on = 0;
     scopeprof__state *g = scopeprof__g;
-    if (g && !scopeprof__cloned(g) && !g->life.finalized) {
+    /* Not from a signal handler that interrupted this thread inside the
+     * profiler (its lock held): the trace is then given up, as a crash's. */
+    if (g && !scopeprof__cloned(g) && !g->life.finalized && !scopeprof__in_lock) {
         scopeprof__finalize(g);
-        if (g->out.events_written)
+        if (!g->out.no_output && g->out.events_written && !g->out.create_err && !g->out.write_err)
             scopeprof__warn("scopeprof: MPI_Abort(%d) on rank %d: trace written to '%s'", errorcode,
                             g->out.rank, g->out.path);
     }

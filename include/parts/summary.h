@@ -73,18 +73,26 @@ SCOPEPROF__INTERNAL int scopeprof__sum_room(scopeprof__state *g, uint32_t slot, 
 }
 
 /* Gather the levels above `keep` into level `keep`. They hold scopes whose
- * parent never closed: a longjmp (Lua's errors and yields, libpng's) left
- * it, and the scope now closing at keep - 1 (or the innermost open one, for
- * memory) is where it landed. Those scopes lie in its interval, so they are
- * its children for self time, as a trace read by time nests them; dropped,
- * their time counted twice (Lua's catcher showed 73 ms of self time of 97
- * in all). Each level's scopes began after the one before it ended (a
- * level is emptied by every close above it), so the sums just add. Out of
- * line: only scopes left without closing need it. */
+ * parent did not close before the scope now closing at keep - 1 (or the
+ * innermost open one, for memory). When a longjmp (Lua's errors and
+ * yields, libpng's) left that parent, they lie in the closing scope's
+ * interval, after what the levels above them hold: its children for self
+ * time, as a trace read by time nests them (dropped, their time counted
+ * twice: Lua's catcher showed 73 ms of self time of 97 in all). A range
+ * (PROFILE_BEGIN) closes at the depth it began at, after scopes shallower
+ * than it: a level that began before the levels above it ended holds one,
+ * overlaps them, and is dropped as before (gathered, main{ f{ BEGIN R }
+ * g{} END R } lost R's time twice from main's self). Out of line: only
+ * scopes left without closing, and ranges that outlive their scope, need
+ * it. */
 SCOPEPROF__INTERNAL void scopeprof__sum_gather(scopeprof__levels *L, uint32_t keep) {
     scopeprof__level *to = &L->lv[keep];
     for (uint32_t k = keep + 1; k <= L->top && k < L->cap; k++) {
         scopeprof__level *x = &L->lv[k];
+        if (x->n && to->n && ~x->not_start < to->max_end) { /* overlaps: a range's */
+            memset(x, 0, sizeof *x);
+            continue;
+        }
         to->sum += x->sum;
         if (x->not_start > to->not_start) to->not_start = x->not_start;
         if (x->max_end > to->max_end) to->max_end = x->max_end;

@@ -260,7 +260,7 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     const scopeprof__thread *t = scopeprof__tls;
     if (t && t->depth)
         scopeprof__warn("scopeprof: the program ended inside %u open scope(s) of thread %llu ('%s') (exit "
-                        "called in them): they are not in the trace or the table",
+                        "or MPI_Abort called in them, or a range's END there): they are not in the trace or the table",
                         t->depth, (unsigned long long)t->tid, t->name);
     scopeprof__unlock(g);
 }

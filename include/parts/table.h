@@ -240,9 +240,11 @@ SCOPEPROF__INTERNAL scopeprof_agg_thread *scopeprof__agg_thread(scopeprof_agg *a
 }
 
 /* Fold the pending levels deeper than `depth` into level `depth` (made if
- * missing): their scopes' parent never closed (a longjmp left it), so they
- * belong to the scope that closes at depth - 1, or to the innermost open
- * one: the writer's rule (summary.h, scopeprof__sum_gather). Out of line. */
+ * missing): their scopes' parent did not close first (a longjmp left it),
+ * so they belong to the scope that closes at depth - 1, or to the innermost
+ * open one; a level that overlaps what is gathered holds a range, and is
+ * dropped. The writer's rule (summary.h, scopeprof__sum_gather). Out of
+ * line. */
 SCOPEPROF__INTERNAL void scopeprof__agg_fold(scopeprof_agg_thread *th, uint32_t depth) {
     uint32_t i = th->n;
     while (i && th->pend[i - 1].depth > depth) i--;
@@ -252,6 +254,7 @@ SCOPEPROF__INTERNAL void scopeprof__agg_fold(scopeprof_agg_thread *th, uint32_t 
     p->depth = depth;
     for (; i < th->n; i++) {
         const scopeprof_agg_pending *x = &th->pend[i];
+        if (x->n && p->n && x->min_start < p->max_end) continue; /* overlaps: a range's, dropped */
         if (x->n && (p->n == 0 || x->min_start < p->min_start)) p->min_start = x->min_start;
         if (x->n && (p->n == 0 || x->max_end > p->max_end)) p->max_end = x->max_end;
         p->n += x->n, p->n_short += x->n_short, p->nested += x->nested, p->nested_short += x->nested_short;

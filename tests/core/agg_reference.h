@@ -33,6 +33,7 @@ static int ref_agg_event_gpu(scopeprof_agg *a, uint32_t thread, uint32_t row, ui
     while (first && th->pend[first - 1].depth >= (uint64_t)depth + 1) first--;
     for (uint32_t k = first; k < th->n; k++) { /* shallowest first: sums saturate, so the order is the header's */
         const scopeprof_agg_pending *x = &th->pend[k];
+        if (x->n && kids.n && x->min_start < kids.max_end) continue; /* a range's level, over the others: dropped */
         if (x->n && (kids.n == 0 || x->min_start < kids.min_start)) kids.min_start = x->min_start;
         if (x->n && (kids.n == 0 || x->max_end > kids.max_end)) kids.max_end = x->max_end;
         kids.n += x->n;

@@ -159,6 +159,22 @@ static void test_longjmp_children(void **state) {
     assert_int_equal(c->self_cpu_mem, 64);
     assert_int_equal(scopeprof_agg_self_total(&a), 100); /* the thread's time, once */
     scopeprof_agg_free(&a);
+
+    /* Ranges that outlive the scope they began in are not gathered: they
+     * overlap the levels above them. main{ f{ BEGIN R } g{} END R }: R (at
+     * depth 2, over f and g) is not main's child, whose self leaves out f
+     * and g only; X{ BEGIN R; Y{ END R } }: Y (depth 2) began inside R. */
+    scopeprof_agg_init(&a);
+    ev(&a, 0, "f", 10, 20, 1);
+    ev(&a, 0, "g", 30, 40, 1);
+    ev(&a, 0, "R", 15, 50, 2);
+    ev(&a, 0, "main", 0, 100, 0);
+    assert_int_equal(get(&a, "main")->self_ns, 100 - 10 - 10);
+    ev(&a, 1, "R", 110, 150, 1);
+    ev(&a, 1, "Y", 130, 180, 2);
+    ev(&a, 1, "X", 100, 200, 0);
+    assert_int_equal(get(&a, "X")->self_ns, 100 - 40);
+    scopeprof_agg_free(&a);
 }
 
 /* A "child" that does not lie inside its parent (it started before it: what

@@ -393,6 +393,24 @@ static int mode_longjmp(void) {
     return 0;
 }
 
+/* ---- "range_over": in "main", a range "R" begun inside "f" and ended
+ * after "g": R (depth 2) spans f's end and all of g. */
+static int mode_range_over(void) {
+    PROFILE_SCOPE("main");
+    {
+        PROFILE_SCOPE("f");
+        BUMP();
+        PROFILE_BEGIN("R");
+        BUMP();
+    }
+    {
+        PROFILE_SCOPE("g");
+        BUMP();
+    }
+    PROFILE_END();
+    return 0;
+}
+
 /* ---- "unshare": "work" x10, then unshare(CLONE_NEWUSER), which the kernel
  * allows only in a single-threaded process; prints "unshare ok" or
  * "unshare: <error>". */
@@ -415,6 +433,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "names") == 0) return mode_names();
     if (strcmp(m, "clone") == 0) return mode_clone();
     if (strcmp(m, "longjmp") == 0) return mode_longjmp();
+    if (strcmp(m, "range_over") == 0) return mode_range_over();
     if (strcmp(m, "unshare") == 0) return mode_unshare();
     fprintf(stderr, "prog_safety: unknown mode '%s'\n", m);
     return 2;

@@ -558,6 +558,27 @@ static void test_longjmp_counted(void **state) {
         fail_msg("after_jump not under outer:\n%s", s.out);
     child_free(&s);
     child_free(&r);
+
+    /* Not a range that outlived its scope: main{ f{ BEGIN R } g{} END R }
+     * keeps R out of main's children (it overlaps f and g), in the table
+     * (main's self leaves out f and g only) and in the stacks. */
+    child_run_args(&r, "prog_safety", ARGS("range_over"), ENV("SCOPEPROF_COMPENSATE=0"));
+    expect_exit(&r, 0);
+    n = child_table_rows(r.err, rows, 16);
+    const child_row *m = child_find_row(rows, n, "main"), *f = child_find_row(rows, n, "f"),
+                    *g = child_find_row(rows, n, "g");
+    assert_non_null(m);
+    assert_non_null(f);
+    assert_non_null(g);
+    if (!child_about_equal(m->self_us + f->total_us + g->total_us, m->total_us))
+        fail_msg("main: self %.3f + f %.3f + g %.3f != total %.3f:\n%s", m->self_us, f->total_us, g->total_us,
+                 m->total_us, r.err);
+    child_run_ex(&s, rep, 1, ARGS("stacks", r.trace), NULL);
+    expect_exit(&s, 0);
+    if (strstr(s.out, "main;R ") || !strstr(s.out, "main;f ") || !strstr(s.out, "main;g "))
+        fail_msg("R under main, or f or g not:\n%s", s.out);
+    child_free(&s);
+    child_free(&r);
 }
 
 /* ==== 13. clone() without fork(); a pipe given to `scopeprof html` =========== */
@@ -626,6 +647,28 @@ static void test_html_refuses_pipe(void **state) {
     expect_exit(&h, 2);
     if (child_lines_with(h.err, want) != 1) fail_msg("want a line '%s':\n%s", want, h.err);
     child_free(&h);
+    /* `table` and `stacks` read a FIFO once, as a pipe: the probes that read
+     * files twice (each rank once, clocks) do not open it (one that did
+     * took the feeder's data, and the command waited for ever). */
+    for (int c = 0; c < 2; c++) {
+        pid_t f = fork();
+        if (f == 0) {
+            char *data = child_slurp(r.trace);
+            struct stat st;
+            int fd = open(fifo, O_WRONLY);
+            if (fd >= 0 && stat(r.trace, &st) == 0) {
+                ssize_t w = write(fd, data, (size_t)st.st_size);
+                (void)w;
+            }
+            _exit(0);
+        }
+        child_run_ex(&h, rep, 1, c ? ARGS("stacks", fifo) : ARGS("table", fifo), NULL);
+        kill(f, SIGKILL);
+        waitpid(f, NULL, 0);
+        expect_exit(&h, 0);
+        if (!strstr(h.out, "work")) fail_msg("%s of a FIFO: no scope 'work':\n%s", c ? "stacks" : "table", h.out);
+        child_free(&h);
+    }
     unlink(fifo);
     child_free(&r);
 }
