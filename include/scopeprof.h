@@ -5938,17 +5938,19 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
 
 /* The summary's line at exit on what the profiler itself cost: on the
  * recording threads, each call's calibrated cost (its class's inside +
- * outside: what compensation takes out of the rows above, docs/DESIGN.md);
- * and the background writer's CPU (scopeprof__writer_wait notes it), which
- * runs beside the program: on a machine whose cores are all busy it comes
- * out of the program's time. Either part only when known (compensation on;
- * a writer that ran). Lock held. */
+ * outside: what compensation takes out of the rows above, docs/DESIGN.md;
+ * the steps' row is no calls of scopes, and nothing is taken out of it);
+ * and the background writer's CPU (scopeprof__writer_main notes it at each
+ * look), which runs beside the program: on a machine whose cores are all
+ * busy it comes out of the program's time. Either part only when known
+ * (compensation on; a writer that ran). Lock held. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__state *g, FILE *out) {
     const scopeprof_agg *a = &g->sum.agg;
     double rec_ps = 0;
     uint64_t calls = 0;
     for (uint32_t i = 0; i < a->nrows; i++) {
         const scopeprof_row *r = &a->rows[i];
+        if (strcmp(r->name, "ProfilerStep*") == 0) continue;
         calls += r->count;
         rec_ps += (double)(r->count - r->count_short) * (a->comp_inside_ps + a->comp_outside_ps) +
                   (double)r->count_short * (a->comp_short_inside_ps + a->comp_short_outside_ps);
@@ -7674,13 +7676,17 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
                               scopeprof__more_rows(g, m.nrows, more, sizeof more));
         scopeprof_table_notes(stderr, &m);
-        /* Rank 0's file was written to just now (scopeprof__flush): the
-         * ranks' files are there unless it could not be. */
-        int files = !g->out.no_output && g->out.events_written && !g->out.create_err && !g->out.write_err;
+        /* Rank 0 wrote a file (its current one just now, scopeprof__flush,
+         * or a schedule's cycles before it): the ranks' files are there
+         * unless one could not be written. */
+        int files = !g->out.no_output && g->out.files && !g->out.create_err && !g->out.write_err;
         if (open)
             fprintf(stderr, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say)%s\n",
                     (unsigned long long)open, files ? ", which each rank's trace file has" : "");
-        if (files) fprintf(stderr, "Trace files: one per rank, as rank 0's '%s'\n", g->out.path);
+        if (files && g->out.events_written)
+            fprintf(stderr, "Trace files: one per rank, as rank 0's '%s'\n", g->out.path);
+        else if (files)
+            fprintf(stderr, "Trace files: one per rank and schedule cycle\n");
         char o[32], t[32];
         if (size > 1 && files)
             fprintf(stderr, "Clocks: each rank's offset to rank 0's clock measured at MPI_Init and "

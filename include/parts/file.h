@@ -785,17 +785,19 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
 
 /* The summary's line at exit on what the profiler itself cost: on the
  * recording threads, each call's calibrated cost (its class's inside +
- * outside: what compensation takes out of the rows above, docs/DESIGN.md);
- * and the background writer's CPU (scopeprof__writer_wait notes it), which
- * runs beside the program: on a machine whose cores are all busy it comes
- * out of the program's time. Either part only when known (compensation on;
- * a writer that ran). Lock held. */
+ * outside: what compensation takes out of the rows above, docs/DESIGN.md;
+ * the steps' row is no calls of scopes, and nothing is taken out of it);
+ * and the background writer's CPU (scopeprof__writer_main notes it at each
+ * look), which runs beside the program: on a machine whose cores are all
+ * busy it comes out of the program's time. Either part only when known
+ * (compensation on; a writer that ran). Lock held. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__state *g, FILE *out) {
     const scopeprof_agg *a = &g->sum.agg;
     double rec_ps = 0;
     uint64_t calls = 0;
     for (uint32_t i = 0; i < a->nrows; i++) {
         const scopeprof_row *r = &a->rows[i];
+        if (strcmp(r->name, "ProfilerStep*") == 0) continue;
         calls += r->count;
         rec_ps += (double)(r->count - r->count_short) * (a->comp_inside_ps + a->comp_outside_ps) +
                   (double)r->count_short * (a->comp_short_inside_ps + a->comp_short_outside_ps);

@@ -600,13 +600,17 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
                               scopeprof__more_rows(g, m.nrows, more, sizeof more));
         scopeprof_table_notes(stderr, &m);
-        /* Rank 0's file was written to just now (scopeprof__flush): the
-         * ranks' files are there unless it could not be. */
-        int files = !g->out.no_output && g->out.events_written && !g->out.create_err && !g->out.write_err;
+        /* Rank 0 wrote a file (its current one just now, scopeprof__flush,
+         * or a schedule's cycles before it): the ranks' files are there
+         * unless one could not be written. */
+        int files = !g->out.no_output && g->out.files && !g->out.create_err && !g->out.write_err;
         if (open)
             fprintf(stderr, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say)%s\n",
                     (unsigned long long)open, files ? ", which each rank's trace file has" : "");
-        if (files) fprintf(stderr, "Trace files: one per rank, as rank 0's '%s'\n", g->out.path);
+        if (files && g->out.events_written)
+            fprintf(stderr, "Trace files: one per rank, as rank 0's '%s'\n", g->out.path);
+        else if (files)
+            fprintf(stderr, "Trace files: one per rank and schedule cycle\n");
         char o[32], t[32];
         if (size > 1 && files)
             fprintf(stderr, "Clocks: each rank's offset to rank 0's clock measured at MPI_Init and "

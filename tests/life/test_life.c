@@ -449,6 +449,9 @@ static void test_steps_chunk(void **state) {
     child r;
     child_run_args(&r, "prog_life", ARGS("steps", "5"), NULL);
     expect_unscheduled(&r, 5);
+    /* The profiler's own cost counts the 15 scopes, not the 5 steps' row
+     * (no scope's calls, nothing taken out of it). */
+    assert_int_equal(child_lines_with(r.err, "Profiler's own cost: 15 calls, "), 1);
     tr_trace t;
     read_whole(r.trace, &t);
     assert_int_equal(t.steps_chunks, 1);

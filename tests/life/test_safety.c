@@ -611,6 +611,22 @@ static void test_clone_said(void **state) {
  * refused, naming it, exit 2, as standard input is. Before: html exited 0
  * with an empty flame graph and timeline (here, with a FIFO, its second
  * pass waited for a writer for ever). */
+/* A child that writes the file `path` into the FIFO, as `cat` would. */
+static pid_t feed_fifo(const char *fifo, const char *path) {
+    pid_t feeder = fork();
+    if (feeder == 0) {
+        char *data = child_slurp(path);
+        struct stat st;
+        int fd = open(fifo, O_WRONLY);
+        if (fd >= 0 && stat(path, &st) == 0) {
+            ssize_t w = write(fd, data, (size_t)st.st_size);
+            (void)w;
+        }
+        _exit(0);
+    }
+    return feeder;
+}
+
 static void test_html_refuses_pipe(void **state) {
     (void)state;
     child r;
@@ -620,17 +636,7 @@ static void test_html_refuses_pipe(void **state) {
     snprintf(fifo, sizeof fifo, "%s/pipe.sprof", r.dir);
     snprintf(out, sizeof out, "%s/page.html", r.dir);
     assert_int_equal(mkfifo(fifo, 0600), 0);
-    pid_t feeder = fork(); /* writes the trace into the FIFO, as `cat` would */
-    if (feeder == 0) {
-        char *data = child_slurp(r.trace);
-        struct stat st;
-        int fd = open(fifo, O_WRONLY);
-        if (fd >= 0 && stat(r.trace, &st) == 0) {
-            ssize_t w = write(fd, data, (size_t)st.st_size);
-            (void)w;
-        }
-        _exit(0);
-    }
+    pid_t feeder = feed_fifo(fifo, r.trace);
     reporter_path(rep, sizeof rep);
     child h;
     child_run_ex(&h, rep, 1, ARGS("html", fifo, "-o", out), NULL);
@@ -651,17 +657,7 @@ static void test_html_refuses_pipe(void **state) {
      * files twice (each rank once, clocks) do not open it (one that did
      * took the feeder's data, and the command waited for ever). */
     for (int c = 0; c < 2; c++) {
-        pid_t f = fork();
-        if (f == 0) {
-            char *data = child_slurp(r.trace);
-            struct stat st;
-            int fd = open(fifo, O_WRONLY);
-            if (fd >= 0 && stat(r.trace, &st) == 0) {
-                ssize_t w = write(fd, data, (size_t)st.st_size);
-                (void)w;
-            }
-            _exit(0);
-        }
+        pid_t f = feed_fifo(fifo, r.trace);
         child_run_ex(&h, rep, 1, c ? ARGS("stacks", fifo) : ARGS("table", fifo), NULL);
         kill(f, SIGKILL);
         waitpid(f, NULL, 0);

@@ -344,7 +344,12 @@ grep -q "^scopeprof: MPI_Abort(7) on rank 1: trace written to '$work/abort.rank1
 # gives the steps' row per rank (it was one row, its rank empty).
 mkdir cycles forked twice
 (cd cycles && SCOPEPROF_SCHEDULE=skip_first=0,wait=1,warmup=0,active=2,repeat=2 \
-  $MPIRUN -np 2 "$PROG" 1 1 6 1000 steps >/dev/null 2>&1) || fail "the job with a schedule failed"
+  $MPIRUN -np 2 "$PROG" 1 1 6 1000 steps >/dev/null 2>job.err) || fail "the job with a schedule failed"
+# Its job table still names the files and their clocks (rank 0's current
+# file, after the last cycle, holds nothing).
+grep -q "^Trace files: one per rank and schedule cycle\$" cycles/job.err && grep -q "^Clocks: " cycles/job.err ||
+  fail "the job table under a schedule does not name the files or their clocks: $(cat cycles/job.err)"
+rm cycles/job.err
 (cd forked && $MPIRUN -np 2 "$PROG" 1 1 4 1000 steps+fork >/dev/null 2>&1) || fail "the job whose ranks fork failed"
 [ "$(ls cycles/prog_mpi.rank0.*.cycle000?.sprof | wc -l)" = 2 ] || fail "rank 0 did not write two cycles: $(ls cycles)"
 [ "$(ls forked/prog_mpi.rank0.*.sprof | wc -l)" = 2 ] || fail "no file of rank 0 and one of its child: $(ls forked)"
