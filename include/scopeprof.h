@@ -1032,6 +1032,11 @@ uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key);
  * (its _build_table; docs/REPORTER.md). row_limit <= 0 prints every row. */
 void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key,
                            int row_limit);
+/* The line under a table of `rows` rows that `limit` cut (limit <= 0: none
+ * cut), naming the knob that did: "... 6 more rows (KNOB3 of 9; ALL shows
+ * all)", KNOB "--limit " or "SCOPEPROF_ROW_LIMIT=", ALL what shows every
+ * row. Into b, which it returns; NULL when nothing was cut. */
+const char *scopeprof_more_rows(char *b, size_t n, uint32_t rows, long limit, const char *knob, const char *all);
 /* The lines under the table that say how to read it: what CPU time is, and
  * the overhead compensation (when a calibration is known). The exit summary
  * and `scopeprof table` print them after scopeprof_table_print, which keeps
@@ -2119,6 +2124,14 @@ static inline const char *scopeprof__name_cell(char *dst, const char *raw, int w
     snprintf(dst, SCOPEPROF__NAME_W + 1, "%.*s%s", cut ? w - 3 : w, s, cut ? "..." : "");
     free(copy);
     return dst;
+}
+
+SCOPEPROF__API const char *scopeprof_more_rows(char *b, size_t n, uint32_t rows, long limit, const char *knob,
+                                               const char *all) {
+    if (limit <= 0 || (uint64_t)limit >= rows) return NULL;
+    uint32_t more = rows - (uint32_t)limit;
+    snprintf(b, n, "... %u more row%s (%s%ld of %u; %s shows all)", more, more == 1 ? "" : "s", knob, limit, rows, all);
+    return b;
 }
 
 /* One table cell: right-aligned in `w`, then two spaces (the last cell too). */
@@ -5972,12 +5985,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
 /* After a table of `rows` rows cut by SCOPEPROF_ROW_LIMIT, the line that
  * says so, as the reporter's --limit does (the exit table's, the MPI
  * job's): into b, which it returns; NULL when nothing was cut. */
-SCOPEPROF__INTERNAL const char *scopeprof__more_rows(const scopeprof__state *g, uint32_t rows, char *b, size_t n) {
-    int lim = g->cfg.row_limit;
-    if (lim <= 0 || (uint32_t)lim >= rows) return NULL;
-    snprintf(b, n, "... %u more row%s (SCOPEPROF_ROW_LIMIT=%d of %u; 0 shows all)", rows - (uint32_t)lim,
-             rows - (uint32_t)lim == 1 ? "" : "s", lim, rows);
-    return b;
+static inline const char *scopeprof__more_rows(const scopeprof__state *g, uint32_t rows, char *b, size_t n) {
+    return scopeprof_more_rows(b, n, rows, g->cfg.row_limit, "SCOPEPROF_ROW_LIMIT=", "0");
 }
 
 /* The table at exit (and at each schedule's cycle, after `title`): PyTorch's

@@ -1,7 +1,10 @@
 /* cells.c -- see cells.h. */
+#define SCOPEPROF_AGGREGATION /* scopeprof_more_rows: the exit table's line too */
 #include "cells.h"
 
 #include <string.h>
+
+#include "scopeprof.h"
 
 int sp_format_parse(const char *f, FILE *err) {
     static const char *const names[] = {"text", "csv", "json", "markdown"}; /* SP_FORMAT_* */
@@ -14,11 +17,7 @@ int sp_format_parse(const char *f, FILE *err) {
 
 int sp_more_rows(char *b, size_t n, uint32_t nrows, long limit) {
     b[0] = 0;
-    if (limit <= 0 || (uint32_t)limit >= nrows) return 0;
-    uint32_t more = nrows - (uint32_t)limit;
-    snprintf(b, n, "... %u more row%s (--limit %ld of %u; --limit 0 shows all)", more, more == 1 ? "" : "s", limit,
-             nrows);
-    return 1;
+    return scopeprof_more_rows(b, n, nrows, limit, "--limit ", "--limit 0") != NULL;
 }
 
 void sp_csv_field(FILE *out, const char *s) {

@@ -819,12 +819,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
 /* After a table of `rows` rows cut by SCOPEPROF_ROW_LIMIT, the line that
  * says so, as the reporter's --limit does (the exit table's, the MPI
  * job's): into b, which it returns; NULL when nothing was cut. */
-SCOPEPROF__INTERNAL const char *scopeprof__more_rows(const scopeprof__state *g, uint32_t rows, char *b, size_t n) {
-    int lim = g->cfg.row_limit;
-    if (lim <= 0 || (uint32_t)lim >= rows) return NULL;
-    snprintf(b, n, "... %u more row%s (SCOPEPROF_ROW_LIMIT=%d of %u; 0 shows all)", rows - (uint32_t)lim,
-             rows - (uint32_t)lim == 1 ? "" : "s", lim, rows);
-    return b;
+static inline const char *scopeprof__more_rows(const scopeprof__state *g, uint32_t rows, char *b, size_t n) {
+    return scopeprof_more_rows(b, n, rows, g->cfg.row_limit, "SCOPEPROF_ROW_LIMIT=", "0");
 }
 
 /* The table at exit (and at each schedule's cycle, after `title`): PyTorch's

@@ -209,6 +209,11 @@ uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key);
  * (its _build_table; docs/REPORTER.md). row_limit <= 0 prints every row. */
 void scopeprof_table_print(FILE *out, const scopeprof_agg *a, scopeprof_sort key,
                            int row_limit);
+/* The line under a table of `rows` rows that `limit` cut (limit <= 0: none
+ * cut), naming the knob that did: "... 6 more rows (KNOB3 of 9; ALL shows
+ * all)", KNOB "--limit " or "SCOPEPROF_ROW_LIMIT=", ALL what shows every
+ * row. Into b, which it returns; NULL when nothing was cut. */
+const char *scopeprof_more_rows(char *b, size_t n, uint32_t rows, long limit, const char *knob, const char *all);
 /* The lines under the table that say how to read it: what CPU time is, and
  * the overhead compensation (when a calibration is known). The exit summary
  * and `scopeprof table` print them after scopeprof_table_print, which keeps

@@ -580,6 +580,14 @@ static inline const char *scopeprof__name_cell(char *dst, const char *raw, int w
     return dst;
 }
 
+SCOPEPROF__API const char *scopeprof_more_rows(char *b, size_t n, uint32_t rows, long limit, const char *knob,
+                                               const char *all) {
+    if (limit <= 0 || (uint64_t)limit >= rows) return NULL;
+    uint32_t more = rows - (uint32_t)limit;
+    snprintf(b, n, "... %u more row%s (%s%ld of %u; %s shows all)", more, more == 1 ? "" : "s", knob, limit, rows, all);
+    return b;
+}
+
 /* One table cell: right-aligned in `w`, then two spaces (the last cell too). */
 static inline void scopeprof__cell(FILE *out, const char *s, int w) {
     fprintf(out, "%*s  ", w, s);
