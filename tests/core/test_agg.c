@@ -852,8 +852,8 @@ static void test_comp_short_class(void **state) {
     scopeprof_agg_free(&a);
 }
 
-/* Rows most of whose calls were short, and whose time is less than what
- * those calls cost, are named in a line of their own (their times are
+/* Rows most of whose calls were short, and whose time is less than one
+ * short scope's cost for each call, are named in a line of their own (their times are
  * mostly the profiler's); a row named as clamped is not named again; a row
  * of mostly short calls with real time in it is not named; a name is said
  * once (rows of one name on two threads); with no short class, none is
@@ -872,6 +872,13 @@ static void test_comp_short_rows_named(void **state) {
     ev(&a, 0, "wait", 100, 110, 0); /* short, */
     ev(&a, 0, "wait", 120, 130, 0); /* short, */
     ev(&a, 0, "wait", 140, 1000140, 0); /* but a millisecond in all: not the profiler's */
+    /* 3 of 5 short: 3 x (12 - 8) + 2 x 25 = 62 ns shown, above the short
+     * calls' 3 x 20 but below one short scope a call, 5 x 20: named */
+    ev(&a, 0, "most", 0, 12, 0);
+    ev(&a, 0, "most", 20, 32, 0);
+    ev(&a, 0, "most", 40, 52, 0);
+    ev(&a, 0, "most", 60, 85, 0);
+    ev(&a, 0, "most", 90, 115, 0);
     ev(&a, 0, "half", 100, 110, 0); /* short */
     ev(&a, 0, "half", 120, 150, 0); /* not: 1 of 2 is not most */
     ev(&a, 0, "long", 200, 400, 0);
@@ -880,7 +887,7 @@ static void test_comp_short_rows_named(void **state) {
     assert_non_null(strstr(buf, "Overhead compensation: 5.0 ns per nested scope taken out (calibrated at start-up; "
                                 "20.0 ns per short one, about as short as an empty scope; raw times"));
     const char *line = strstr(buf, "\nMostly the profiler's own cost (most calls about as short as an empty scope; "
-                                   "their times are not to be trusted): tiny\n");
+                                   "their times are not to be trusted): tiny most\n");
     assert_non_null(line);
     assert_non_null(strstr(buf, "clamped at 0 or at their total (scopes about as short as the calibration; "
                                 "--no-compensate shows raw times): gone\n"));

@@ -106,21 +106,41 @@ done
 # compensated (their times are mostly the profiler's: table.h,
 # scopeprof_table_notes), in both tables alike (compared above): run_leaf
 # (a counter's increment in it) is, run_parent (its 400 children) is not.
-short=$(grep "^Mostly the profiler's own cost (most calls about as short as an empty scope" "$work/runs1.err" || true)
-case "$short" in
-  *" run_leaf"*" run_other"*) case "$short" in *run_parent* | *run_mid*) short= ;; esac ;;
-  *) short= ;;
-esac
-[ -n "$short" ] || { echo "FAIL: runs: run_leaf and run_other are not named as mostly the profiler's cost (or run_parent is):"; cat "$work/runs1.err"; failed=1; }
-! grep -q "^Mostly the profiler's own cost" "$work/runs0.err" || { echo "FAIL: runs: raw times name short rows"; failed=1; }
 # The table across files (--per-rank, one file here) keeps the short class:
-# the footer's figure and the rows named.
-SCOPEPROF_OUTPUT="$work/runs_rank.sprof" "$BUILD/tests/life/prog_life" runs >/dev/null 2>&1
-"$BUILD/scopeprof" table --per-rank "$work/runs_rank.sprof" >"$work/runs_rank.out" 2>&1 || true
-if ! grep -q "per short one, about as short as an empty scope" "$work/runs_rank.out" ||
-  ! grep -q "^Mostly the profiler's own cost (.*: .*run_leaf" "$work/runs_rank.out"; then
-  echo "FAIL: runs: --per-rank drops the short class:"; cat "$work/runs_rank.out"; failed=1
-fi
+# the footer's figure and the rows named. Each call's duration decides its
+# class, and a loaded machine stretches them: with two busy loops on the two
+# CPUs, 1 run in 30 showed run_leaf at 47 ns a call and did not name it. So
+# up to 3 runs are tried for one that names them (the rule itself is checked
+# exactly, without a clock, in tests/core/test_agg.c:
+# test_comp_short_rows_named); a run that names run_parent fails at once.
+! grep -q "^Mostly the profiler's own cost" "$work/runs0.err" || { echo "FAIL: runs: raw times name short rows"; failed=1; }
+short_named() { # FILE: 0 run_leaf and run_other named; 2 run_parent or run_mid named; else 1
+  local line
+  line=$(grep "^Mostly the profiler's own cost (most calls about as short as an empty scope" "$1" || true)
+  case "$line" in
+    *run_parent* | *run_mid*) return 2 ;;
+    *" run_leaf"*" run_other"*) return 0 ;;
+  esac
+  return 1
+}
+for try in 1 2 3; do
+  SCOPEPROF_OUTPUT="$work/runs_rank.sprof" "$BUILD/tests/life/prog_life" runs >/dev/null 2>"$work/short.err"
+  "$BUILD/scopeprof" table --per-rank "$work/runs_rank.sprof" >"$work/runs_rank.out" 2>&1 || true
+  rc=0; short_named "$work/short.err" || rc=$?
+  if [ "$rc" -eq 2 ]; then
+    echo "FAIL: runs: run_parent or run_mid is named as mostly the profiler's cost:"; cat "$work/short.err"; failed=1; break
+  fi
+  if [ "$rc" -eq 0 ] && grep -q "per short one, about as short as an empty scope" "$work/runs_rank.out" &&
+    grep -q "^Mostly the profiler's own cost (.*: .*run_leaf" "$work/runs_rank.out"; then
+    [ "$try" -eq 1 ] || echo "ok: runs: short rows named in run $try of 3 (the machine is loaded)"
+    break
+  fi
+  if [ "$try" -eq 3 ]; then
+    echo "FAIL: runs: in 3 runs, run_leaf and run_other were not named as mostly the profiler's cost, at exit or by --per-rank:"
+    cat "$work/short.err" "$work/runs_rank.out"; failed=1
+  fi
+  rm -f "$work/runs_rank.sprof"
+done
 
 # Ranges that outlive the scope they began in: a child that started before
 # its parent, two overlapping records of one key (prog_life overlap). The
