@@ -80,7 +80,9 @@ static void make_sequence(void) {
             record *c = add(SCOPE, open_site[open], open, open_start[open], end);
             if (below(8) == 0) c->k = GPU, c->gpu_ns = below(50);
         } else if (r < 88) { /* a run of one leaf, now and then one starting before the last ended */
-            for (uint32_t j = 0, n = 1 + below(5); j < n; j++) {
+            /* up to 12: past its second record the writer takes a run four
+             * records at a time (writer.h, scopeprof__run_len) */
+            for (uint32_t j = 0, n = 1 + below(12); j < n; j++) {
                 uint64_t a = t + below(3), b = a + below(4);
                 add(SCOPE, site, open, a, b);
                 t = below(6) == 0 && b > 3 ? b - below(3) : b;
