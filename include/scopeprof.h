@@ -133,6 +133,8 @@
  *   SCOPEPROF_SIGNALS     0: no handlers (default 1: on SIGINT, SIGTERM, SIGHUP,
  *                         SIGPIPE, SIGQUIT and crashes the trace is written,
  *                         then the signal acts).
+ *   SCOPEPROF_CLOCK       monotonic: CLOCK_MONOTONIC, read out of line (default
+ *                         tsc: the CPU's time-stamp counter where it is invariant).
  *   A value that does not parse is reported by name on stderr and ignored, and
  *   so is a SCOPEPROF_ variable that is none of these (a misspelt name). A
  *   privileged process (setuid, setgid, file capabilities) reads none of them
@@ -423,10 +425,26 @@ extern __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread
 extern __attribute__((visibility("hidden"))) int scopeprof__use_tsc
     __asm__("scopeprof__use_tsc__define_SCOPEPROF_IMPLEMENTATION_in_one_file");
 
+/* What a scope's open and close read: the thread pointer where the inline
+ * path may read the clock itself, and that clock. On x86 a second thread
+ * pointer, the same as scopeprof__tls where ticks are TSC cycles and NULL
+ * where they are not (scopeprof__tls_set keeps the two): one test finds
+ * both a thread's first scope and a machine whose clock is read out of
+ * line (6 instructions a scope fewer than testing the clock choice at each
+ * read; 8 bytes more of static TLS). Elsewhere the clock is read out of
+ * line anyway, and the one pointer serves. */
+#if defined(__x86_64__) || defined(__i386__)
+extern __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls_hot
+    __asm__("scopeprof__tls_hot__define_SCOPEPROF_IMPLEMENTATION_in_one_file");
+#else
+#define scopeprof__tls_hot scopeprof__tls
+#endif
+
 /* The out-of-line half of the API, defined by the implementation; hidden:
  * each module calls its own copy directly (no PLT). */
 #define SCOPEPROF__HIDDEN __attribute__((visibility("hidden")))
 SCOPEPROF__HIDDEN scopeprof__thread *scopeprof__thread_attach(void);
+SCOPEPROF__HIDDEN scopeprof__u64 scopeprof__scope_clock_slow(scopeprof__thread *t, scopeprof__u32 site);
 SCOPEPROF__HIDDEN scopeprof__u32 scopeprof__site_register(scopeprof_site *s);
 SCOPEPROF__HIDDEN scopeprof__u32 scopeprof__site_dyn(const scopeprof_site *callsite, const char *name);
 SCOPEPROF__HIDDEN scopeprof__slot *scopeprof__chunk_next(scopeprof__thread *t);
@@ -458,15 +476,30 @@ static inline scopeprof__u64 scopeprof__ticks(void) {
 #endif
     return scopeprof__ticks_slow();
 }
+/* The clock where scopeprof__tls_hot is set: no test of the choice. */
+static inline scopeprof__u64 scopeprof__ticks_hot(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return scopeprof__ticks_slow();
+#endif
+}
 
+/* Where scopeprof__tls_hot is NULL (a thread's first scope in this module,
+ * a clock read out of line), the thread pointer and the clock the slow way.
+ * The scope stays in registers: nothing out of line takes its address. */
 static inline scopeprof_scope scopeprof__scope_open(scopeprof__u32 site) {
-    scopeprof__thread *t = scopeprof__tls;
-    if (__builtin_expect(!t, 0)) t = scopeprof__thread_attach();
     scopeprof_scope sc;
-    sc.t = t;
+    sc.t = scopeprof__tls_hot;
     sc.site = site;
-    sc.depth = t->depth++;
-    sc.start = scopeprof__ticks();
+    if (__builtin_expect(!sc.t, 0)) {
+        sc.t = scopeprof__tls ? scopeprof__tls : scopeprof__thread_attach();
+        sc.depth = sc.t->depth++;
+        sc.start = scopeprof__ticks();
+        return sc;
+    }
+    sc.depth = sc.t->depth++;
+    sc.start = scopeprof__ticks_hot();
     return sc;
 }
 
@@ -498,17 +531,27 @@ static inline void scopeprof__emit(scopeprof__thread *t, scopeprof__u64 start, s
     }
 }
 
-static inline void scopeprof__scope_end(scopeprof_scope *sc) {
-    scopeprof__u64 end = scopeprof__ticks();
-    scopeprof__thread *t = sc->t;
-    /* Closed on another thread than it opened on (an untied OpenMP task
-     * that moved): its buffer and depth are the first thread's, which only
-     * that thread may write. Left out, counted and said at exit (out of
-     * line); the first thread's depth keeps it. */
-    if (__builtin_expect(t != scopeprof__tls, 0)) {
-        scopeprof__scope_moved(sc->site);
-        return;
+/* The clock at a scope's close into *end, read before anything else that
+ * is not the scope's. Returns 0 when the scope closes on another thread
+ * than it opened on (an untied OpenMP task that moved: its buffer and depth
+ * are the first thread's, which only that thread may write; left out,
+ * counted and said at exit, out of line). Where scopeprof__tls_hot is NULL
+ * (the clock read out of line) the two cases are told apart past the one
+ * test. That test comes before the clock read: a few instructions inside
+ * the scope's time, which the compensation measures with the rest. */
+static inline int scopeprof__scope_clock(scopeprof__thread *t, scopeprof__u32 site, scopeprof__u64 *end) {
+    if (__builtin_expect(t == scopeprof__tls_hot, 1)) {
+        *end = scopeprof__ticks_hot();
+        return 1;
     }
+    *end = scopeprof__scope_clock_slow(t, site); /* out of line: the close stays small enough to inline */
+    return *end != 0;
+}
+
+static inline void scopeprof__scope_end(scopeprof_scope *sc) {
+    scopeprof__thread *t = sc->t;
+    scopeprof__u64 end;
+    if (!scopeprof__scope_clock(t, sc->site, &end)) return;
     /* Scopes opened inside this one that never closed (a longjmp out of
      * them) leave the depth above this one's plus one: counted, out of line. */
     if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
@@ -580,12 +623,9 @@ static inline scopeprof_shape_scope scopeprof__shape_begin(scopeprof_site *s, co
  * parse. A slot's memory is two little-endian words on a little-endian CPU:
  * the numbers are stored as words. */
 static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
-    scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = ss->sc.t;
-    if (__builtin_expect(t != scopeprof__tls, 0)) { /* moved: scopeprof__scope_end */
-        scopeprof__scope_moved(ss->sc.site);
-        return;
-    }
+    scopeprof__u64 end;
+    if (!scopeprof__scope_clock(t, ss->sc.site, &end)) return; /* moved */
     if (__builtin_expect(t->depth != ss->sc.depth + 1, 0)) scopeprof__scopes_left(t, ss->sc.depth, ss->sc.site);
     t->depth = ss->sc.depth;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -2508,6 +2548,7 @@ typedef struct scopeprof__state {
         int group_shape; /* SCOPEPROF_GROUP_BY=shape: rows per name and input shapes */
         int signals;    /* SCOPEPROF_SIGNALS: flush on SIGINT/SIGTERM/crashes */
         int compensate; /* SCOPEPROF_COMPENSATE */
+        int clock_mono; /* SCOPEPROF_CLOCK=monotonic: no TSC */
         int flush_ms;   /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
         size_t budget;  /* SCOPEPROF_BUFFER_MB, in bytes */
         char prog[256]; /* program name, read once at start */
@@ -2939,6 +2980,18 @@ static inline uint64_t scopeprof__mono_ns(void) {
 
 SCOPEPROF__API uint64_t scopeprof__ticks_slow(void) { return scopeprof__mono_ns(); }
 
+/* Every change of this thread's pointer (scopeprof__tls) goes through here:
+ * the hot path's (api.h, scopeprof__tls_hot) follows it where ticks are TSC
+ * cycles and stays NULL where they are not, so that a scope's open and
+ * close take their slow path there (api.h, scopeprof__scope_open). */
+static inline scopeprof__thread *scopeprof__tls_set(scopeprof__thread *t) {
+    scopeprof__tls = t;
+#if defined(__x86_64__) || defined(__i386__)
+    scopeprof__tls_hot = scopeprof__use_tsc == 1 ? t : NULL;
+#endif
+    return t;
+}
+
 /* One CLOCK_MONOTONIC time and the TSC at the same instant: the TSC read on
  * both sides of the clock, best of four tries. A thread preempted between
  * two single reads would pair them milliseconds apart and skew every
@@ -3157,7 +3210,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     scopeprof__thread *saved = scopeprof__tls;
-    scopeprof__tls = &cal;
+    scopeprof__tls_set(&cal);
     cal.lim = buf + 4 * K;
     for (int b = -8; b < B; b++) { /* the first 8 warm the caches: not kept */
         uint64_t c[6]; /* the clock between the batches */
@@ -3180,7 +3233,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__
         t[3][b] = scopeprof__cal_ticks(c[4] - c[3]), t[4][b] = scopeprof__cal_ticks(c[5] - c[4]);
         t[5][b] = scopeprof__cal_durs(&cal, buf);
     }
-    scopeprof__tls = saved;
+    scopeprof__tls_set(saved);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     double q[6];
     for (int k = 0; k < 6; k++) {
@@ -3347,7 +3400,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__st
     X(COMPENSATE, 1, 0, 1, "0: no overhead compensation")                                     \
     X(WRITER, 1, 0, 1, "0: no background writer thread")                                      \
     X(FLUSH_MS, 100, 1, 3600000, "the writer writes at least this often, ms")                  \
-    X(SIGNALS, 1, 0, 1, "0: no signal handlers")
+    X(SIGNALS, 1, 0, 1, "0: no signal handlers")                                          \
+    X(CLOCK, -1, 1, 0, "tsc (default: the TSC where the CPU says it is invariant) or monotonic")
 
 #define SCOPEPROF__ENV_ENUM(name, def, lo, hi, doc) SCOPEPROF__ENV_##name,
 enum { SCOPEPROF__ENV(SCOPEPROF__ENV_ENUM) SCOPEPROF__ENV_COUNT };
@@ -3461,6 +3515,11 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
     g->cfg.compensate = env.num[SCOPEPROF__ENV_COMPENSATE];
     g->wr.state = env.num[SCOPEPROF__ENV_WRITER] ? SCOPEPROF__WRITER_NONE : SCOPEPROF__WRITER_NEVER;
     g->cfg.flush_ms = env.num[SCOPEPROF__ENV_FLUSH_MS];
+    if ((v = env.text[SCOPEPROF__ENV_CLOCK]) != NULL) {
+        if (strcmp(v, "monotonic") == 0) g->cfg.clock_mono = 1;
+        else if (strcmp(v, "tsc") != 0)
+            scopeprof__warn("scopeprof: ignoring SCOPEPROF_CLOCK='%s': expected tsc or monotonic", v);
+    }
     scopeprof__read_prog(g->cfg.prog);
     v = env.text[SCOPEPROF__ENV_OUTPUT];
     const char *dir = NULL; /* SCOPEPROF_OUTPUT names a directory: the default names go there */
@@ -3528,6 +3587,9 @@ extern "C" {
 /* The module's thread pointer and clock choice (declared in api.h, where
  * the hot path reads them). */
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls;
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls_hot;
+#endif
 __attribute__((weak, visibility("hidden"))) int scopeprof__use_tsc = -1;
 
 
@@ -3788,7 +3850,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         g->out.claim_fd = -1;
         scopeprof_agg_init(&g->sum.agg);
         scopeprof__read_env(g);
-        g->clock.use_tsc = scopeprof__tsc_invariant();
+        g->clock.use_tsc = !g->cfg.clock_mono && scopeprof__tsc_invariant();
         {
             struct timespec rt;
             clock_gettime(CLOCK_REALTIME, &rt);
@@ -3978,9 +4040,9 @@ static inline scopeprof__thread *scopeprof__threads_head(scopeprof__state *g) {
  * module created it, else create and register it. */
 SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     scopeprof__state *g = scopeprof__state_get();
-    if (__atomic_load_n(&g->life.oom, __ATOMIC_ACQUIRE)) return scopeprof__tls = &g->buf.off_thread;
+    if (__atomic_load_n(&g->life.oom, __ATOMIC_ACQUIRE)) return scopeprof__tls_set(&g->buf.off_thread);
     scopeprof__thread *t = (scopeprof__thread *)pthread_getspecific(g->key);
-    if (t) return scopeprof__tls = t;
+    if (t) return scopeprof__tls_set(t);
     if (scopeprof__lock_mine(g, 0)) { /* a handler: no allocation, no lock; not kept */
         scopeprof__reentered(g);
         return &g->buf.off_thread;
@@ -3996,7 +4058,7 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     if (!t) {
         scopeprof__reg_unlock(g);
         scopeprof__oom(g);
-        return scopeprof__tls = &g->buf.off_thread;
+        return scopeprof__tls_set(&g->buf.off_thread);
     }
     t->tid = scopeprof__gettid();
     t->alive = 1;
@@ -4006,7 +4068,17 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     __atomic_store_n(&g->reg.threads, t, __ATOMIC_RELEASE); /* walked without `reg` */
     scopeprof__reg_unlock(g);
     pthread_setspecific(g->key, t);
-    return scopeprof__tls = t;
+    return scopeprof__tls_set(t);
+}
+
+/* scopeprof__scope_clock's other case (api.h): the clock where it is read
+ * out of line, or 0 for a scope that moved to another thread (said at
+ * exit). A clock that reads 0 is read as 1. */
+SCOPEPROF__API uint64_t scopeprof__scope_clock_slow(scopeprof__thread *t, uint32_t site) {
+    uint64_t end = scopeprof__ticks();
+    if (t == scopeprof__tls) return end ? end : 1;
+    scopeprof__scope_moved(site);
+    return 0;
 }
 
 #ifdef __cplusplus
@@ -6744,7 +6816,7 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     scopeprof__thread *t = (scopeprof__thread *)p;
     scopeprof__state *g = scopeprof__g;
     if (!t || !g) return;
-    scopeprof__tls = t;
+    scopeprof__tls_set(t);
     scopeprof__close_open_ranges(g, t, "its thread exited");
     scopeprof__lock(g);
     if (!t->explicit_name) scopeprof__self_name(t->name); /* may have been set since */
@@ -6768,7 +6840,7 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     t->ranges = NULL;
     t->nranges = t->rcap = 0;
     scopeprof__unlock(g);
-    scopeprof__tls = NULL;
+    scopeprof__tls_set(NULL);
 }
 
 /* ---- Scopes left without closing ---------------------------------------------

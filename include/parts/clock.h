@@ -14,6 +14,18 @@ static inline uint64_t scopeprof__mono_ns(void) {
 
 SCOPEPROF__API uint64_t scopeprof__ticks_slow(void) { return scopeprof__mono_ns(); }
 
+/* Every change of this thread's pointer (scopeprof__tls) goes through here:
+ * the hot path's (api.h, scopeprof__tls_hot) follows it where ticks are TSC
+ * cycles and stays NULL where they are not, so that a scope's open and
+ * close take their slow path there (api.h, scopeprof__scope_open). */
+static inline scopeprof__thread *scopeprof__tls_set(scopeprof__thread *t) {
+    scopeprof__tls = t;
+#if defined(__x86_64__) || defined(__i386__)
+    scopeprof__tls_hot = scopeprof__use_tsc == 1 ? t : NULL;
+#endif
+    return t;
+}
+
 /* One CLOCK_MONOTONIC time and the TSC at the same instant: the TSC read on
  * both sides of the clock, best of four tries. A thread preempted between
  * two single reads would pair them milliseconds apart and skew every
@@ -232,7 +244,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     scopeprof__thread *saved = scopeprof__tls;
-    scopeprof__tls = &cal;
+    scopeprof__tls_set(&cal);
     cal.lim = buf + 4 * K;
     for (int b = -8; b < B; b++) { /* the first 8 warm the caches: not kept */
         uint64_t c[6]; /* the clock between the batches */
@@ -255,7 +267,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__overhead_measure(scopeprof__
         t[3][b] = scopeprof__cal_ticks(c[4] - c[3]), t[4][b] = scopeprof__cal_ticks(c[5] - c[4]);
         t[5][b] = scopeprof__cal_durs(&cal, buf);
     }
-    scopeprof__tls = saved;
+    scopeprof__tls_set(saved);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     double q[6];
     for (int k = 0; k < 6; k++) {

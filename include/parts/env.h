@@ -90,7 +90,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__parse_schedule(scopeprof__st
     X(COMPENSATE, 1, 0, 1, "0: no overhead compensation")                                     \
     X(WRITER, 1, 0, 1, "0: no background writer thread")                                      \
     X(FLUSH_MS, 100, 1, 3600000, "the writer writes at least this often, ms")                  \
-    X(SIGNALS, 1, 0, 1, "0: no signal handlers")
+    X(SIGNALS, 1, 0, 1, "0: no signal handlers")                                          \
+    X(CLOCK, -1, 1, 0, "tsc (default: the TSC where the CPU says it is invariant) or monotonic")
 
 #define SCOPEPROF__ENV_ENUM(name, def, lo, hi, doc) SCOPEPROF__ENV_##name,
 enum { SCOPEPROF__ENV(SCOPEPROF__ENV_ENUM) SCOPEPROF__ENV_COUNT };
@@ -204,6 +205,11 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
     g->cfg.compensate = env.num[SCOPEPROF__ENV_COMPENSATE];
     g->wr.state = env.num[SCOPEPROF__ENV_WRITER] ? SCOPEPROF__WRITER_NONE : SCOPEPROF__WRITER_NEVER;
     g->cfg.flush_ms = env.num[SCOPEPROF__ENV_FLUSH_MS];
+    if ((v = env.text[SCOPEPROF__ENV_CLOCK]) != NULL) {
+        if (strcmp(v, "monotonic") == 0) g->cfg.clock_mono = 1;
+        else if (strcmp(v, "tsc") != 0)
+            scopeprof__warn("scopeprof: ignoring SCOPEPROF_CLOCK='%s': expected tsc or monotonic", v);
+    }
     scopeprof__read_prog(g->cfg.prog);
     v = env.text[SCOPEPROF__ENV_OUTPUT];
     const char *dir = NULL; /* SCOPEPROF_OUTPUT names a directory: the default names go there */

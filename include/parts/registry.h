@@ -8,6 +8,9 @@ extern "C" {
 /* The module's thread pointer and clock choice (declared in api.h, where
  * the hot path reads them). */
 __attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls;
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((weak, visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls_hot;
+#endif
 __attribute__((weak, visibility("hidden"))) int scopeprof__use_tsc = -1;
 
 
@@ -268,7 +271,7 @@ SCOPEPROF__INTERNAL scopeprof__state *scopeprof__state_get(void) {
         g->out.claim_fd = -1;
         scopeprof_agg_init(&g->sum.agg);
         scopeprof__read_env(g);
-        g->clock.use_tsc = scopeprof__tsc_invariant();
+        g->clock.use_tsc = !g->cfg.clock_mono && scopeprof__tsc_invariant();
         {
             struct timespec rt;
             clock_gettime(CLOCK_REALTIME, &rt);
@@ -458,9 +461,9 @@ static inline scopeprof__thread *scopeprof__threads_head(scopeprof__state *g) {
  * module created it, else create and register it. */
 SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     scopeprof__state *g = scopeprof__state_get();
-    if (__atomic_load_n(&g->life.oom, __ATOMIC_ACQUIRE)) return scopeprof__tls = &g->buf.off_thread;
+    if (__atomic_load_n(&g->life.oom, __ATOMIC_ACQUIRE)) return scopeprof__tls_set(&g->buf.off_thread);
     scopeprof__thread *t = (scopeprof__thread *)pthread_getspecific(g->key);
-    if (t) return scopeprof__tls = t;
+    if (t) return scopeprof__tls_set(t);
     if (scopeprof__lock_mine(g, 0)) { /* a handler: no allocation, no lock; not kept */
         scopeprof__reentered(g);
         return &g->buf.off_thread;
@@ -476,7 +479,7 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     if (!t) {
         scopeprof__reg_unlock(g);
         scopeprof__oom(g);
-        return scopeprof__tls = &g->buf.off_thread;
+        return scopeprof__tls_set(&g->buf.off_thread);
     }
     t->tid = scopeprof__gettid();
     t->alive = 1;
@@ -486,7 +489,17 @@ SCOPEPROF__API scopeprof__thread *scopeprof__thread_attach(void) {
     __atomic_store_n(&g->reg.threads, t, __ATOMIC_RELEASE); /* walked without `reg` */
     scopeprof__reg_unlock(g);
     pthread_setspecific(g->key, t);
-    return scopeprof__tls = t;
+    return scopeprof__tls_set(t);
+}
+
+/* scopeprof__scope_clock's other case (api.h): the clock where it is read
+ * out of line, or 0 for a scope that moved to another thread (said at
+ * exit). A clock that reads 0 is read as 1. */
+SCOPEPROF__API uint64_t scopeprof__scope_clock_slow(scopeprof__thread *t, uint32_t site) {
+    uint64_t end = scopeprof__ticks();
+    if (t == scopeprof__tls) return end ? end : 1;
+    scopeprof__scope_moved(site);
+    return 0;
 }
 
 #ifdef __cplusplus

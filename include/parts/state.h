@@ -148,6 +148,7 @@ typedef struct scopeprof__state {
         int group_shape; /* SCOPEPROF_GROUP_BY=shape: rows per name and input shapes */
         int signals;    /* SCOPEPROF_SIGNALS: flush on SIGINT/SIGTERM/crashes */
         int compensate; /* SCOPEPROF_COMPENSATE */
+        int clock_mono; /* SCOPEPROF_CLOCK=monotonic: no TSC */
         int flush_ms;   /* SCOPEPROF_FLUSH_MS: the writer writes at least this often */
         size_t budget;  /* SCOPEPROF_BUFFER_MB, in bytes */
         char prog[256]; /* program name, read once at start */

@@ -30,7 +30,7 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     scopeprof__thread *t = (scopeprof__thread *)p;
     scopeprof__state *g = scopeprof__g;
     if (!t || !g) return;
-    scopeprof__tls = t;
+    scopeprof__tls_set(t);
     scopeprof__close_open_ranges(g, t, "its thread exited");
     scopeprof__lock(g);
     if (!t->explicit_name) scopeprof__self_name(t->name); /* may have been set since */
@@ -54,7 +54,7 @@ SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
     t->ranges = NULL;
     t->nranges = t->rcap = 0;
     scopeprof__unlock(g);
-    scopeprof__tls = NULL;
+    scopeprof__tls_set(NULL);
 }
 
 /* ---- Scopes left without closing ---------------------------------------------

@@ -72,10 +72,10 @@ static int basic_rows(const child *c, child_row *rows) {
 
 /* ---- 2. the basic program -------------------------------------------------- */
 
-static void test_basic_summary(void **state) {
-    (void)state;
+/* prog_basic's table and trace, under `env`. */
+static void basic_summary(const char *const *env, int monotonic) {
     child c;
-    child_run(&c, "prog_basic", NULL);
+    child_run(&c, "prog_basic", env);
     assert_int_equal(c.status, 3); /* its own exit code, untouched */
     assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0); /* no warnings */
     child_row rows[MAXROWS];
@@ -130,6 +130,32 @@ static void test_basic_summary(void **state) {
         assert_true(tr_line(&t, s) > 0);
     }
     assert_int_equal(t.nthreads, 1);
+    /* Ticks are CLOCK_MONOTONIC ns where asked: the rate is 1 exactly
+     * (docs/FORMAT.md, TICKS). */
+    if (monotonic) assert_true(t.ns_per_tick == 1.0);
+    tr_free(&t);
+    child_free(&c);
+}
+
+/* The same program with each clock: where the clock is read out of line
+ * (SCOPEPROF_CLOCK=monotonic), every scope opens and closes on the slow
+ * path (api.h, scopeprof__tls_hot), which must record the same. A value
+ * that is neither is named and ignored. */
+static void test_basic_summary(void **state) {
+    (void)state;
+    basic_summary(NULL, 0);
+    static const char *const mono[] = {"SCOPEPROF_CLOCK=monotonic", NULL};
+    basic_summary(mono, 1);
+    static const char *const tsc[] = {"SCOPEPROF_CLOCK=tsc", NULL};
+    basic_summary(tsc, 0);
+    static const char *const bad[] = {"SCOPEPROF_CLOCK=hpet", NULL};
+    child c;
+    child_run(&c, "prog_basic", bad);
+    assert_int_equal(child_lines_with(c.err, "scopeprof:"), 1);
+    assert_int_equal(child_lines_with(c.err, "scopeprof: ignoring SCOPEPROF_CLOCK='hpet': expected tsc or monotonic"), 1);
+    tr_trace t;
+    read_trace(&c, &t);
+    assert_int_equal(t.nev, 41);
     tr_free(&t);
     child_free(&c);
 }
