@@ -2513,7 +2513,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 25u /* 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 26u /* 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK +                \
@@ -2641,6 +2641,7 @@ typedef struct scopeprof__state {
         int write_err;  /* why this file's writing stopped (errno; -1: a short write; -2: its path
                          * names another file now, scopeprof__fd_check); 0: it did not */
         int create_err; /* the last failure to create a trace that was said (errno; -1: names taken) */
+        int created;    /* the current file was created (scopeprof__trace_written) */
         /* EVENTS chunks held to go out in one writev (writer.h,
          * scopeprof__write_some): while batch_on, each one's header and
          * prefix, and its pieces (those, then the records in the queued
@@ -5696,6 +5697,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state
     if (g->out.fd != -1) return;
     g->out.files++; /* a new file: it has no thread names yet */
     g->out.fd = scopeprof__create(g);
+    g->out.created = g->out.fd >= 0;
     struct stat st;
     if (g->out.fd >= 0 && fstat(g->out.fd, &st) == 0) {
         g->out.fd_dev = (uint64_t)st.st_dev;
@@ -5987,6 +5989,13 @@ SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopepro
     g->out.fd = -2;
 }
 
+/* Whether the current trace file holds what was recorded: created, events
+ * in it, no write failed (the lines that say where a trace went after a
+ * signal or MPI_Abort, which must not name a file that was never made). */
+static inline int scopeprof__trace_written(const scopeprof__state *g) {
+    return g->out.created && g->out.events_written && !g->out.write_err;
+}
+
 /* A new trace file follows (a schedule's next cycle, a forked child's own):
  * its summary and what was written of each kind start afresh, and a
  * descriptor still open (a parent's, in a child) is closed, never written. */
@@ -5998,6 +6007,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.gpu_names_written = 0;
     g->out.events_written = 0;
     g->out.write_err = 0;
+    g->out.created = 0;
     g->out.steps_written = g->sched.nsteps; /* a forked child's file has its own steps, as its table */
     if (g->out.fd >= 0) scopeprof__close_output(g);
     g->out.fd = g->out.no_output ? -2 : -1;
@@ -7089,10 +7099,14 @@ SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
     sigaddset(&xfsz, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &xfsz, NULL);
     scopeprof__write_all_and_close(g);
-    /* No event kept, no file (a schedule's wait or warm-up, say): the
-     * signal is then not ours to mention. */
-    if (g->out.events_written)
+    /* No event kept, no file (a schedule's wait or warm-up, say), or
+     * SCOPEPROF_OUTPUT=none: the signal is then not ours to mention. A
+     * file that could not be made or written is said (a handler cannot
+     * say why: strerror is not for handlers). */
+    if (scopeprof__trace_written(g))
         scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
+    else if (g->out.events_written && !g->out.no_output)
+        scopeprof__sig_say("scopeprof: signal received; the trace could not be written to '", g->out.path, "'\n");
 }
 
 /* Let sig act as if we had never caught it: default action, unblocked in
@@ -7908,7 +7922,7 @@ SCOPEPROF__PMPI int MPI_Abort(MPI_Comm comm, int errorcode) {
      * profiler (its lock held): the trace is then given up, as a crash's. */
     if (g && !scopeprof__cloned(g) && !g->life.finalized && !scopeprof__in_lock) {
         scopeprof__finalize(g);
-        if (!g->out.no_output && g->out.events_written && !g->out.create_err && !g->out.write_err)
+        if (scopeprof__trace_written(g))
             scopeprof__warn("scopeprof: MPI_Abort(%d) on rank %d: trace written to '%s'", errorcode,
                             g->out.rank, g->out.path);
     }

@@ -456,6 +456,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state
     if (g->out.fd != -1) return;
     g->out.files++; /* a new file: it has no thread names yet */
     g->out.fd = scopeprof__create(g);
+    g->out.created = g->out.fd >= 0;
     struct stat st;
     if (g->out.fd >= 0 && fstat(g->out.fd, &st) == 0) {
         g->out.fd_dev = (uint64_t)st.st_dev;
@@ -747,6 +748,13 @@ SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopepro
     g->out.fd = -2;
 }
 
+/* Whether the current trace file holds what was recorded: created, events
+ * in it, no write failed (the lines that say where a trace went after a
+ * signal or MPI_Abort, which must not name a file that was never made). */
+static inline int scopeprof__trace_written(const scopeprof__state *g) {
+    return g->out.created && g->out.events_written && !g->out.write_err;
+}
+
 /* A new trace file follows (a schedule's next cycle, a forked child's own):
  * its summary and what was written of each kind start afresh, and a
  * descriptor still open (a parent's, in a child) is closed, never written. */
@@ -758,6 +766,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.gpu_names_written = 0;
     g->out.events_written = 0;
     g->out.write_err = 0;
+    g->out.created = 0;
     g->out.steps_written = g->sched.nsteps; /* a forked child's file has its own steps, as its table */
     if (g->out.fd >= 0) scopeprof__close_output(g);
     g->out.fd = g->out.no_output ? -2 : -1;

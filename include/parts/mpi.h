@@ -725,7 +725,7 @@ SCOPEPROF__PMPI int MPI_Abort(MPI_Comm comm, int errorcode) {
      * profiler (its lock held): the trace is then given up, as a crash's. */
     if (g && !scopeprof__cloned(g) && !g->life.finalized && !scopeprof__in_lock) {
         scopeprof__finalize(g);
-        if (!g->out.no_output && g->out.events_written && !g->out.create_err && !g->out.write_err)
+        if (scopeprof__trace_written(g))
             scopeprof__warn("scopeprof: MPI_Abort(%d) on rank %d: trace written to '%s'", errorcode,
                             g->out.rank, g->out.path);
     }

@@ -303,10 +303,14 @@ SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
     sigaddset(&xfsz, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &xfsz, NULL);
     scopeprof__write_all_and_close(g);
-    /* No event kept, no file (a schedule's wait or warm-up, say): the
-     * signal is then not ours to mention. */
-    if (g->out.events_written)
+    /* No event kept, no file (a schedule's wait or warm-up, say), or
+     * SCOPEPROF_OUTPUT=none: the signal is then not ours to mention. A
+     * file that could not be made or written is said (a handler cannot
+     * say why: strerror is not for handlers). */
+    if (scopeprof__trace_written(g))
         scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
+    else if (g->out.events_written && !g->out.no_output)
+        scopeprof__sig_say("scopeprof: signal received; the trace could not be written to '", g->out.path, "'\n");
 }
 
 /* Let sig act as if we had never caught it: default action, unblocked in

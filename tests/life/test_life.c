@@ -803,6 +803,8 @@ static int unprofiled_signal(const char *what) {
     return sig;
 }
 
+/* SIGINT and SIGTERM write the trace and say where, then act as usual; a
+ * run without a file, or whose file cannot be made, says no such thing. */
 static void test_sigint_sigterm(void **state) {
     (void)state;
     static const int sigs[] = {SIGINT, SIGTERM};
@@ -820,6 +822,19 @@ static void test_sigint_sigterm(void **state) {
         expect_killed(&r, sigs[i]);
         assert_int_equal(access(r.trace, F_OK), -1);
         assert_int_equal(child_lines_with(r.err, "scopeprof:"), 0);
+        child_free(&r);
+        /* No file asked for: nothing said (the line named '' as written). */
+        child_run_args(&r, "prog_life", ARGS("fault", num), ENV("SCOPEPROF_OUTPUT=none"));
+        expect_killed(&r, sigs[i]);
+        assert_int_equal(child_lines_with(r.err, "scopeprof:"), 0);
+        child_free(&r);
+        /* A file that cannot be made is not called written. */
+        child_run_args(&r, "prog_life", ARGS("fault", num), ENV("SCOPEPROF_OUTPUT=no_such_dir/t.sprof"));
+        expect_killed(&r, sigs[i]);
+        if (child_lines_with(r.err, "scopeprof: signal received; the trace could not be written to '") != 1 ||
+            child_lines_with(r.err, "/no_such_dir/t.sprof'") != 1 ||
+            child_lines_with(r.err, "trace written") != 0)
+            fail_msg("stderr:\n%s", r.err);
         child_free(&r);
     }
 }
