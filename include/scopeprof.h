@@ -73,7 +73,10 @@
  * WHAT EACH MACRO COSTS, AND MAY DO ON THE CALLING THREAD
  *
  *   PROFILE_SCOPE, _FUNCTION   two clock reads and a 16-byte store (inline, no
- *                              lock, no call). Rarely, out of line: a site's first
+ *                              lock, no call, where the clock is the TSC; else
+ *                              each read is a call to clock_gettime: a CPU
+ *                              without an invariant TSC, SCOPEPROF_CLOCK=
+ *                              monotonic). Rarely, out of line: a site's first
  *                              use (registration lock, an mmap); a thread's first
  *                              scope (registration lock, an mmap); the process's
  *                              first scope (the registry: calloc, the
@@ -418,8 +421,9 @@ typedef struct scopeprof_scope { /* what a PROFILE_SCOPE variable holds */
  * CLOCK_MONOTONIC nanoseconds read out of line. Defined by the implementation
  * (registry.h); the assembler names say what a link error means.
  * initial-exec: one instruction to reach it, also in a shared library
- * (instead of a __tls_get_addr call); it takes 8 bytes of the static TLS
- * space glibc keeps for libraries loaded with dlopen. */
+ * (instead of a __tls_get_addr call); with scopeprof__tls_hot (below) it
+ * takes 16 bytes of the static TLS space glibc keeps for libraries loaded
+ * with dlopen. */
 extern __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls
     __asm__("scopeprof__tls__define_SCOPEPROF_IMPLEMENTATION_in_one_file");
 extern __attribute__((visibility("hidden"))) int scopeprof__use_tsc
@@ -430,8 +434,8 @@ extern __attribute__((visibility("hidden"))) int scopeprof__use_tsc
  * pointer, the same as scopeprof__tls where ticks are TSC cycles and NULL
  * where they are not (scopeprof__tls_set keeps the two): one test finds
  * both a thread's first scope and a machine whose clock is read out of
- * line (6 instructions a scope fewer than testing the clock choice at each
- * read; 8 bytes more of static TLS). Elsewhere the clock is read out of
+ * line (about 4 instructions a scope fewer than testing the clock choice at
+ * each read; 8 bytes more of static TLS). Elsewhere the clock is read out of
  * line anyway, and the one pointer serves. */
 #if defined(__x86_64__) || defined(__i386__)
 extern __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread scopeprof__thread *scopeprof__tls_hot
@@ -4451,9 +4455,12 @@ static inline void scopeprof__range_pop(scopeprof__thread *t, uint64_t end) {
 }
 
 SCOPEPROF__API void scopeprof__range_end(scopeprof_site *s) {
-    uint64_t end = scopeprof__ticks();
+    /* The thread first: an END may be its module's first call (a library's,
+     * for a range the executable began), and the module learns its clock
+     * choice there; read before, the end was in ns against ticks. */
     scopeprof__thread *t = scopeprof__tls;
     if (!t) t = scopeprof__thread_attach();
+    uint64_t end = scopeprof__ticks();
     if (t->nranges == 0) {
         if (!t->warned_end) {
             t->warned_end = 1;

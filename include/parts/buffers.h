@@ -362,9 +362,12 @@ static inline void scopeprof__range_pop(scopeprof__thread *t, uint64_t end) {
 }
 
 SCOPEPROF__API void scopeprof__range_end(scopeprof_site *s) {
-    uint64_t end = scopeprof__ticks();
+    /* The thread first: an END may be its module's first call (a library's,
+     * for a range the executable began), and the module learns its clock
+     * choice there; read before, the end was in ns against ticks. */
     scopeprof__thread *t = scopeprof__tls;
     if (!t) t = scopeprof__thread_attach();
+    uint64_t end = scopeprof__ticks();
     if (t->nranges == 0) {
         if (!t->warned_end) {
             t->warned_end = 1;
