@@ -47,6 +47,8 @@ SCOPEPROF__INTERNAL void scopeprof__clock_pair_of(int use_tsc, uint64_t *ns, uin
             *tick = a + (b - a) / 2;
         }
     }
+#else
+    (void)use_tsc; /* no TSC here: -Wextra's unused parameter */
 #endif
 }
 static inline void scopeprof__clock_pair(const scopeprof__state *g, uint64_t *ns, uint64_t *tick) {
