@@ -415,6 +415,7 @@ static int agg_finish(void *ctx, const sp_reader *r) {
     free(c->dev_site);
     c->dev_site = NULL;
     c->ndev_site = 0;
+    c->tree_cut += c->tree.cut;
     sp_tree_free(&c->tree);
     sp_tree_init(&c->tree, agg_subtree, c);
     return rc;
@@ -463,7 +464,7 @@ sp_callbacks sp_agg_callbacks(sp_agg_ctx *c) {
 int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err) {
     sp_callbacks cb = sp_agg_callbacks(c);
     sp_result res;
-    uint64_t unordered = c->agg.unordered, undefined = c->undefined;
+    uint64_t unordered = c->agg.unordered, undefined = c->undefined, cut = c->tree_cut;
     int st = sp_read_any(path, &cb, &res);
     scopeprof_agg_flush(&c->agg); /* also when the file stopped short of agg_finish */
     c->files_read++;
@@ -478,6 +479,11 @@ int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err) {
         fprintf(err, "%s: offset %llu: site id %u defined again differently (%u time(s)); the first "
                 "definition is kept\n", path, (unsigned long long)res.redefined_offset,
                 res.redefined_id, res.sites_redefined);
+    if (c->tree_cut > cut)
+        fprintf(err, "%s: warning: %llu event(s) of a thread came inside scopes still open after %u "
+                "of them (a scope around nearly everything, as main's, on a machine with too little "
+                "memory to hold them): their stacks lack those scopes\n", path,
+                (unsigned long long)(c->tree_cut - cut), c->tree.limit);
     if (c->undefined > undefined)
         fprintf(err, "%s: %llu event(s) use a site id no SITES chunk had defined before them; "
                 "shown as <unknown>\n", path, (unsigned long long)(c->undefined - undefined));

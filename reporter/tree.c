@@ -3,12 +3,29 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Events one thread may hold before its outermost scope closes: what a
+ * quarter of the machine's memory holds (an event and its two scratch
+ * words), at least 4M. A program with one scope around nearly everything
+ * (main's) is held whole: at a fixed 4M, libexpat's xmlwf on a 21 MB file
+ * (6.75M scopes) lost the stacks above most of its events. SP_TREE_LIMIT
+ * sets it (the tests' small one). */
+static uint32_t tree_limit(void) {
+#ifdef SP_TREE_LIMIT
+    return SP_TREE_LIMIT;
+#else
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t n = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 / (sizeof(sp_event) + 8) : 0;
+    return n < (1u << 22) ? 1u << 22 : n > (1u << 30) ? 1u << 30 : (uint32_t)n;
+#endif
+}
 
 void sp_tree_init(sp_tree *tr, sp_tree_fn fn, void *ctx) {
     memset(tr, 0, sizeof *tr);
     tr->fn = fn;
     tr->ctx = ctx;
-    tr->limit = 1u << 22; /* 4M events, about 200 MB */
+    tr->limit = tree_limit();
 }
 
 static int grow(uint32_t **v, uint32_t *cap, uint32_t n) {
@@ -95,7 +112,9 @@ int sp_tree_add(sp_tree *tr, uint32_t thread, const sp_event *ev, uint32_t n) {
             t->cap = c;
         }
         t->ev[t->n++] = ev[k];
-        if ((ev[k].kind == SP_SCOPE && ev[k].depth == 0) || t->n >= tr->limit) {
+        const int root = ev[k].kind == SP_SCOPE && ev[k].depth == 0;
+        if (root || t->n >= tr->limit) {
+            if (!root) tr->cut += t->n;
             int rc = flush(tr, thread);
             if (rc) return rc;
         }

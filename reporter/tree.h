@@ -8,8 +8,9 @@
  * Memory is therefore proportional to the largest top-level subtree, not to
  * the file. A thread whose outermost scope never closed (still open when the
  * file was written) is handed over at the end; a subtree larger than `limit`
- * events is handed over early, its events then lack the ancestors that had
- * not closed yet. */
+ * events (a quarter of the machine's memory) is handed over early, its
+ * events then lack the ancestors that had not closed yet (counted in `cut`,
+ * for the caller to say). */
 #ifndef SP_TREE_H
 #define SP_TREE_H
 
@@ -32,6 +33,7 @@ typedef struct sp_tree {
     sp_tree_fn fn;
     void *ctx;
     uint32_t limit; /* events buffered per thread before an early hand-over */
+    uint64_t cut;   /* events handed over early: without the ancestors not closed yet */
     sp_tree_thread *t;
     uint32_t nt;
     uint32_t held;          /* threads holding a buffer */

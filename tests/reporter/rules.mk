@@ -1,7 +1,8 @@
 # Reporter tests (issue 3). Everything builds under $(BUILD)/tests/reporter:
 #   test_reporter[_asan]  cmocka: the commands run in-process on hand-made
 #                         trace files (golden table, sorts, groupings, CSV/JSON,
-#                         stacks, merging, every bad-input class)
+#                         stacks, merging, every bad-input class); built with
+#                         a small tree limit (SP_TREE_LIMIT, reporter/tree.c)
 #   mktrace               writes the hand-made files (and the fuzz corpus)
 #   test_robust           cmocka (ASan+UBSan): issue 16's faults
 #   test_diff             cmocka (ASan+UBSan): `scopeprof diff` on hand-made runs
@@ -28,11 +29,11 @@ REP_TSRC := tests/reporter/test_reporter.c tests/reporter/mktrace.c tests/report
 
 $(REP_T)/test_reporter: $(REP_TSRC) $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Ireporter -Itests/reporter tests/reporter/test_reporter.c $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
+	$(CC) $(ALL_CFLAGS) -DSP_TREE_LIMIT=4096 -Ireporter -Itests/reporter tests/reporter/test_reporter.c $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
 
 $(REP_T)/test_reporter_asan: $(REP_TSRC) $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -Iinclude -Ireporter -Itests/reporter tests/reporter/test_reporter.c $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -DSP_TREE_LIMIT=4096 -Iinclude -Ireporter -Itests/reporter tests/reporter/test_reporter.c $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
 
 # test_robust: issue 16's faults (data safety, deep and wide files, files
 # without END, strict command lines, gzip input).

@@ -223,6 +223,48 @@ static void test_stacks(void **state) {
     free(err);
 }
 
+/* A thread's events inside a scope that closes last (main's) are held
+ * until it closes, up to a limit (reporter/tree.c: a quarter of memory; this
+ * test's build sets SP_TREE_LIMIT=4096). Under it every stack has main;
+ * past it the events handed over early lack it, and a warning says how
+ * many (before, nothing was said and half of xmlwf's stacks lacked main). */
+static void test_stacks_past_the_tree_limit(void **state) {
+    (void)state;
+    for (int big = 0; big < 2; big++) {
+        enum { N = 5000 };
+        const uint32_t leaves = big ? N : 4000;
+        static tw_ev ev[N + 1];
+        for (uint32_t i = 0; i < leaves; i++) ev[i] = (tw_ev){10 + 10 * (uint64_t)i, 15 + 10 * (uint64_t)i, 2, 1};
+        ev[leaves] = (tw_ev){0, 10 + 10 * (uint64_t)leaves, 1, 0};
+        tw w = {0, 0, 0};
+        tw_header(&w, 1, "p");
+        tw_site(&w, 1, 1, "main", "m.c", "main");
+        tw_site(&w, 2, 2, "leaf", "m.c", "leaf");
+        tw_events(&w, 0, ev, leaves + 1);
+        tw_end(&w, leaves + 1);
+        assert_int_equal(tw_save(&w, path("big_main.sprof")), 0);
+        free(w.b);
+        char *out, *err;
+        assert_int_equal(run(&out, &err, "stacks", path("big_main.sprof"), NULL), 0);
+        char want[128];
+        if (!big) {
+            snprintf(want, sizeof want, "main;leaf %u\n", 5 * leaves);
+            assert_non_null(strstr(out, want));
+            assert_null(strstr(err, "warning"));
+        } else {
+            /* 4096 handed over early (their stacks start at leaf), the
+             * other 904 and main held until main closed. */
+            assert_true(strncmp(out, "leaf 20480\n", 11) == 0 || strstr(out, "\nleaf 20480\n"));
+            snprintf(want, sizeof want, "main;leaf %u\n", 5 * (leaves - 4096));
+            assert_non_null(strstr(out, want));
+            assert_non_null(strstr(err, "big_main.sprof: warning: 4096 event(s) of a thread came inside scopes "
+                                        "still open after 4096 of them"));
+        }
+        free(out);
+        free(err);
+    }
+}
+
 static void test_merge(void **state) {
     (void)state;
     char *out, *err;
@@ -1459,6 +1501,7 @@ int main(void) {
         cmocka_unit_test(test_golden_table), cmocka_unit_test(test_sort_and_limit),
         cmocka_unit_test(test_usage_errors), cmocka_unit_test(test_csv_json),
         cmocka_unit_test(test_group_by),     cmocka_unit_test(test_stacks),
+        cmocka_unit_test(test_stacks_past_the_tree_limit),
         cmocka_unit_test(test_thread_names_everywhere),
         cmocka_unit_test(test_merge),        cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_format_versions),
