@@ -102,8 +102,10 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__s
     if (moved)
         scopeprof__warn("scopeprof: %llu scope(s) closed on another thread than the one they opened on (untied "
                         "OpenMP tasks that the runtime moved; tied tasks, the default, stay), first '%s' at "
-                        "%s:%u: left out; the scopes that thread opened after one are one level deeper",
-                        (unsigned long long)moved, r ? r->name : "?", r ? r->file : "?", r ? r->line : 0);
+                        "%s:%u: left out; the scopes that thread opened after one are one level deeper%s",
+                        (unsigned long long)moved, r ? r->name : "?", r ? r->file : "?", r ? r->line : 0,
+                        r ? "" : " (no such scope: a jump into a block past its PROFILE_SCOPE, whose close "
+                                 "then read an unset variable?)");
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
     r = scopeprof__site_find(g, g->life.left_site);
