@@ -4783,6 +4783,10 @@ SCOPEPROF__API void scopeprof__mem_free(scopeprof_site *s, uintptr_t ptr, int de
 extern "C" {
 #endif
 
+/* The exit table's row of the steps (PROFILE_STEP), PyTorch's name: made
+ * here, and left out of the profiler's own cost (file.h). */
+#define SCOPEPROF__STEPS_ROW "ProfilerStep*"
+
 /* Levels deeper than this are not kept: a scope that deep counts with no
  * parent (its time is all self). Short records hold depths under 4096. */
 #define SCOPEPROF__SUM_MAX_DEPTH 65536u
@@ -5216,8 +5220,9 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g
     uint32_t steps = UINT32_MAX;
     for (uint32_t i = g->sum.step_first; i < g->sched.nsteps; i++) {
         if (!scopeprof__step_kept(g, i)) continue;
-        if (steps == UINT32_MAX && (steps = scopeprof_agg_row(a, by_shape ? "ProfilerStep*\x1f[]" : "ProfilerStep*",
-                                                             "ProfilerStep*", by_shape ? "[]" : NULL)) == UINT32_MAX)
+        if (steps == UINT32_MAX &&
+            (steps = scopeprof_agg_row(a, by_shape ? SCOPEPROF__STEPS_ROW "\x1f[]" : SCOPEPROF__STEPS_ROW,
+                                       SCOPEPROF__STEPS_ROW, by_shape ? "[]" : NULL)) == UINT32_MAX)
             break;
         scopeprof_row *r = &a->rows[steps];
         r->count++;
@@ -6056,7 +6061,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
     uint64_t calls = 0;
     for (uint32_t i = 0; i < a->nrows; i++) {
         const scopeprof_row *r = &a->rows[i];
-        if (strcmp(r->name, "ProfilerStep*") == 0) continue;
+        if (strcmp(r->name, SCOPEPROF__STEPS_ROW) == 0) continue;
         calls += r->count;
         rec_ps += (double)(r->count - r->count_short) * (a->comp_inside_ps + a->comp_outside_ps) +
                   (double)r->count_short * (a->comp_short_inside_ps + a->comp_short_outside_ps);

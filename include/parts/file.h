@@ -806,7 +806,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
     uint64_t calls = 0;
     for (uint32_t i = 0; i < a->nrows; i++) {
         const scopeprof_row *r = &a->rows[i];
-        if (strcmp(r->name, "ProfilerStep*") == 0) continue;
+        if (strcmp(r->name, SCOPEPROF__STEPS_ROW) == 0) continue;
         calls += r->count;
         rec_ps += (double)(r->count - r->count_short) * (a->comp_inside_ps + a->comp_outside_ps) +
                   (double)r->count_short * (a->comp_short_inside_ps + a->comp_short_outside_ps);

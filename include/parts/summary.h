@@ -14,6 +14,10 @@
 extern "C" {
 #endif
 
+/* The exit table's row of the steps (PROFILE_STEP), PyTorch's name: made
+ * here, and left out of the profiler's own cost (file.h). */
+#define SCOPEPROF__STEPS_ROW "ProfilerStep*"
+
 /* Levels deeper than this are not kept: a scope that deep counts with no
  * parent (its time is all self). Short records hold depths under 4096. */
 #define SCOPEPROF__SUM_MAX_DEPTH 65536u
@@ -447,8 +451,9 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__sum_fold(scopeprof__state *g
     uint32_t steps = UINT32_MAX;
     for (uint32_t i = g->sum.step_first; i < g->sched.nsteps; i++) {
         if (!scopeprof__step_kept(g, i)) continue;
-        if (steps == UINT32_MAX && (steps = scopeprof_agg_row(a, by_shape ? "ProfilerStep*\x1f[]" : "ProfilerStep*",
-                                                             "ProfilerStep*", by_shape ? "[]" : NULL)) == UINT32_MAX)
+        if (steps == UINT32_MAX &&
+            (steps = scopeprof_agg_row(a, by_shape ? SCOPEPROF__STEPS_ROW "\x1f[]" : SCOPEPROF__STEPS_ROW,
+                                       SCOPEPROF__STEPS_ROW, by_shape ? "[]" : NULL)) == UINT32_MAX)
             break;
         scopeprof_row *r = &a->rows[steps];
         r->count++;
