@@ -5733,7 +5733,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state
         if (scopeprof__create_said(g, e ? e : -1))
             scopeprof__warn("scopeprof: cannot create trace file '%s': %s (SCOPEPROF_OUTPUT sets the path)%s",
                             g->out.path, e ? strerror(e) : "it and the 99 names after it are taken",
-                            g->cfg.summary ? "; the summary is still printed" : "");
+                            g->cfg.summary ? "; the summary is still printed at exit" : "");
         g->out.fd = -2;
         return;
     }

@@ -414,7 +414,7 @@ static void test_output_names_taken(void **state) {
     assert_int_equal(c.status, 3);
     char want[PATH_MAX + 128];
     snprintf(want, sizeof want, "scopeprof: cannot create trace file '%s/t.sprof': it and the 99 names after it "
-             "are taken (SCOPEPROF_OUTPUT sets the path); the summary is still printed", dir);
+             "are taken (SCOPEPROF_OUTPUT sets the path); the summary is still printed at exit", dir);
     assert_int_equal(child_lines_with(c.err, want), 1);
     assert_int_equal(child_lines_with(c.err, "scopeprof:"), 1);
     child_row rows[MAXROWS];

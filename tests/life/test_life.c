@@ -293,7 +293,7 @@ static void test_schedule_unwritable_said_once(void **state) {
         expect_exit(&r, 0);
         assert_int_equal(child_lines_with(r.err, "scopeprof: cannot create trace file"), 1);
         assert_int_equal(child_lines_with(r.err, "No such file or directory"), 1);
-        assert_int_equal(child_lines_with(r.err, "the summary is still printed"), summary);
+        assert_int_equal(child_lines_with(r.err, "the summary is still printed at exit"), summary);
         assert_int_equal(child_lines_with(r.err, "scopeprof: cycle "), summary ? 3 : 0);
         child_free(&r);
     }
