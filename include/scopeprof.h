@@ -489,6 +489,13 @@ static inline scopeprof__u64 scopeprof__ticks_hot(void) {
 #endif
 }
 
+/* A thread's depth: written by its own thread only, read by the exit's
+ * thread to count the scopes still open elsewhere (survival.h). A relaxed
+ * store is a plain move on x86 and arm64; it keeps that read race-free. */
+static inline void scopeprof__depth_set(scopeprof__thread *t, scopeprof__u32 depth) {
+    __atomic_store_n(&t->depth, depth, __ATOMIC_RELAXED);
+}
+
 /* Where scopeprof__tls_hot is NULL (a thread's first scope in this module,
  * a clock read out of line), the thread pointer and the clock the slow way.
  * The scope stays in registers: nothing out of line takes its address. */
@@ -498,11 +505,13 @@ static inline scopeprof_scope scopeprof__scope_open(scopeprof__u32 site) {
     sc.site = site;
     if (__builtin_expect(!sc.t, 0)) {
         sc.t = scopeprof__tls ? scopeprof__tls : scopeprof__thread_attach();
-        sc.depth = sc.t->depth++;
+        sc.depth = sc.t->depth;
+        scopeprof__depth_set(sc.t, sc.depth + 1);
         sc.start = scopeprof__ticks();
         return sc;
     }
-    sc.depth = sc.t->depth++;
+    sc.depth = sc.t->depth;
+    scopeprof__depth_set(sc.t, sc.depth + 1);
     sc.start = scopeprof__ticks_hot();
     return sc;
 }
@@ -559,7 +568,7 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
     /* Scopes opened inside this one that never closed (a longjmp out of
      * them) leave the depth above this one's plus one: counted, out of line. */
     if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
-    t->depth = sc->depth;
+    scopeprof__depth_set(t, sc->depth);
     /* A CPU scope: no GPU flag in its depth (a count of open scopes, far
      * below 2^31), which spares the emit the flag's arithmetic. */
     if (sc->depth & SCOPEPROF_DEPTH_GPU) __builtin_unreachable();
@@ -631,7 +640,7 @@ static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
     scopeprof__u64 end;
     if (!scopeprof__scope_clock(t, ss->sc.site, &end)) return; /* moved */
     if (__builtin_expect(t->depth != ss->sc.depth + 1, 0)) scopeprof__scopes_left(t, ss->sc.depth, ss->sc.site);
-    t->depth = ss->sc.depth;
+    scopeprof__depth_set(t, ss->sc.depth);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const scopeprof__u32 m = ss->m, units = (m + 2) / 2;
     scopeprof__slot *e = t->cur;
@@ -849,7 +858,7 @@ static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
     scopeprof__u32 flag = gs->ok && scopeprof__gpu_close(gs) ? SCOPEPROF_DEPTH_GPU : 0;
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = gs->cpu.t;
-    t->depth = gs->cpu.depth;
+    scopeprof__depth_set(t, gs->cpu.depth);
     scopeprof__emit(t, gs->cpu.start, end, gs->cpu.site, gs->cpu.depth | flag);
 }
 
@@ -4443,7 +4452,8 @@ SCOPEPROF__API void scopeprof__range_begin(scopeprof_site *s) {
     }
     scopeprof__range *r = &t->ranges[t->nranges++];
     r->site = id;
-    r->depth = t->depth++;
+    r->depth = t->depth;
+    scopeprof__depth_set(t, r->depth + 1);
     r->start = scopeprof__ticks();
 }
 
@@ -4452,7 +4462,7 @@ static inline void scopeprof__range_pop(scopeprof__thread *t, uint64_t end) {
     scopeprof__range r = t->ranges[--t->nranges];
     /* Scopes opened after the BEGIN and still open keep their own depth;
      * only a properly nested END restores the depth. */
-    if (t->depth == r.depth + 1) t->depth = r.depth;
+    if (t->depth == r.depth + 1) scopeprof__depth_set(t, r.depth);
     scopeprof__emit(t, r.start, end, r.site, r.depth);
 }
 
@@ -7042,6 +7052,20 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     if (g->sched.on) scopeprof__sched_base(g); /* the child's cycles: after its own path, not the parent's */
 }
 
+/* The scopes open now on the live threads other than `skip` (their depths,
+ * which their own threads move: scopeprof__depth_set), in *threads of them,
+ * the first such in *first. Lock held (the thread list). */
+SCOPEPROF__INTERNAL uint64_t scopeprof__open_scopes(scopeprof__state *g, const scopeprof__thread *skip,
+                                                    uint32_t *threads, const scopeprof__thread **first) {
+    uint64_t open = 0;
+    for (const scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) {
+        uint32_t d = t != skip && t->alive ? __atomic_load_n(&t->depth, __ATOMIC_RELAXED) : 0;
+        if (d && !(*threads)++) *first = t;
+        open += d;
+    }
+    return open;
+}
+
 /* MEMORY chunk: peak and final net bytes per device used. No allocation. */
 SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     if (!g->life.finalized) scopeprof__close_open_ranges(g, scopeprof__tls, "the program exited");
@@ -7067,13 +7091,22 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
                         (unsigned long long)behind);
     scopeprof__say_scopes_left(g);
     /* exit() (or MPI_Abort) called inside scopes of this thread: they never
-     * close, and their starts live on its stack. Other threads' open scopes
-     * cannot be counted without a race on their depth. */
+     * close, and their starts live on its stack. */
     const scopeprof__thread *t = scopeprof__tls;
     if (t && t->depth)
         scopeprof__warn("scopeprof: the program ended inside %u open scope(s) of thread %llu ('%s') (exit "
                         "or MPI_Abort called in them, or a range's END there): they are not in the trace or the table",
                         t->depth, (unsigned long long)t->tid, t->name);
+    /* Other threads still inside scopes (a worker's loop, a wait): those
+     * scopes would close after the trace, so they are in neither. */
+    uint32_t threads = 0;
+    const scopeprof__thread *first = NULL;
+    uint64_t open = scopeprof__open_scopes(g, t, &threads, &first);
+    if (open)
+        scopeprof__warn("scopeprof: %llu scope(s) were still open on %u other thread(s) when the program ended "
+                        "(thread %llu ('%s') among them): a scope is recorded when it closes, so they are not in "
+                        "the trace or the table", (unsigned long long)open, threads,
+                        (unsigned long long)first->tid, first->name);
     scopeprof__unlock(g);
 }
 
@@ -7720,8 +7753,9 @@ static inline void scopeprof__mpi_put64(scopeprof__mpi_buf *b, uint64_t v) {
  * length, then the name. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__mpi_pack(scopeprof__state *g, scopeprof__mpi_buf *b) {
     const scopeprof_agg *a = &g->sum.agg;
-    uint64_t open = 0, off = 0, rtt = 0;
-    for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) open += t->alive ? t->depth : 0;
+    uint32_t threads = 0;
+    const scopeprof__thread *first = NULL;
+    uint64_t open = scopeprof__open_scopes(g, NULL, &threads, &first), off = 0, rtt = 0;
     for (uint32_t i = 0; i < g->job.npts; i++) {
         int64_t o = g->job.pt[i].offset_ns;
         if ((uint64_t)(o < 0 ? -o : o) > off) off = (uint64_t)(o < 0 ? -o : o);

@@ -488,6 +488,13 @@ static inline scopeprof__u64 scopeprof__ticks_hot(void) {
 #endif
 }
 
+/* A thread's depth: written by its own thread only, read by the exit's
+ * thread to count the scopes still open elsewhere (survival.h). A relaxed
+ * store is a plain move on x86 and arm64; it keeps that read race-free. */
+static inline void scopeprof__depth_set(scopeprof__thread *t, scopeprof__u32 depth) {
+    __atomic_store_n(&t->depth, depth, __ATOMIC_RELAXED);
+}
+
 /* Where scopeprof__tls_hot is NULL (a thread's first scope in this module,
  * a clock read out of line), the thread pointer and the clock the slow way.
  * The scope stays in registers: nothing out of line takes its address. */
@@ -497,11 +504,13 @@ static inline scopeprof_scope scopeprof__scope_open(scopeprof__u32 site) {
     sc.site = site;
     if (__builtin_expect(!sc.t, 0)) {
         sc.t = scopeprof__tls ? scopeprof__tls : scopeprof__thread_attach();
-        sc.depth = sc.t->depth++;
+        sc.depth = sc.t->depth;
+        scopeprof__depth_set(sc.t, sc.depth + 1);
         sc.start = scopeprof__ticks();
         return sc;
     }
-    sc.depth = sc.t->depth++;
+    sc.depth = sc.t->depth;
+    scopeprof__depth_set(sc.t, sc.depth + 1);
     sc.start = scopeprof__ticks_hot();
     return sc;
 }
@@ -558,7 +567,7 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
     /* Scopes opened inside this one that never closed (a longjmp out of
      * them) leave the depth above this one's plus one: counted, out of line. */
     if (__builtin_expect(t->depth != sc->depth + 1, 0)) scopeprof__scopes_left(t, sc->depth, sc->site);
-    t->depth = sc->depth;
+    scopeprof__depth_set(t, sc->depth);
     /* A CPU scope: no GPU flag in its depth (a count of open scopes, far
      * below 2^31), which spares the emit the flag's arithmetic. */
     if (sc->depth & SCOPEPROF_DEPTH_GPU) __builtin_unreachable();
@@ -630,7 +639,7 @@ static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
     scopeprof__u64 end;
     if (!scopeprof__scope_clock(t, ss->sc.site, &end)) return; /* moved */
     if (__builtin_expect(t->depth != ss->sc.depth + 1, 0)) scopeprof__scopes_left(t, ss->sc.depth, ss->sc.site);
-    t->depth = ss->sc.depth;
+    scopeprof__depth_set(t, ss->sc.depth);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const scopeprof__u32 m = ss->m, units = (m + 2) / 2;
     scopeprof__slot *e = t->cur;

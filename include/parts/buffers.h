@@ -348,7 +348,8 @@ SCOPEPROF__API void scopeprof__range_begin(scopeprof_site *s) {
     }
     scopeprof__range *r = &t->ranges[t->nranges++];
     r->site = id;
-    r->depth = t->depth++;
+    r->depth = t->depth;
+    scopeprof__depth_set(t, r->depth + 1);
     r->start = scopeprof__ticks();
 }
 
@@ -357,7 +358,7 @@ static inline void scopeprof__range_pop(scopeprof__thread *t, uint64_t end) {
     scopeprof__range r = t->ranges[--t->nranges];
     /* Scopes opened after the BEGIN and still open keep their own depth;
      * only a properly nested END restores the depth. */
-    if (t->depth == r.depth + 1) t->depth = r.depth;
+    if (t->depth == r.depth + 1) scopeprof__depth_set(t, r.depth);
     scopeprof__emit(t, r.start, end, r.site, r.depth);
 }
 

@@ -131,7 +131,7 @@ static inline void scopeprof__gpu_end(scopeprof_gpu_scope *gs) {
     scopeprof__u32 flag = gs->ok && scopeprof__gpu_close(gs) ? SCOPEPROF_DEPTH_GPU : 0;
     scopeprof__u64 end = scopeprof__ticks();
     scopeprof__thread *t = gs->cpu.t;
-    t->depth = gs->cpu.depth;
+    scopeprof__depth_set(t, gs->cpu.depth);
     scopeprof__emit(t, gs->cpu.start, end, gs->cpu.site, gs->cpu.depth | flag);
 }
 

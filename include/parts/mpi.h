@@ -507,8 +507,9 @@ static inline void scopeprof__mpi_put64(scopeprof__mpi_buf *b, uint64_t v) {
  * length, then the name. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__mpi_pack(scopeprof__state *g, scopeprof__mpi_buf *b) {
     const scopeprof_agg *a = &g->sum.agg;
-    uint64_t open = 0, off = 0, rtt = 0;
-    for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) open += t->alive ? t->depth : 0;
+    uint32_t threads = 0;
+    const scopeprof__thread *first = NULL;
+    uint64_t open = scopeprof__open_scopes(g, NULL, &threads, &first), off = 0, rtt = 0;
     for (uint32_t i = 0; i < g->job.npts; i++) {
         int64_t o = g->job.pt[i].offset_ns;
         if ((uint64_t)(o < 0 ? -o : o) > off) off = (uint64_t)(o < 0 ? -o : o);

@@ -232,6 +232,20 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     if (g->sched.on) scopeprof__sched_base(g); /* the child's cycles: after its own path, not the parent's */
 }
 
+/* The scopes open now on the live threads other than `skip` (their depths,
+ * which their own threads move: scopeprof__depth_set), in *threads of them,
+ * the first such in *first. Lock held (the thread list). */
+SCOPEPROF__INTERNAL uint64_t scopeprof__open_scopes(scopeprof__state *g, const scopeprof__thread *skip,
+                                                    uint32_t *threads, const scopeprof__thread **first) {
+    uint64_t open = 0;
+    for (const scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) {
+        uint32_t d = t != skip && t->alive ? __atomic_load_n(&t->depth, __ATOMIC_RELAXED) : 0;
+        if (d && !(*threads)++) *first = t;
+        open += d;
+    }
+    return open;
+}
+
 /* MEMORY chunk: peak and final net bytes per device used. No allocation. */
 SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     if (!g->life.finalized) scopeprof__close_open_ranges(g, scopeprof__tls, "the program exited");
@@ -257,13 +271,22 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
                         (unsigned long long)behind);
     scopeprof__say_scopes_left(g);
     /* exit() (or MPI_Abort) called inside scopes of this thread: they never
-     * close, and their starts live on its stack. Other threads' open scopes
-     * cannot be counted without a race on their depth. */
+     * close, and their starts live on its stack. */
     const scopeprof__thread *t = scopeprof__tls;
     if (t && t->depth)
         scopeprof__warn("scopeprof: the program ended inside %u open scope(s) of thread %llu ('%s') (exit "
                         "or MPI_Abort called in them, or a range's END there): they are not in the trace or the table",
                         t->depth, (unsigned long long)t->tid, t->name);
+    /* Other threads still inside scopes (a worker's loop, a wait): those
+     * scopes would close after the trace, so they are in neither. */
+    uint32_t threads = 0;
+    const scopeprof__thread *first = NULL;
+    uint64_t open = scopeprof__open_scopes(g, t, &threads, &first);
+    if (open)
+        scopeprof__warn("scopeprof: %llu scope(s) were still open on %u other thread(s) when the program ended "
+                        "(thread %llu ('%s') among them): a scope is recorded when it closes, so they are not in "
+                        "the trace or the table", (unsigned long long)open, threads,
+                        (unsigned long long)first->tid, first->name);
     scopeprof__unlock(g);
 }
 

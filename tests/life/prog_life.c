@@ -974,6 +974,27 @@ static int mode_exit_open(void) {
     return 0;
 }
 
+/* "open_elsewhere": a worker opens "worker_loop" and "wait" and blocks there
+ * for good; main, once it is in, closes "main_work" and returns. */
+static int oe_in;
+static void *open_worker(void *p) {
+    (void)p;
+    PROFILE_SCOPE("worker_loop");
+    PROFILE_SCOPE("wait");
+    __atomic_store_n(&oe_in, 1, __ATOMIC_RELEASE);
+    for (;;) pause();
+    return NULL;
+}
+
+static int mode_open_elsewhere(void) {
+    pthread_t w;
+    pthread_create(&w, NULL, open_worker, NULL);
+    struct timespec ms = {0, 1000000};
+    while (!__atomic_load_n(&oe_in, __ATOMIC_ACQUIRE)) nanosleep(&ms, NULL);
+    PROFILE_SCOPE("main_work");
+    return 0;
+}
+
 /* ---- issue 17: out of memory -------------------------------------------------
  * "oom start|later": the address space is limited to what the program uses
  * plus 32 MiB (as `ulimit -v`), and the program takes all of it with
@@ -1252,6 +1273,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "fork_mem") == 0) return mode_fork_mem();
     if (strcmp(m, "exit_open") == 0) return mode_exit_open();
     if (strcmp(m, "exit_in_scopes") == 0) return mode_exit_in_scopes();
+    if (strcmp(m, "open_elsewhere") == 0) return mode_open_elsewhere();
     if (strcmp(m, "handler_scope") == 0) return mode_handler_scope();
     if (strcmp(m, "handler_malloc") == 0 && argc > 2) return mode_handler_malloc(atoi(argv[2]));
     if (strcmp(m, "thread_slots") == 0 && argc > 2) return mode_thread_slots(atoi(argv[2]));

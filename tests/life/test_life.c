@@ -1093,6 +1093,27 @@ static void test_exit_inside_scopes(void **state) {
     child_free(&r);
 }
 
+/* Another thread inside scopes when the program ends (a worker blocked in
+ * its loop): one line counts them, naming a thread; the trace holds what
+ * closed. Before: nothing said. */
+static void test_exit_with_scopes_open_elsewhere(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_life", ARGS("open_elsewhere"), NULL);
+    expect_exit(&r, 0);
+    assert_int_equal(child_lines_with(r.err, "scopeprof:"), 1);
+    assert_int_equal(child_lines_with(r.err, "scopeprof: 2 scope(s) were still open on 1 other thread(s) when the "
+                                              "program ended (thread "), 1);
+    assert_int_equal(child_lines_with(r.err, "a scope is recorded when it closes, so they are not in the trace or "
+                                              "the table"), 1);
+    tr_trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "main_work"), 1);
+    assert_int_equal(tr_count(&t, "worker_loop") + tr_count(&t, "wait"), 0);
+    tr_free(&t);
+    child_free(&r);
+}
+
 /* The exit summary keeps a slot per thread state, and a gone thread's state
  * is reused: 1000 threads one after another, each written before the next
  * starts, use one slot. The trace still tells them apart (1000 threads,
@@ -1709,6 +1730,7 @@ int main(void) {
         cmocka_unit_test(test_reexec_keeps_trace),
         cmocka_unit_test(test_thread_ends_inside_scopes),
         cmocka_unit_test(test_exit_inside_scopes),
+        cmocka_unit_test(test_exit_with_scopes_open_elsewhere),
         cmocka_unit_test(test_dead_threads_freed),
         cmocka_unit_test(test_summary_slots_reused),
         cmocka_unit_test(test_out_of_memory),
