@@ -703,7 +703,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
                 if (o->per_process) fprintf(out, "%s== %s\n", t ? "\n" : "", files[0]);
                 if (r) sp_ranks_print(out, &c.agg, r, key, limit);
                 else scopeprof_table_print(out, &c.agg, key, (int)limit), more_rows(out, c.agg.nrows, limit);
-                scopeprof_table_notes(out, &c.agg);
+                scopeprof_table_notes_shown(out, &c.agg, key, (int)limit);
                 sp_agg_memory_footer(out, &c);
             } else if (md) {
                 if (o->per_process) fprintf(out, "%s### ", t ? "\n" : ""), sp_md_cell(out, files[0]), fputs("\n\n", out);

@@ -845,7 +845,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__sta
     scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
     char more[96];
     if (scopeprof__more_rows(g, g->sum.agg.nrows, more, sizeof more)) fprintf(stderr, "%s\n", more);
-    scopeprof_table_notes(stderr, &g->sum.agg);
+    scopeprof_table_notes_shown(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
     scopeprof__print_memory(g, mem, stderr);
     if (at_exit) scopeprof__print_trace_file(g, stderr);
     if (at_exit) scopeprof__print_own_cost(g, stderr); /* after the lines `scopeprof table` prints too */

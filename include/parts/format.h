@@ -219,6 +219,10 @@ const char *scopeprof_more_rows(char *b, size_t n, uint32_t rows, long limit, co
  * and `scopeprof table` print them after scopeprof_table_print, which keeps
  * PyTorch's layout exactly. */
 void scopeprof_table_notes(FILE *out, const scopeprof_agg *a);
+/* The same under a table printed with `key` and `row_limit`: the rows it
+ * names are the table's, and the others are counted ("2 row(s) not shown
+ * above"). */
+void scopeprof_table_notes_shown(FILE *out, const scopeprof_agg *a, scopeprof_sort key, int row_limit);
 /* Record a calibration in the aggregation's footer state and, if `apply`,
  * take it out of the events fed from now on (comp_inside_ps/outside_ps; a
  * change flushes what was fed before); if not, nothing is taken out, the

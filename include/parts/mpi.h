@@ -600,7 +600,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         char more[96];
         scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
                               scopeprof__more_rows(g, m.nrows, more, sizeof more));
-        scopeprof_table_notes(stderr, &m);
+        scopeprof_table_notes_shown(stderr, &m, g->cfg.sort, g->cfg.row_limit);
         /* Rank 0 wrote a file (its current one just now, scopeprof__flush,
          * or a schedule's cycles before it): the ranks' files are there
          * unless one could not be written. */

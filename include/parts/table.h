@@ -754,11 +754,13 @@ static inline int scopeprof__mostly_own(const scopeprof_agg *a, const scopeprof_
 /* One line: `head`, then the names (the first 10, each name once: rows of
  * one name per thread, say) of the rows whose shown compensated times were
  * clamped, or with short_calls 1, of those whose times are mostly the
- * profiler's own and that were not clamped (a row is named once). Nothing
- * if there are none. */
-SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const scopeprof_agg *a, int short_calls,
+ * profiler's own and that were not clamped (a row is named once). Only rows
+ * the table showed are named (shown[i], or all when shown is NULL); the
+ * others are counted. Nothing if there are none. */
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const scopeprof_agg *a,
+                                                              const unsigned char *shown, int short_calls,
                                                               const char *head) {
-    uint32_t n = 0;
+    uint32_t n = 0, hidden = 0;
     char names[10][SCOPEPROF__NAME_W + 1]; /* as in the table */
     for (uint32_t i = 0; i < a->nrows; i++) {
         const scopeprof_row *r = &a->rows[i];
@@ -768,17 +770,25 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const s
         scopeprof__name_cell(name, r->name, SCOPEPROF__NAME_W);
         for (uint32_t k = 0; k < n && k < 10; k++) seen |= strcmp(names[k], name) == 0;
         if (seen) continue;
+        if (shown && !shown[i]) {
+            hidden++;
+            continue;
+        }
         if (n == 0) fputs(head, out);
         if (n < 10) fprintf(out, " %s", strcpy(names[n], name));
         n++;
     }
     if (n > 10) fprintf(out, " and %u more", n - 10);
-    if (n) fputc('\n', out);
+    if (hidden) fprintf(out, "%s%s%u row(s) not shown above", n ? " (and " : head, n ? "" : " ", hidden);
+    if (n && hidden) fputc(')', out);
+    if (n || hidden) fputc('\n', out);
 }
 
 /* One line each, so that a script that stops at "Self CPU time total"
- * (PyTorch's last line) reads the table as before. */
-SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
+ * (PyTorch's last line) reads the table as before. The rows named are those
+ * of a table printed with `key` and `row_limit` (scopeprof_table_print's). */
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes_shown(FILE *out, const scopeprof_agg *a, scopeprof_sort key,
+                                                                int row_limit) {
     fprintf(out, "CPU time is wall time on the thread, as in PyTorch: a thread's waits "
                  "(locks, I/O, sleep) count as its self time\n");
     char each[48], short_ns[48], short_each[128] = "";
@@ -787,14 +797,20 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scope
         scopeprof__ns_range(short_ns, sizeof short_ns, a->comp_short_lo_ps, a->comp_short_hi_ps);
         snprintf(short_each, sizeof short_each, "; %s per short one, about as short as an empty scope", short_ns);
     }
+    unsigned char *shown = NULL; /* the rows printed, when a limit cut some */
+    uint32_t *idx = a->comp_state == SCOPEPROF_COMP_ON && row_limit > 0 && (uint32_t)row_limit < a->nrows
+                        ? scopeprof_agg_sorted(a, key) : NULL;
+    if (idx && (shown = (unsigned char *)calloc(a->nrows, 1)) != NULL)
+        for (int i = 0; i < row_limit; i++) shown[idx[i]] = 1;
+    free(idx);
     switch (a->comp_state) {
     case SCOPEPROF_COMP_ON:
         fprintf(out, "Overhead compensation: %s per nested scope taken out (calibrated at start-up%s; "
                      "raw times: SCOPEPROF_COMPENSATE=0, or scopeprof table --no-compensate)\n", each, short_each);
-        scopeprof__note_rows(out, a, 0, "Overhead compensation clamped at 0 or at their total (scopes about as "
-                                        "short as the calibration; --no-compensate shows raw times):");
-        scopeprof__note_rows(out, a, 1, "Mostly the profiler's own cost (most calls about as short as an empty "
-                                        "scope; their times are not to be trusted):");
+        scopeprof__note_rows(out, a, shown, 0, "Overhead compensation clamped at 0 or at their total (scopes about as "
+                                               "short as the calibration; --no-compensate shows raw times):");
+        scopeprof__note_rows(out, a, shown, 1, "Mostly the profiler's own cost (most calls about as short as an empty "
+                                               "scope; their times are not to be trusted):");
         break;
     case SCOPEPROF_COMP_OFF_RAW:
         fprintf(out, "Overhead compensation: off (--no-compensate); calibrated at start-up: %s per "
@@ -805,6 +821,11 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scope
         break;
     default: break;
     }
+    free(shown);
+}
+
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scopeprof_agg *a) {
+    scopeprof_table_notes_shown(out, a, SCOPEPROF_SORT_CPU_TIME_TOTAL, 0);
 }
 
 #ifdef __cplusplus

@@ -755,16 +755,18 @@ static void test_comp_row_never_negative(void **state) {
 
 /* The notes under the table of `a` (its pending events flushed first), in
  * a string to free. */
-static char *notes_text(scopeprof_agg *a) {
+static char *notes_text_shown(scopeprof_agg *a, int row_limit) {
     char *buf = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
     assert_non_null(f);
     scopeprof_agg_flush(a);
-    scopeprof_table_notes(f, a);
+    if (row_limit < 0) scopeprof_table_notes(f, a);
+    else scopeprof_table_notes_shown(f, a, SCOPEPROF_SORT_CPU_TIME_TOTAL, row_limit);
     fclose(f);
     return buf;
 }
+static char *notes_text(scopeprof_agg *a) { return notes_text_shown(a, -1); }
 
 /* A row whose compensated sum was clamped is named in a line under the
  * table (its cells keep PyTorch's layout); a row that was not clamped is
@@ -883,14 +885,25 @@ static void test_comp_short_rows_named(void **state) {
     ev(&a, 0, "half", 120, 150, 0); /* not: 1 of 2 is not most */
     ev(&a, 0, "long", 200, 400, 0);
     ev(&a, 0, "gone", 600, 603, 0); /* 3 - 8: clamped, named there only */
-    char *buf = notes_text(&a);
-    assert_non_null(strstr(buf, "Overhead compensation: 5.0 ns per nested scope taken out (calibrated at start-up; "
-                                "20.0 ns per short one, about as short as an empty scope; raw times"));
-    const char *line = strstr(buf, "\nMostly the profiler's own cost (most calls about as short as an empty scope; "
-                                   "their times are not to be trusted): tiny most\n");
-    assert_non_null(line);
-    assert_non_null(strstr(buf, "clamped at 0 or at their total (scopes about as short as the calibration; "
-                                "--no-compensate shows raw times): gone\n"));
+    for (int limit = 0; limit <= 8; limit += 8) { /* all rows shown, or more allowed than there are */
+        char *buf = notes_text_shown(&a, limit);
+        assert_non_null(strstr(buf, "Overhead compensation: 5.0 ns per nested scope taken out (calibrated at "
+                                    "start-up; 20.0 ns per short one, about as short as an empty scope; raw times"));
+        const char *line = strstr(buf, "\nMostly the profiler's own cost (most calls about as short as an empty "
+                                       "scope; their times are not to be trusted): tiny most\n");
+        assert_non_null(line);
+        assert_non_null(strstr(buf, "clamped at 0 or at their total (scopes about as short as the calibration; "
+                                    "--no-compensate shows raw times): gone\n"));
+        free(buf);
+    }
+    /* A row limit: only the rows shown are named, the others counted. By
+     * CPU total: wait, long, most (62 ns), tiny (34), half, tiny@1, gone. */
+    char *buf = notes_text_shown(&a, 3);
+    assert_non_null(strstr(buf, "their times are not to be trusted): most (and 2 row(s) not shown above)\n"));
+    assert_non_null(strstr(buf, "--no-compensate shows raw times): 1 row(s) not shown above\n"));
+    free(buf);
+    buf = notes_text_shown(&a, 2);
+    assert_non_null(strstr(buf, "their times are not to be trusted): 3 row(s) not shown above\n"));
     free(buf);
     scopeprof_agg_free(&a);
 
