@@ -2551,7 +2551,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 26u /* 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 27u /* 27: sum.deep, sum.deep_at; 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK +                \
@@ -2704,6 +2704,8 @@ typedef struct scopeprof__state {
         uint64_t events;
         int has_gpu, has_mem, has_gpu_mem;
         uint32_t step_first; /* sched.steps from here on are the file's (its ProfilerStep* row) */
+        uint64_t deep;       /* scopes deeper than the levels kept (scopeprof__sum_deep): said at exit */
+        uint32_t deep_at;    /* the shallowest depth of those */
     } sum;
     /* Memory (steps.h), under mem.lock: live allocations (pointer -> bytes)
      * and per-device totals; used: bit mask of devices. */
@@ -4822,8 +4824,10 @@ extern "C" {
  * here, and left out of the profiler's own cost (file.h). */
 #define SCOPEPROF__STEPS_ROW "ProfilerStep*"
 
-/* Levels deeper than this are not kept: a scope that deep counts with no
- * parent (its time is all self). Short records hold depths under 4096. */
+/* The most levels a thread keeps (128 bytes each: 8 MiB): a bound against
+ * a depth that only grows (a scope that never closes, in a loop). A scope
+ * at depth D takes levels D and D + 1 (its children's); from depth 65535
+ * on, scopeprof__sum_deep sums it. Short records hold depths under 4096. */
 #define SCOPEPROF__SUM_MAX_DEPTH 65536u
 
 /* The array arr of *cap elements of `size` bytes with room for `need`: the
@@ -4868,7 +4872,7 @@ SCOPEPROF__INTERNAL int scopeprof__sum_room(scopeprof__state *g, uint32_t slot, 
     if (!t) return -1;
     g->sum.thr = t;
     scopeprof__levels *L = &g->sum.thr[slot];
-    if (depth < SCOPEPROF__SUM_MAX_DEPTH) {
+    if (depth + 2 <= SCOPEPROF__SUM_MAX_DEPTH) { /* doubling from 16: never past it */
         scopeprof__level *v = (scopeprof__level *)scopeprof__sum_grow(L->lv, &L->cap, depth + 2, sizeof *v, 16);
         if (!v) return -1;
         L->lv = v;
@@ -4989,6 +4993,24 @@ scopeprof__sum_up(scopeprof__levels *L, uint32_t depth, uint64_t start, uint64_t
     L->top = depth;
 }
 
+/* A scope too deep for its children's level (SCOPEPROF__SUM_MAX_DEPTH, or
+ * out of memory): its children were not kept. Where its own level is kept,
+ * it takes all its time as self and goes to that level for its parent, as
+ * a leaf; deeper, it is inside such a scope, whose self time holds its
+ * time: none of its own. So the self times still add up to the threads' time (before, each
+ * took its total as self: a 59 ms recursion 140,000 deep showed 50 s).
+ * Counted, said at exit; `scopeprof table` on the trace has them exact. */
+SCOPEPROF__INTERNAL void scopeprof__sum_deep(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s,
+                                             uint64_t start, uint64_t end, uint32_t depth, int64_t gpu_ns,
+                                             uint64_t is_short) {
+    if (!g->sum.deep++ || depth < g->sum.deep_at) g->sum.deep_at = depth;
+    if (depth < L->cap) {
+        s->t.self += (int64_t)(end - start);
+        scopeprof__sum_up(L, depth, start, end, 1, is_short, is_short);
+    }
+    if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
+}
+
 /* One finished scope (start <= end, ticks) at `depth` of the thread whose
  * levels are L, once scopeprof__sum_lacks said nothing is missing.
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
@@ -5010,9 +5032,8 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
     s->t.count++;
     s->t.count_short += is_short;
     s->t.total += dur;
-    if (__builtin_expect(depth + 2 > L->cap, 0)) { /* too deep to keep: no parent, no children */
-        s->t.self += dur;
-        if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
+    if (__builtin_expect(depth + 2 > L->cap, 0)) { /* no level for its children */
+        scopeprof__sum_deep(g, L, s, start, end, depth, gpu_ns, is_short);
         return;
     }
     if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) { /* a leaf */
@@ -5169,7 +5190,7 @@ SCOPEPROF__INTERNAL void scopeprof__sum_mem(scopeprof__state *g, uint32_t slot, 
                                             uint32_t device, int64_t bytes) {
     if (device) g->sum.has_gpu_mem = 1;
     else g->sum.has_mem = 1;
-    if (depth == 0 || depth >= SCOPEPROF__SUM_MAX_DEPTH) return; /* outside every scope: no row */
+    if (depth == 0 || depth + 2 > SCOPEPROF__SUM_MAX_DEPTH) return; /* outside every scope: no row; or too deep */
     if (slot >= g->sum.thr_cap || depth + 2 > g->sum.thr[slot].cap) {
         if (scopeprof__sum_room(g, slot, UINT32_MAX, depth) != 0) return;
     }
@@ -6940,7 +6961,8 @@ SCOPEPROF__API void scopeprof__scope_moved(uint32_t site) {
 }
 
 /* At exit: how many scopes were left, and where it was first seen; how
- * many closed on another thread. Lock held. */
+ * many closed on another thread; how many were too deep for the exit
+ * table's levels (summary.h). Lock held. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
     uint64_t moved = __atomic_load_n(&g->life.moved, __ATOMIC_RELAXED);
     const scopeprof__siterec *r = moved ? scopeprof__site_find(g, g->life.moved_site) : NULL;
@@ -6951,10 +6973,15 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__s
                         (unsigned long long)moved, r ? r->name : "?", r ? r->file : "?", r ? r->line : 0,
                         r ? "" : " (no such scope: a jump into a block past its PROFILE_SCOPE, whose close "
                                  "then read an unset variable?)");
+    if (g->sum.deep)
+        scopeprof__warn("scopeprof: %llu scope(s) were %u or more deep, past the levels the exit table keeps (deep "
+                        "recursion, or a scope that never closes in a loop): the table counts their time as self "
+                        "time of the scope around them at the deepest level kept; `scopeprof table` on the trace "
+                        "has them exact", (unsigned long long)g->sum.deep, g->sum.deep_at);
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
     r = scopeprof__site_find(g, g->life.left_site);
-    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; a "
+    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp or a computed goto out of them; a "
                     "scope that closed on another thread, as an untied OpenMP task that moved does, "
                     "which is left out; or a range whose PROFILE_END came while a scope opened inside "
                     "it was open, which counts as one; first found on thread %llu when '%s' at %s:%u closed): "

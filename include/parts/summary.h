@@ -18,8 +18,10 @@ extern "C" {
  * here, and left out of the profiler's own cost (file.h). */
 #define SCOPEPROF__STEPS_ROW "ProfilerStep*"
 
-/* Levels deeper than this are not kept: a scope that deep counts with no
- * parent (its time is all self). Short records hold depths under 4096. */
+/* The most levels a thread keeps (128 bytes each: 8 MiB): a bound against
+ * a depth that only grows (a scope that never closes, in a loop). A scope
+ * at depth D takes levels D and D + 1 (its children's); from depth 65535
+ * on, scopeprof__sum_deep sums it. Short records hold depths under 4096. */
 #define SCOPEPROF__SUM_MAX_DEPTH 65536u
 
 /* The array arr of *cap elements of `size` bytes with room for `need`: the
@@ -64,7 +66,7 @@ SCOPEPROF__INTERNAL int scopeprof__sum_room(scopeprof__state *g, uint32_t slot, 
     if (!t) return -1;
     g->sum.thr = t;
     scopeprof__levels *L = &g->sum.thr[slot];
-    if (depth < SCOPEPROF__SUM_MAX_DEPTH) {
+    if (depth + 2 <= SCOPEPROF__SUM_MAX_DEPTH) { /* doubling from 16: never past it */
         scopeprof__level *v = (scopeprof__level *)scopeprof__sum_grow(L->lv, &L->cap, depth + 2, sizeof *v, 16);
         if (!v) return -1;
         L->lv = v;
@@ -185,6 +187,24 @@ scopeprof__sum_up(scopeprof__levels *L, uint32_t depth, uint64_t start, uint64_t
     L->top = depth;
 }
 
+/* A scope too deep for its children's level (SCOPEPROF__SUM_MAX_DEPTH, or
+ * out of memory): its children were not kept. Where its own level is kept,
+ * it takes all its time as self and goes to that level for its parent, as
+ * a leaf; deeper, it is inside such a scope, whose self time holds its
+ * time: none of its own. So the self times still add up to the threads' time (before, each
+ * took its total as self: a 59 ms recursion 140,000 deep showed 50 s).
+ * Counted, said at exit; `scopeprof table` on the trace has them exact. */
+SCOPEPROF__INTERNAL void scopeprof__sum_deep(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s,
+                                             uint64_t start, uint64_t end, uint32_t depth, int64_t gpu_ns,
+                                             uint64_t is_short) {
+    if (!g->sum.deep++ || depth < g->sum.deep_at) g->sum.deep_at = depth;
+    if (depth < L->cap) {
+        s->t.self += (int64_t)(end - start);
+        scopeprof__sum_up(L, depth, start, end, 1, is_short, is_short);
+    }
+    if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
+}
+
 /* One finished scope (start <= end, ticks) at `depth` of the thread whose
  * levels are L, once scopeprof__sum_lacks said nothing is missing.
  * gpu_ns: its GPU time, or -1 for a CPU scope. `comp`: compensation is
@@ -206,9 +226,8 @@ scopeprof__sum_at(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum 
     s->t.count++;
     s->t.count_short += is_short;
     s->t.total += dur;
-    if (__builtin_expect(depth + 2 > L->cap, 0)) { /* too deep to keep: no parent, no children */
-        s->t.self += dur;
-        if (gpu_ns >= 0) scopeprof__sum_rare(g, s, NULL, 0, NULL, gpu_ns);
+    if (__builtin_expect(depth + 2 > L->cap, 0)) { /* no level for its children */
+        scopeprof__sum_deep(g, L, s, start, end, depth, gpu_ns, is_short);
         return;
     }
     if (__builtin_expect(L->top <= depth && gpu_ns < 0, 1)) { /* a leaf */
@@ -365,7 +384,7 @@ SCOPEPROF__INTERNAL void scopeprof__sum_mem(scopeprof__state *g, uint32_t slot, 
                                             uint32_t device, int64_t bytes) {
     if (device) g->sum.has_gpu_mem = 1;
     else g->sum.has_mem = 1;
-    if (depth == 0 || depth >= SCOPEPROF__SUM_MAX_DEPTH) return; /* outside every scope: no row */
+    if (depth == 0 || depth + 2 > SCOPEPROF__SUM_MAX_DEPTH) return; /* outside every scope: no row; or too deep */
     if (slot >= g->sum.thr_cap || depth + 2 > g->sum.thr[slot].cap) {
         if (scopeprof__sum_room(g, slot, UINT32_MAX, depth) != 0) return;
     }

@@ -95,7 +95,8 @@ SCOPEPROF__API void scopeprof__scope_moved(uint32_t site) {
 }
 
 /* At exit: how many scopes were left, and where it was first seen; how
- * many closed on another thread. Lock held. */
+ * many closed on another thread; how many were too deep for the exit
+ * table's levels (summary.h). Lock held. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__state *g) {
     uint64_t moved = __atomic_load_n(&g->life.moved, __ATOMIC_RELAXED);
     const scopeprof__siterec *r = moved ? scopeprof__site_find(g, g->life.moved_site) : NULL;
@@ -106,10 +107,15 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__s
                         (unsigned long long)moved, r ? r->name : "?", r ? r->file : "?", r ? r->line : 0,
                         r ? "" : " (no such scope: a jump into a block past its PROFILE_SCOPE, whose close "
                                  "then read an unset variable?)");
+    if (g->sum.deep)
+        scopeprof__warn("scopeprof: %llu scope(s) were %u or more deep, past the levels the exit table keeps (deep "
+                        "recursion, or a scope that never closes in a loop): the table counts their time as self "
+                        "time of the scope around them at the deepest level kept; `scopeprof table` on the trace "
+                        "has them exact", (unsigned long long)g->sum.deep, g->sum.deep_at);
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
     r = scopeprof__site_find(g, g->life.left_site);
-    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp out of them; a "
+    scopeprof__warn("scopeprof: %llu scope(s) were left without closing (a longjmp or a computed goto out of them; a "
                     "scope that closed on another thread, as an untied OpenMP task that moved does, "
                     "which is left out; or a range whose PROFILE_END came while a scope opened inside "
                     "it was open, which counts as one; first found on thread %llu when '%s' at %s:%u closed): "

@@ -615,6 +615,25 @@ static int mode_deep(int n) {
     return 0;
 }
 
+/* "very_deep N": the same N deep, on a thread with a 512 MiB stack (past
+ * the exit table's levels: test_deeper_than_levels). */
+static void *very_deep_thread(void *p) {
+    mode_deep((int)(intptr_t)p);
+    return NULL;
+}
+
+static int mode_very_deep(int n) {
+    pthread_attr_t at;
+    pthread_t t;
+    pthread_attr_init(&at);
+    if (pthread_attr_setstacksize(&at, (size_t)512 << 20) != 0 ||
+        pthread_create(&t, &at, very_deep_thread, (void *)(intptr_t)n) != 0)
+        return 3;
+    pthread_join(t, NULL);
+    pthread_attr_destroy(&at);
+    return 0;
+}
+
 /* ---- a scope too long for a 16-byte buffer record (2^27 ticks or more):
  * "long_outer" { "before" x3, "nap" (150 ms), "after" x3 }, with
  * PROFILE_FLUSH between, so the long record sits inside a written span. */
@@ -1259,6 +1278,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "dlclose") == 0 && argc > 2) return mode_dlclose(strcmp(argv[2], "main_first") == 0);
     if (strcmp(m, "threads") == 0 && argc > 2) return mode_threads(atoi(argv[2]));
     if (strcmp(m, "deep") == 0 && argc > 2) return mode_deep(atoi(argv[2]));
+    if (strcmp(m, "very_deep") == 0 && argc > 2) return mode_very_deep(atoi(argv[2]));
     if (strcmp(m, "runs") == 0) return mode_runs();
     if (strcmp(m, "clock") == 0) return mode_clock(argc > 2 && strcmp(argv[2], "late") == 0);
     if (strcmp(m, "overlap") == 0) return mode_overlap();

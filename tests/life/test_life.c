@@ -1549,6 +1549,38 @@ static void test_deep_recursion(void **state) {
     child_free(&r);
 }
 
+/* A recursion deeper than the exit table's levels: a thread keeps 65536
+ * (SCOPEPROF__SUM_MAX_DEPTH), so the scopes from depth 65535 on
+ * (deep_outer is depth 0) have no level for their children. The self times still add up to deep_outer's total
+ * (before: each such scope took its total as self, 50 s of self time in a
+ * 59 ms run), and one line counts them. */
+static void test_deeper_than_levels(void **state) {
+    (void)state;
+    enum { DEPTH = 140000 };
+    /* ThreadSanitizer keeps stacks of at most 65536 frames (its stack
+     * depot's CHECK fails past that): a single-threaded case, run plain and
+     * under ASan. */
+    if (strcmp(VARIANT, "_tsan") == 0) skip();
+    child r;
+    static const char *const raw[] = {"SCOPEPROF_COMPENSATE=0", NULL};
+    child_run_args(&r, "prog_life", ARGS("very_deep", "140000"), raw);
+    expect_exit(&r, 0);
+    char want[160];
+    snprintf(want, sizeof want, "scopeprof: %d scope(s) were 65535 or more deep, past the levels the exit table "
+             "keeps", DEPTH - 65535 + 1);
+    assert_int_equal(child_lines_with(r.err, want), 1);
+    const char *total = strstr(r.err, "Self CPU time total: ");
+    char printed[32];
+    assert_non_null(total);
+    assert_int_equal(sscanf(total + strlen("Self CPU time total: "), "%31s", printed), 1);
+    expect_time_near(printed, child_time_us(cell(&r, "deep_outer", "CPU total")), "the self times' sum");
+    tr_trace t;
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "rec"), DEPTH);
+    tr_free(&t);
+    child_free(&r);
+}
+
 /* A 150 ms scope is too long for a short buffer record (2^27 ticks: 45 ms
  * at 3 GHz, 134 ms of a clock in ns): it and its parent are buffered and
  * written in 32 bytes (format 4 writes the buffer as it is), between short
@@ -1715,6 +1747,7 @@ int main(void) {
         cmocka_unit_test(test_short_run_clock),
         cmocka_unit_test(test_late_start_clock),
         cmocka_unit_test(test_deep_recursion),
+        cmocka_unit_test(test_deeper_than_levels),
         cmocka_unit_test(test_long_scope),
         cmocka_unit_test(test_64k_name),
         cmocka_unit_test(test_chdir_relative_output),
