@@ -4996,8 +4996,9 @@ scopeprof__sum_up(scopeprof__levels *L, uint32_t depth, uint64_t start, uint64_t
 /* A scope too deep for its children's level (SCOPEPROF__SUM_MAX_DEPTH, or
  * out of memory): its children were not kept. Where its own level is kept,
  * it takes all its time as self and goes to that level for its parent, as
- * a leaf; deeper, it is inside such a scope, whose self time holds its
- * time: none of its own. So the self times still add up to the threads' time (before, each
+ * a leaf; deeper, it takes none: its time stays in the self time of the
+ * nearest scope around it that the levels keep (a recursion's scope at the
+ * last level; main, past scopes a computed goto left open). So the self times still add up to the threads' time (before, each
  * took its total as self: a 59 ms recursion 140,000 deep showed 50 s).
  * Counted, said at exit; `scopeprof table` on the trace has them exact. */
 SCOPEPROF__INTERNAL void scopeprof__sum_deep(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s,
@@ -6976,7 +6977,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__s
     if (g->sum.deep)
         scopeprof__warn("scopeprof: %llu scope(s) were %u or more deep, past the levels the exit table keeps (deep "
                         "recursion, or a scope that never closes in a loop): the table counts their time as self "
-                        "time of the scope around them at the deepest level kept; `scopeprof table` on the trace "
+                        "time of the nearest scope around them within those levels; `scopeprof table` on the trace "
                         "has them exact", (unsigned long long)g->sum.deep, g->sum.deep_at);
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;

@@ -110,7 +110,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__s
     if (g->sum.deep)
         scopeprof__warn("scopeprof: %llu scope(s) were %u or more deep, past the levels the exit table keeps (deep "
                         "recursion, or a scope that never closes in a loop): the table counts their time as self "
-                        "time of the scope around them at the deepest level kept; `scopeprof table` on the trace "
+                        "time of the nearest scope around them within those levels; `scopeprof table` on the trace "
                         "has them exact", (unsigned long long)g->sum.deep, g->sum.deep_at);
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
