@@ -276,6 +276,15 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
                         "threads wrote a chunk themselves each time (nothing was lost)",
                         (unsigned long long)behind);
     scopeprof__say_scopes_left(g);
+    /* A schedule that kept nothing (the run ended before or as its first
+     * active step began): no file, no table; without this line, nothing at
+     * all to say why. */
+    if (g->sched.on && g->sched.cycle == 1 && !g->out.events_written)
+        scopeprof__warn("scopeprof: the run ended after %llu PROFILE_STEP call(s) with nothing in the schedule's "
+                        "active steps (the first comes after %d: skip_first=%d, wait=%d, warmup=%d): nothing was "
+                        "recorded", (unsigned long long)g->sched.step,
+                        g->sched.skip_first + g->sched.wait + g->sched.warmup, g->sched.skip_first, g->sched.wait,
+                        g->sched.warmup);
     /* exit() (or MPI_Abort) called inside scopes of this thread: they never
      * close, and their starts live on its stack. */
     const scopeprof__thread *t = scopeprof__tls;

@@ -367,6 +367,32 @@ static void test_schedule_skip_first_repeat0(void **state) {
     run_sched_case(&b);
 }
 
+/* A run that ends before the schedule's first active step (0 steps: a
+ * first-time user with no PROFILE_STEP in the program), or as it begins (3),
+ * records nothing: no file, no table, and one line says why (before:
+ * nothing at all). A run through it (4) does not say it. */
+static void test_schedule_never_active(void **state) {
+    (void)state;
+    for (int steps = 0; steps <= 4; steps += steps ? 1 : 3) {
+        char n[8];
+        snprintf(n, sizeof n, "%d", steps);
+        child r;
+        child_run_args(&r, "prog_life", ARGS("steps", n),
+                       ENV("SCOPEPROF_SCHEDULE=skip_first=1,wait=1,warmup=1,active=3,repeat=2"));
+        expect_exit(&r, 0);
+        char want[200];
+        snprintf(want, sizeof want, "scopeprof: the run ended after %d PROFILE_STEP call(s) with nothing in the "
+                 "schedule's active steps (the first comes after 3: skip_first=1, wait=1, warmup=1): nothing was "
+                 "recorded", steps);
+        assert_int_equal(child_lines_with(r.err, "scopeprof:"), steps < 4);
+        assert_int_equal(child_lines_with(r.err, want), steps < 4);
+        assert_int_equal(summaries(&r), steps < 4 ? 0 : 1);
+        char names[4][256];
+        assert_int_equal(child_list_files(&r, ".sprof", names, 4), steps < 4 ? 0 : 1);
+        child_free(&r);
+    }
+}
+
 static void test_schedule_call(void **state) {
     (void)state;
     /* PROFILE_SCHEDULE(1, 1, 0, 1, 3): 0 skipped; 1 w, 2; 3 w, 4; 5 w, 6; done. */
@@ -1725,6 +1751,7 @@ int main(void) {
         cmocka_unit_test(test_schedule_env_repeat),
         cmocka_unit_test(test_schedule_skip_first_repeat0),
         cmocka_unit_test(test_schedule_call),
+        cmocka_unit_test(test_schedule_never_active),
         cmocka_unit_test(test_schedule_memory_peaks),
         cmocka_unit_test(test_schedule_bad),
         cmocka_unit_test(test_steps_chunk),
