@@ -106,9 +106,9 @@
  * implementation, "Environment", drives parsing, defaults and this list)
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
- *                         working directory of the first scope; a directory
- *                         (one that exists, or any path ending in '/'): the
- *                         default name in it; "none"
+ *                         working directory of the first scope; an existing
+ *                         directory (a path ending in '/' names one; it is
+ *                         not made): the default name in it; "none"
  *                         writes no file ("": the default, said). NAME.json or NAME.json.gz becomes
  *                         NAME.sprof (said: the recorder writes no JSON; the
  *                         reporter's `trace` does). With a rank it becomes
@@ -3576,7 +3576,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
                         "no SCOPEPROF_ variable is read and nothing is written (no trace, no "
                         "table); profile it as the user it runs as");
     } else if (v && v[0] == 0) { /* most likely an unset shell variable: the default file */
-        scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT is empty: writing the default file (none: no file)");
+        scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT is empty: writing the default file (SCOPEPROF_OUTPUT=none writes none)");
         v = NULL;
     } else if (v && strcmp(v, "none") == 0) {
         g->out.fd = -2;

@@ -105,9 +105,9 @@
  * implementation, "Environment", drives parsing, defaults and this list)
  *
  *   SCOPEPROF_OUTPUT      trace file path; default <program>.<pid>.sprof in the
- *                         working directory of the first scope; a directory
- *                         (one that exists, or any path ending in '/'): the
- *                         default name in it; "none"
+ *                         working directory of the first scope; an existing
+ *                         directory (a path ending in '/' names one; it is
+ *                         not made): the default name in it; "none"
  *                         writes no file ("": the default, said). NAME.json or NAME.json.gz becomes
  *                         NAME.sprof (said: the recorder writes no JSON; the
  *                         reporter's `trace` does). With a rank it becomes

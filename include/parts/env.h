@@ -223,7 +223,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
                         "no SCOPEPROF_ variable is read and nothing is written (no trace, no "
                         "table); profile it as the user it runs as");
     } else if (v && v[0] == 0) { /* most likely an unset shell variable: the default file */
-        scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT is empty: writing the default file (none: no file)");
+        scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT is empty: writing the default file (SCOPEPROF_OUTPUT=none writes none)");
         v = NULL;
     } else if (v && strcmp(v, "none") == 0) {
         g->out.fd = -2;
