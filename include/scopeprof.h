@@ -2460,6 +2460,11 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes(FILE *out, const scope
 #error "scopeprof.h: POSIX.1-2008 is hidden in the file that defines SCOPEPROF_IMPLEMENTATION (strict -std=c99/c11/c17 and a system header included before scopeprof.h, or the file's own feature macro asking for less, as Lua's _XOPEN_SOURCE 600): put the implementation in a file of its own, include scopeprof.h before the system headers and feature macros there, or compile it with -D_POSIX_C_SOURCE=200809L"
 #undef SCOPEPROF__IMPL /* one error, not a page: the rest is left out */
 #endif
+/* With MPI (mpi.h): the implementation's file saw <mpi.h> (MPI_VERSION, or
+ * Open MPI's OMPI_MAJOR_VERSION) or defines SCOPEPROF_MPI. */
+#if !defined(SCOPEPROF_NO_MPI) && (defined(SCOPEPROF_MPI) || defined(MPI_VERSION) || defined(OMPI_MAJOR_VERSION))
+#define SCOPEPROF__MPI 1
+#endif
 /* syscall(2), for threads' kernel ids: glibc's <unistd.h> declares it only
  * under __USE_MISC (no feature macro, _DEFAULT_SOURCE, _GNU_SOURCE), and a
  * file that set _XOPEN_SOURCE or _POSIX_C_SOURCE itself (pigz does) has it
@@ -7143,6 +7148,16 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
                         "threads wrote a chunk themselves each time (nothing was lost)",
                         (unsigned long long)behind);
     scopeprof__say_scopes_left(g);
+#if !defined(SCOPEPROF__MPI) && !defined(SCOPEPROF_NO_MPI)
+    /* An MPI program whose implementation's file did not see <mpi.h>: none
+     * of mpi.h was compiled, and nothing else would say so. Rank 0 (or a
+     * singleton) says it, when the MPI library is in the process. */
+    if (g->out.rank <= 0 && dlsym((void *)0 /* RTLD_DEFAULT */, "PMPI_Init"))
+        scopeprof__warn("scopeprof: this program runs MPI, but the file that defines SCOPEPROF_IMPLEMENTATION did "
+                        "not include <mpi.h> before scopeprof.h: no job table, no scopes of MPI calls, and the "
+                        "ranks' clocks are aligned by their realtime clocks only (docs/MPI.md); include it there, "
+                        "or define SCOPEPROF_MPI (SCOPEPROF_NO_MPI: without MPI on purpose)");
+#endif
     /* A schedule that kept nothing (the run ended before or as its first
      * active step began): no file, no table; without this line, nothing at
      * all to say why. */
@@ -7323,12 +7338,8 @@ SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
  *   own for each common MPI call the program makes. Without MPI none of
  *   that is compiled. */
 
-/* With MPI: the implementation's file saw <mpi.h> (MPI_VERSION, or Open
- * MPI's OMPI_MAJOR_VERSION) or defines SCOPEPROF_MPI. */
-#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON && !defined(SCOPEPROF_NO_MPI) && \
-    (defined(SCOPEPROF_MPI) || defined(MPI_VERSION) || defined(OMPI_MAJOR_VERSION))
-#define SCOPEPROF__MPI 1
-#endif
+/* SCOPEPROF__MPI, "with MPI", is decided in state.h (survival.h's exit
+ * needs it too). */
 
 /* ---- The cross-rank table: declarations (the reporter's too) -------------
  * Compiled for the reporter (SCOPEPROF_AGGREGATION) and MPI programs only:

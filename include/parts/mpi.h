@@ -15,12 +15,8 @@
  *   own for each common MPI call the program makes. Without MPI none of
  *   that is compiled. */
 
-/* With MPI: the implementation's file saw <mpi.h> (MPI_VERSION, or Open
- * MPI's OMPI_MAJOR_VERSION) or defines SCOPEPROF_MPI. */
-#if defined(SCOPEPROF__IMPL) && SCOPEPROF__ON && !defined(SCOPEPROF_NO_MPI) && \
-    (defined(SCOPEPROF_MPI) || defined(MPI_VERSION) || defined(OMPI_MAJOR_VERSION))
-#define SCOPEPROF__MPI 1
-#endif
+/* SCOPEPROF__MPI, "with MPI", is decided in state.h (survival.h's exit
+ * needs it too). */
 
 /* ---- The cross-rank table: declarations (the reporter's too) -------------
  * Compiled for the reporter (SCOPEPROF_AGGREGATION) and MPI programs only:

@@ -22,6 +22,11 @@
 #error "scopeprof.h: POSIX.1-2008 is hidden in the file that defines SCOPEPROF_IMPLEMENTATION (strict -std=c99/c11/c17 and a system header included before scopeprof.h, or the file's own feature macro asking for less, as Lua's _XOPEN_SOURCE 600): put the implementation in a file of its own, include scopeprof.h before the system headers and feature macros there, or compile it with -D_POSIX_C_SOURCE=200809L"
 #undef SCOPEPROF__IMPL /* one error, not a page: the rest is left out */
 #endif
+/* With MPI (mpi.h): the implementation's file saw <mpi.h> (MPI_VERSION, or
+ * Open MPI's OMPI_MAJOR_VERSION) or defines SCOPEPROF_MPI. */
+#if !defined(SCOPEPROF_NO_MPI) && (defined(SCOPEPROF_MPI) || defined(MPI_VERSION) || defined(OMPI_MAJOR_VERSION))
+#define SCOPEPROF__MPI 1
+#endif
 /* syscall(2), for threads' kernel ids: glibc's <unistd.h> declares it only
  * under __USE_MISC (no feature macro, _DEFAULT_SOURCE, _GNU_SOURCE), and a
  * file that set _XOPEN_SOURCE or _POSIX_C_SOURCE itself (pigz does) has it

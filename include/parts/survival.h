@@ -276,6 +276,16 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
                         "threads wrote a chunk themselves each time (nothing was lost)",
                         (unsigned long long)behind);
     scopeprof__say_scopes_left(g);
+#if !defined(SCOPEPROF__MPI) && !defined(SCOPEPROF_NO_MPI)
+    /* An MPI program whose implementation's file did not see <mpi.h>: none
+     * of mpi.h was compiled, and nothing else would say so. Rank 0 (or a
+     * singleton) says it, when the MPI library is in the process. */
+    if (g->out.rank <= 0 && dlsym((void *)0 /* RTLD_DEFAULT */, "PMPI_Init"))
+        scopeprof__warn("scopeprof: this program runs MPI, but the file that defines SCOPEPROF_IMPLEMENTATION did "
+                        "not include <mpi.h> before scopeprof.h: no job table, no scopes of MPI calls, and the "
+                        "ranks' clocks are aligned by their realtime clocks only (docs/MPI.md); include it there, "
+                        "or define SCOPEPROF_MPI (SCOPEPROF_NO_MPI: without MPI on purpose)");
+#endif
     /* A schedule that kept nothing (the run ended before or as its first
      * active step began): no file, no table; without this line, nothing at
      * all to say why. */

@@ -318,6 +318,15 @@ mpisyms() { nm "$T/$1" | grep -c ' [A-Za-z] P\{0,1\}MPI_' || true; }
 nm "$T/impl_mpi.o" | grep -q ' W MPI_Init$' || fail "no weak MPI_Init wrapper with mpi.h"
 nm "$T/impl_mpi.o" | grep -q ' scopeprof_ranks_print$' || fail "no job table with mpi.h"
 nm "$T/impl_mpi.o" | grep -q ' U PMPI_Allreduce$' || fail "the wrappers do not call PMPI_"
+# An MPI program whose implementation's file did not see mpi.h: rank 0
+# alone says so at exit, naming the fix; a job built right, and a program
+# without MPI, do not.
+unseen="this program runs MPI, but the file that defines SCOPEPROF_IMPLEMENTATION did not include <mpi.h>"
+SCOPEPROF_OUTPUT=$work/unseen.sprof $MPIRUN -np 2 "$T/prog_unseen" >/dev/null 2>unseen.err || fail "prog_unseen failed"
+[ "$(grep -c "^scopeprof: $unseen" unseen.err)" = 1 ] || fail "prog_unseen: not one line on the missing mpi.h: $(cat unseen.err)"
+! grep -q "$unseen" jobpath.err || fail "a job built with mpi.h says it is missing"
+SCOPEPROF_OUTPUT=none "$RANKP" work 10 >/dev/null 2>rank_only.err || fail "prog_rank failed"
+! grep -q "$unseen" rank_only.err || fail "a program without MPI says mpi.h is missing"
 
 # ---- 8. MPI_Abort ------------------------------------------------------------------
 # Rank 1 ends 3 steps, then aborts (code 7) while rank 0 waits in a barrier;

@@ -5,6 +5,8 @@
 #                     clock offsets, a straggler rank; _asan: ASan+UBSan
 #   prog_rank         a program without MPI, its rank from the launcher's
 #                     variable: a shared SCOPEPROF_OUTPUT, realtime alignment
+#   prog_unseen       an MPI program linked with impl_plain.o (its implementation
+#                     never saw mpi.h): rank 0 says so at exit
 #   impl_*.o          the implementation compiled three ways, for nm: without
 #                     mpi.h (nothing MPI), with it (the PMPI wrappers), with it
 #                     and SCOPEPROF_NO_MPI (nothing MPI)
@@ -26,6 +28,10 @@ $(MPI_T)/prog_rank: tests/mpi/prog_rank.c $(HEADER)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< -o $@ $(LDLIBS)
 
+$(MPI_T)/prog_unseen: tests/mpi/prog_unseen.c $(MPI_T)/impl_plain.o $(HEADER)
+	@mkdir -p $(@D)
+	$(MPI_CC) $(ALL_CFLAGS) -DPROFILE_ENABLE $< $(MPI_T)/impl_plain.o -o $@ $(LDLIBS)
+
 # One translation unit that defines the implementation: plain C, then with
 # <mpi.h> first, then with <mpi.h> and SCOPEPROF_NO_MPI.
 $(MPI_T)/impl_plain.o: tests/mpi/impl.c $(HEADER)
@@ -38,6 +44,6 @@ $(MPI_T)/impl_nompi.o: tests/mpi/impl.c $(HEADER)
 	@mkdir -p $(@D)
 	$(MPI_CC) $(ALL_CFLAGS) -DPROFILE_ENABLE -DWITH_MPI_H -DSCOPEPROF_NO_MPI -c $< -o $@
 
-TEST_BINS += $(MPI_T)/prog_mpi $(MPI_T)/prog_mpi_asan $(MPI_T)/prog_rank $(BUILD)/scopeprof \
+TEST_BINS += $(MPI_T)/prog_mpi $(MPI_T)/prog_mpi_asan $(MPI_T)/prog_rank $(MPI_T)/prog_unseen $(BUILD)/scopeprof \
              $(MPI_T)/impl_plain.o $(MPI_T)/impl_mpi.o $(MPI_T)/impl_nompi.o
 TEST_CMDS += tests/mpi/mpi.sh

@@ -1,0 +1,17 @@
+/* An MPI program whose implementation's file did not see <mpi.h> (impl.c
+ * built without WITH_MPI_H, linked in): rank 0 says at exit that nothing
+ * MPI was compiled, and how to have it (tests/mpi/mpi.sh). */
+#include <mpi.h>
+#include "scopeprof.h"
+
+void impl_use(void);
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    {
+        PROFILE_SCOPE("work");
+        impl_use();
+    }
+    MPI_Finalize();
+    return 0;
+}
