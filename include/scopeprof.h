@@ -7151,8 +7151,13 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
 #if !defined(SCOPEPROF__MPI) && !defined(SCOPEPROF_NO_MPI)
     /* An MPI program whose implementation's file did not see <mpi.h>: none
      * of mpi.h was compiled, and nothing else would say so. Rank 0 (or a
-     * singleton) says it, when the MPI library is in the process. */
-    if (g->out.rank <= 0 && dlsym((void *)0 /* RTLD_DEFAULT */, "PMPI_Init"))
+     * singleton) says it, when the program called MPI_Init (MPI_Initialized
+     * may be called after MPI_Finalize; a library that merely links MPI in
+     * says nothing). */
+    void *sym = g->out.rank <= 0 ? dlsym((void *)0 /* RTLD_DEFAULT */, "PMPI_Initialized") : NULL;
+    int (*initialized)(int *) = NULL, mpi_on = 0;
+    memcpy(&initialized, &sym, sizeof sym); /* ISO C has no cast from an object pointer to a function's */
+    if (initialized && initialized(&mpi_on) == 0 && mpi_on)
         scopeprof__warn("scopeprof: this program runs MPI, but the file that defines SCOPEPROF_IMPLEMENTATION did "
                         "not include <mpi.h> before scopeprof.h: no job table, no scopes of MPI calls, and the "
                         "ranks' clocks are aligned by their realtime clocks only (docs/MPI.md); include it there, "
