@@ -197,7 +197,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__read_env(scopeprof__state *g
     if ((v = env.text[SCOPEPROF__ENV_GROUP_BY]) != NULL) {
         if (strcmp(v, "shape") == 0 || strcmp(v, "input_shape") == 0) g->cfg.group_shape = 1;
         else if (strcmp(v, "name") != 0)
-            scopeprof__warn("scopeprof: ignoring SCOPEPROF_GROUP_BY='%s': expected name or shape", v);
+            scopeprof__warn("scopeprof: ignoring SCOPEPROF_GROUP_BY='%s': expected name or shape (per thread "
+                            "or rank: scopeprof table --group-by on the trace)", v);
     }
     g->cfg.row_limit = env.num[SCOPEPROF__ENV_ROW_LIMIT];
     g->cfg.budget = (size_t)env.num[SCOPEPROF__ENV_BUFFER_MB] << 20;

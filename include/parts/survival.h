@@ -363,7 +363,8 @@ SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
      * file that could not be made or written is said (a handler cannot
      * say why: strerror is not for handlers). */
     if (scopeprof__trace_written(g))
-        scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path, "'\n");
+        scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path,
+                           "' (the scopes open at the signal are not in it)\n");
     else if (g->out.events_written && !g->out.no_output)
         scopeprof__sig_say("scopeprof: signal received; the trace could not be written to '", g->out.path, "'\n");
 }

@@ -78,6 +78,7 @@ static void basic_summary(const char *const *env, int monotonic) {
     child_run(&c, "prog_basic", env);
     assert_int_equal(c.status, 3); /* its own exit code, untouched */
     assert_int_equal(child_lines_with(c.err, "scopeprof:"), 0); /* no warnings */
+    assert_int_equal(child_lines_with(c.err, "Dense scopes:"), 0); /* scopes around real work */
     child_row rows[MAXROWS];
     int n = basic_rows(&c, rows);
     assert_int_equal(n, 9);
@@ -739,6 +740,12 @@ static void test_streaming_keeps_every_event(void **state) {
     assert_true(rec - want_us <= want_us * 1e-3 + 1e-3 && want_us - rec <= want_us * 1e-3 + 1e-3);
     assert_non_null(strstr(own, " of the recording threads' time (taken out above), "));
     assert_non_null(strstr(own, " of CPU in the background writer\n"));
+    /* Empty scopes back to back: their calibrated cost is most of the time
+     * in scopes, and the next line says what that does, naming the row of
+     * most calls. (prog_basic's 41 scopes of real work: no such line.) */
+    const char *dense = strstr(own, "\nDense scopes: their calibrated cost is over 5% of the time in scopes (one every ");
+    assert_non_null(dense);
+    assert_non_null(strstr(dense, "): for times to trust, leave out the most called, s (300000 calls)\n"));
     tr_free(&t);
     child_free(&c);
 

@@ -1635,6 +1635,11 @@ static void test_long_scope(void **state) {
     }
     uint64_t nap = t.ev[3].end - t.ev[3].start;
     assert_true(nap >= 150000000u && nap < 2000000000u);
+    /* 150 ms asleep in a scope, a few ms of CPU: the exit says the self
+     * times hold more than the process used, and how much it used. */
+    assert_int_equal(child_lines_with(r.err, "Self CPU time total is more than the process used: "), 1);
+    assert_int_equal(child_lines_with(r.err, " of CPU (user + sys, all threads, the writer's included); the rest is "
+                                             "the threads' waits and preemption inside scopes"), 1);
     tr_free(&t);
     child_free(&r);
 }
@@ -1684,12 +1689,14 @@ static void test_64k_name(void **state) {
     tr_free(&t);
     /* In the table: cut with "...", the row intact, no line of 64 KiB. A
      * note under the table that names it (its compensated time clamped, as
-     * on a loaded machine, or its calls as short as an empty scope's) cuts
-     * it the same way. */
+     * on a loaded machine, or its calls as short as an empty scope's), and
+     * the line on dense scopes, cut it the same way. */
     char cut[64];
     snprintf(cut, sizeof cut, "%.52s...", name);
     const char *clamped = strstr(r.err, "Overhead compensation clamped"), *short_calls = strstr(r.err, "Mostly the profiler's own cost");
-    assert_int_equal(child_lines_with(r.err, cut), 1 + line_holds(clamped, cut) + line_holds(short_calls, cut));
+    const char *dense = strstr(r.err, "Dense scopes: "); /* empty scopes: the row of most calls is named */
+    assert_int_equal(child_lines_with(r.err, cut),
+                     1 + line_holds(clamped, cut) + line_holds(short_calls, cut) + line_holds(dense, cut));
     char cells[16][64];
     int n = child_table_row(r.err, cut, cells, 16);
     assert_true(n > 1);
