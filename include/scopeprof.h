@@ -6154,7 +6154,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
         ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
     if (cpu_ns > 0 && (double)scopeprof_agg_self_total(a) > 1.2 * cpu_ns) {
         char cpu[32];
-        fprintf(out, "Self CPU time total is more than the process used: %s of CPU (user + sys, all threads, the "
+        fprintf(out, "The self times add up to more than the process used: %s of CPU (user + sys, all threads, the "
                      "writer's included); the rest is the threads' waits and preemption inside scopes\n",
                 scopeprof_format_time(cpu, sizeof cpu, cpu_ns / 1e3));
     }

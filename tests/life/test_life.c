@@ -1637,7 +1637,7 @@ static void test_long_scope(void **state) {
     assert_true(nap >= 150000000u && nap < 2000000000u);
     /* 150 ms asleep in a scope, a few ms of CPU: the exit says the self
      * times hold more than the process used, and how much it used. */
-    assert_int_equal(child_lines_with(r.err, "Self CPU time total is more than the process used: "), 1);
+    assert_int_equal(child_lines_with(r.err, "The self times add up to more than the process used: "), 1);
     assert_int_equal(child_lines_with(r.err, " of CPU (user + sys, all threads, the writer's included); the rest is "
                                              "the threads' waits and preemption inside scopes"), 1);
     tr_free(&t);
