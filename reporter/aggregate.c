@@ -66,11 +66,15 @@ static const char *str_of(sp_out *o) {
 }
 
 /* A name as one frame of a ';'-separated stack: no ';' and no line breaks,
- * which would split it. */
+ * which would split it (';' becomes ':', a line break a space). Written a
+ * run at a time: stacks a thousand frames deep are many bytes per event. */
 static void put_frame(sp_out *o, const char *s) {
-    for (; *s; s++) {
-        char c = *s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s;
-        sp_out_write(o, &c, 1);
+    for (;;) {
+        size_t n = strcspn(s, ";\n\r");
+        sp_out_write(o, s, n);
+        if (!s[n]) return;
+        sp_out_write(o, s[n] == ';' ? ":" : " ", 1);
+        s += n + 1;
     }
 }
 
