@@ -55,11 +55,6 @@ static const char *table_name(const char *name) {
     return strncmp(name, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : name;
 }
 
-static const char *site_name(const sp_reader *r, uint32_t id) {
-    const sp_site *s = sp_reader_site(r, id);
-    return s ? table_name(s->name) : "<unknown>";
-}
-
 static const char *str_of(sp_out *o) {
     sp_out_write(o, "", 1);
     return o->err ? NULL : o->buf;
@@ -229,34 +224,36 @@ static void account(sp_agg_ctx *c, uint32_t slot, uint32_t row, const sp_event *
  * suite, 3M scopes: 26 s). Instead each stack is a node, (the node of its
  * parent scope, its frame), found by hashing that pair; the node keeps its
  * row. An event costs one node lookup, and the key is written only the first
- * time a node is seen. A frame is the name pointer of its site (the reader's,
- * valid for the file; the one "<unknown>" or "ProfilerStep*"), or for the
- * root of a thread (--per-thread) its label. Nodes are a cache: two nodes of
- * one key (two sites of one name) find the same row, and the rows are made in
- * the order they were before. Dropped at each file's end and start (the
- * pointers are the file's), and when it passes SP_STACK_NODES between
- * subtrees: memory stays that and a subtree's worth. */
+ * time a node is seen. A frame is a name interned (one pointer per text: two
+ * sites of one name, or two threads of one label, are one frame), so that a
+ * node is a distinct stack of names, and the rows are made in the order they
+ * were before. The root of a thread's stacks (--per-thread) is a node of its
+ * label under SP_THREAD. Nodes and names are the file's (site ids are):
+ * dropped at each file's start and end, and when they pass SP_STACK_NODES
+ * between subtrees (they are a cache: the rows stay), so that memory stays
+ * that and a subtree's worth. */
 #ifndef SP_STACK_NODES /* the tests set a small one */
 #define SP_STACK_NODES (1u << 20)
 #endif
 #define SP_NO_NODE UINT32_MAX        /* the parent of a root */
 #define SP_BAD_NODE (UINT32_MAX - 1) /* out of memory */
+#define SP_THREAD (UINT32_MAX - 2)   /* the parent of a thread's label */
 
 typedef struct sp_stack_node {
-    const char *frame;
-    uint32_t parent; /* SP_NO_NODE for a root */
-    uint32_t row;    /* + 1; 0: not looked up yet */
-    int label;       /* a thread's root: frame is its label, owned */
+    const char *frame; /* interned */
+    uint32_t parent;   /* a node, SP_NO_NODE or SP_THREAD */
+    uint32_t row;      /* + 1; 0: not looked up yet */
 } sp_stack_node;
 
 struct sp_stack_cache {
     sp_stack_node *node;
     uint32_t n, cap;
     uint32_t *hash, hcap; /* (parent, frame) -> node + 1, open addressing */
+    char **name;          /* the interned names, open addressing */
+    uint32_t nname, name_cap;
+    const char **site;    /* per site id below 2^20: its interned name, NULL not yet */
+    uint32_t nsite;
     uint32_t *up, up_cap; /* a node's ancestors, for its key */
-    /* --per-thread: per thread slot of the file, the label its root has. */
-    struct sp_stack_root { uint32_t node; } *root;
-    uint32_t nroot;
 };
 
 static int grow_u32(uint32_t **v, uint32_t *cap, uint32_t n) {
@@ -270,14 +267,15 @@ static int grow_u32(uint32_t **v, uint32_t *cap, uint32_t n) {
     return 0;
 }
 
-/* Forget every node (their rows stay in the table). */
+/* Forget every node and name (the rows stay in the table). */
 static void stacks_reset(struct sp_stack_cache *st) {
     if (!st) return;
-    for (uint32_t i = 0; i < st->n; i++)
-        if (st->node[i].label) free((char *)st->node[i].frame);
+    for (uint32_t i = 0; i < st->name_cap; i++) free(st->name[i]);
+    if (st->name) memset(st->name, 0, (size_t)st->name_cap * sizeof *st->name);
+    st->nname = 0;
+    if (st->site) memset(st->site, 0, (size_t)st->nsite * sizeof *st->site);
     st->n = 0;
     if (st->hash) memset(st->hash, 0, (size_t)st->hcap * sizeof *st->hash);
-    for (uint32_t i = 0; i < st->nroot; i++) st->root[i].node = SP_NO_NODE;
 }
 
 static void stacks_free(struct sp_stack_cache *st) {
@@ -285,9 +283,60 @@ static void stacks_free(struct sp_stack_cache *st) {
     stacks_reset(st);
     free(st->node);
     free(st->hash);
+    free(st->name);
+    free(st->site);
     free(st->up);
-    free(st->root);
     free(st);
+}
+
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* The one copy of text s, made on first use; NULL if out of memory. */
+static const char *intern(struct sp_stack_cache *st, const char *s) {
+    if ((uint64_t)(st->nname + 1) * 2 > st->name_cap) {
+        uint32_t c = st->name_cap ? st->name_cap * 2 : 256;
+        char **v = calloc(c, sizeof *v);
+        if (!v) return NULL;
+        for (uint32_t i = 0; i < st->name_cap; i++) {
+            if (!st->name[i]) continue;
+            uint32_t j = name_hash(st->name[i]) & (c - 1);
+            while (v[j]) j = (j + 1) & (c - 1);
+            v[j] = st->name[i];
+        }
+        free(st->name);
+        st->name = v;
+        st->name_cap = c;
+    }
+    uint32_t j = name_hash(s) & (st->name_cap - 1);
+    for (; st->name[j]; j = (j + 1) & (st->name_cap - 1))
+        if (strcmp(st->name[j], s) == 0) return st->name[j];
+    if (!(st->name[j] = strdup(s))) return NULL;
+    st->nname++;
+    return st->name[j];
+}
+
+/* The frame of site `id`: its name as tables show it, interned; kept per id
+ * once the site is defined (before, it is "<unknown>"; a site, once defined,
+ * keeps its first definition). */
+static const char *site_frame(sp_agg_ctx *c, uint32_t id) {
+    struct sp_stack_cache *st = c->stacks;
+    if (id < st->nsite && st->site[id]) return st->site[id];
+    const sp_site *s = sp_reader_site(c->rd, id);
+    const char *f = intern(st, s ? table_name(s->name) : "<unknown>");
+    if (!f || !s || id >= (1u << 20)) return f;
+    if (id >= st->nsite) {
+        uint32_t n = id + 1 > st->nsite * 2 ? id + 1 : st->nsite * 2;
+        const char **v = realloc(st->site, (size_t)n * sizeof *v);
+        if (!v) return f;
+        memset(v + st->nsite, 0, (size_t)(n - st->nsite) * sizeof *v);
+        st->site = v;
+        st->nsite = n;
+    }
+    return st->site[id] = f;
 }
 
 static uint32_t node_slot(const struct sp_stack_cache *st, uint32_t parent, const char *frame) {
@@ -295,20 +344,9 @@ static uint32_t node_slot(const struct sp_stack_cache *st, uint32_t parent, cons
     return (uint32_t)(h >> 32) & (st->hcap - 1);
 }
 
-static uint32_t node_new(struct sp_stack_cache *st, uint32_t parent, const char *frame, int label) {
-    if (st->n == st->cap) {
-        uint32_t c = st->cap ? st->cap * 2 : 1024;
-        sp_stack_node *v = realloc(st->node, (size_t)c * sizeof *v);
-        if (!v) return SP_BAD_NODE;
-        st->node = v;
-        st->cap = c;
-    }
-    st->node[st->n] = (sp_stack_node){frame, parent, 0, label};
-    return st->n++;
-}
-
 /* The node of frame under parent, made on first use. */
 static uint32_t node_child(struct sp_stack_cache *st, uint32_t parent, const char *frame) {
+    if (!frame) return SP_BAD_NODE;
     if ((uint64_t)(st->n + 1) * 2 > st->hcap) {
         uint32_t c = st->hcap ? st->hcap * 2 : 4096;
         uint32_t *h = calloc(c, sizeof *h);
@@ -317,7 +355,6 @@ static uint32_t node_child(struct sp_stack_cache *st, uint32_t parent, const cha
         st->hash = h;
         st->hcap = c;
         for (uint32_t i = 0; i < st->n; i++) {
-            if (st->node[i].label) continue; /* found through st->root, not hashed */
             uint32_t j = node_slot(st, st->node[i].parent, st->node[i].frame);
             while (h[j]) j = (j + 1) & (c - 1);
             h[j] = i + 1;
@@ -328,30 +365,16 @@ static uint32_t node_child(struct sp_stack_cache *st, uint32_t parent, const cha
         const sp_stack_node *x = &st->node[st->hash[j] - 1];
         if (x->frame == frame && x->parent == parent) return st->hash[j] - 1;
     }
-    uint32_t k = node_new(st, parent, frame, 0);
-    if (k != SP_BAD_NODE) st->hash[j] = k + 1;
-    return k;
-}
-
-/* The root node of thread slot `slot` while its label is `label`: a new one
- * when the label changed (a thread renamed starts a new root). */
-static uint32_t thread_root(struct sp_stack_cache *st, uint32_t slot, const char *label) {
-    if (slot >= st->nroot) {
-        uint32_t n = slot + 1 > st->nroot * 2 ? slot + 1 : st->nroot * 2;
-        struct sp_stack_root *v = realloc(st->root, (size_t)n * sizeof *v);
+    if (st->n == st->cap) {
+        uint32_t c = st->cap ? st->cap * 2 : 1024;
+        sp_stack_node *v = realloc(st->node, (size_t)c * sizeof *v);
         if (!v) return SP_BAD_NODE;
-        for (uint32_t i = st->nroot; i < n; i++) v[i].node = SP_NO_NODE;
-        st->root = v;
-        st->nroot = n;
+        st->node = v;
+        st->cap = c;
     }
-    uint32_t r = st->root[slot].node;
-    if (r != SP_NO_NODE && strcmp(st->node[r].frame, label) == 0) return r;
-    char *l = strdup(label);
-    if (!l) return SP_BAD_NODE;
-    r = node_new(st, SP_NO_NODE, l, 1);
-    if (r == SP_BAD_NODE) free(l);
-    else st->root[slot].node = r;
-    return r;
+    st->node[st->n] = (sp_stack_node){frame, parent, 0};
+    st->hash[j] = st->n + 1;
+    return st->n++;
 }
 
 /* The row of node nd, made from its key as a stack of events makes it:
@@ -362,7 +385,7 @@ static uint32_t node_row(sp_agg_ctx *c, uint32_t nd) {
     uint32_t m = 0, lim = c->group == SP_GROUP_FOLDED ? UINT32_MAX : c->stack_n;
     const char *label = NULL;
     for (uint32_t p = st->node[nd].parent; p != SP_NO_NODE; p = st->node[p].parent) {
-        if (st->node[p].label) {
+        if (st->node[p].parent == SP_THREAD) {
             label = st->node[p].frame;
             break;
         }
@@ -415,12 +438,12 @@ static int agg_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uint3
     const sp_thread *th = c->per_thread ? sp_reader_thread(c->rd, slot) : NULL;
     if (th) { /* the thread's name as of now: a later rename starts a new root */
         char num[48];
-        root = thread_root(st, slot, thread_label(th, num));
+        root = node_child(st, SP_THREAD, intern(st, thread_label(th, num)));
     }
     for (uint32_t k = n; k-- > 0;) {
         if (ev[k].kind != SP_SCOPE) continue; /* memory records are no one's parent */
         uint32_t up = parent[k] == SP_NO_PARENT ? root : of[parent[k]];
-        of[k] = up == SP_BAD_NODE ? up : node_child(st, up, site_name(c->rd, ev[k].site));
+        of[k] = up == SP_BAD_NODE ? up : node_child(st, up, site_frame(c, ev[k].site));
     }
     for (uint32_t k = 0; k < n; k++) {
         const sp_event *e = &ev[k];
