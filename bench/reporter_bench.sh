@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # reporter_bench.sh -- time the reporter's `table` and `trace` over generated
-# trace files, and compare the JSON it writes with what `cat` moves.
+# trace files, and compare the JSON it writes with what `cat` moves; then
+# `table`, `stacks`, `flame` and `html` on a file of deep stacks.
 #
 #   BUILD=build BENCH_TMP=/tmp bash bench/reporter_bench.sh [SCOPES...]   (default: 1M 10M)
+#
+# Deep stacks: $BUILD/tests/reporter/mktrace deep writes DEEP_SCOPES scopes
+# (default 1M) in recursions up to 998 deep under one main, as an
+# interpreter's; skipped when mktrace is not built (make
+# build/tests/reporter/mktrace). DEEP_TRACES="FILE..." times recordings of
+# your own the same way (Lua's test suite: 3M scopes, stacks to 998).
 #
 # Trace files come from $BUILD/bench/gen_trace (scopeprof itself writes them).
 # Each command runs 3 times; the median wall time and the peak RSS of that run
@@ -104,3 +111,28 @@ if [ $# -ge 2 ]; then
                    c, a, b, b / a, tb / ta, (ra > 0 ? rb / ra : 0) }'
     done
 fi
+
+# Deep stacks: stacks, flame and html key rows by the whole stack, which a
+# recursive interpreter makes a thousand frames deep; `table` reads the same
+# events, so the ratio says what the stacks cost.
+MK=$BUILD/tests/reporter/mktrace
+deep_files=()
+if [ -x "$MK" ]; then
+    f=$work/deep_${DEEP_SCOPES:-1000000}.sprof
+    "$MK" deep "$f" "${DEEP_SCOPES:-1000000}" && deep_files+=("$f") || echo "mktrace deep failed"
+else
+    echo
+    echo "deep stacks: SKIPPED the generated file: $MK is not built (make $MK)"
+fi
+for f in ${DEEP_TRACES:-}; do deep_files+=("$f"); done
+[ ${#deep_files[@]} -gt 0 ] && printf '\n%-24s %-6s %9s %10s %9s\n' "deep stacks" cmd "time s" "peak RSS" "x table"
+for f in "${deep_files[@]}"; do
+    t_table=
+    for c in table stacks flame html; do
+        read -r t r < <(median_of "$REP" "$c" "$f") || { echo "$c failed on $f"; continue; }
+        [ "$c" = table ] && t_table=$t
+        printf '%-24s %-6s %9.3f %8.1f M %9s\n' "$(basename "$f")" "$c" "$t" \
+            "$(awk -v r="$r" 'BEGIN { print r / 1024 }')" \
+            "$(awk -v a="${t_table:-0}" -v b="$t" 'BEGIN { if (a > 0) printf "%.1f", b / a; else print "-" }')"
+    done
+done

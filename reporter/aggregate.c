@@ -55,22 +55,21 @@ static const char *table_name(const char *name) {
     return strncmp(name, "ProfilerStep#", 13) == 0 ? "ProfilerStep*" : name;
 }
 
-static const char *site_name(const sp_reader *r, uint32_t id) {
-    const sp_site *s = sp_reader_site(r, id);
-    return s ? table_name(s->name) : "<unknown>";
-}
-
 static const char *str_of(sp_out *o) {
     sp_out_write(o, "", 1);
     return o->err ? NULL : o->buf;
 }
 
 /* A name as one frame of a ';'-separated stack: no ';' and no line breaks,
- * which would split it. */
+ * which would split it (';' becomes ':', a line break a space). Written a
+ * run at a time: stacks a thousand frames deep are many bytes per event. */
 static void put_frame(sp_out *o, const char *s) {
-    for (; *s; s++) {
-        char c = *s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s;
-        sp_out_write(o, &c, 1);
+    for (;;) {
+        size_t n = strcspn(s, ";\n\r");
+        sp_out_write(o, s, n);
+        if (!s[n]) return;
+        sp_out_write(o, s[n] == ';' ? ":" : " ", 1);
+        s += n + 1;
     }
 }
 
@@ -218,13 +217,234 @@ static void account(sp_agg_ctx *c, uint32_t slot, uint32_t row, const sp_event *
         c->oom = 1;
 }
 
+/* ---- Stacks as nodes ---------------------------------------------------------
+ * Stack and folded grouping key a scope's row by its stack: its ancestors'
+ * names joined, up to a thousand frames of a recursive interpreter. Built
+ * for each event, those keys cost as much as the stack is deep (Lua's test
+ * suite, 3M scopes: 26 s). Instead each stack is a node, (the node of its
+ * parent scope, its frame), found by hashing that pair; the node keeps its
+ * row. An event costs one node lookup, and the key is written only the first
+ * time a node is seen. A frame is a name interned (one pointer per text: two
+ * sites of one name, or two threads of one label, are one frame), so that a
+ * node is a distinct stack of names, and the rows are made in the order they
+ * were before. The root of a thread's stacks (--per-thread) is a node of its
+ * label under SP_THREAD. Nodes and names are the file's (site ids are):
+ * dropped at each file's start and end, and when they pass SP_STACK_NODES
+ * between subtrees (they are a cache: the rows stay), so that memory stays
+ * that and a subtree's worth. */
+#ifndef SP_STACK_NODES /* the tests set a small one */
+#define SP_STACK_NODES (1u << 20)
+#endif
+#define SP_NO_NODE UINT32_MAX        /* the parent of a root */
+#define SP_BAD_NODE (UINT32_MAX - 1) /* out of memory */
+#define SP_THREAD (UINT32_MAX - 2)   /* the parent of a thread's label */
+
+typedef struct sp_stack_node {
+    const char *frame; /* interned */
+    uint32_t parent;   /* a node, SP_NO_NODE or SP_THREAD */
+    uint32_t row;      /* + 1; 0: not looked up yet */
+} sp_stack_node;
+
+struct sp_stack_cache {
+    sp_stack_node *node;
+    uint32_t n, cap;
+    uint32_t *hash, hcap; /* (parent, frame) -> node + 1, open addressing */
+    char **name;          /* the interned names, open addressing */
+    uint32_t nname, name_cap;
+    const char **site;    /* per site id below 2^20: its interned name, NULL not yet */
+    uint32_t nsite;
+    uint32_t *up, up_cap; /* a node's ancestors, for its key */
+};
+
+static int grow_u32(uint32_t **v, uint32_t *cap, uint32_t n) {
+    if (n <= *cap) return 0;
+    uint32_t c = *cap ? *cap : 256;
+    while (c < n) c = c > UINT32_MAX / 2 ? n : c * 2;
+    uint32_t *p = realloc(*v, (size_t)c * sizeof *p);
+    if (!p) return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+/* Forget every node and name (the rows stay in the table). */
+static void stacks_reset(struct sp_stack_cache *st) {
+    if (!st) return;
+    for (uint32_t i = 0; i < st->name_cap; i++) free(st->name[i]);
+    if (st->name) memset(st->name, 0, (size_t)st->name_cap * sizeof *st->name);
+    st->nname = 0;
+    if (st->site) memset(st->site, 0, (size_t)st->nsite * sizeof *st->site);
+    st->n = 0;
+    if (st->hash) memset(st->hash, 0, (size_t)st->hcap * sizeof *st->hash);
+}
+
+static void stacks_free(struct sp_stack_cache *st) {
+    if (!st) return;
+    stacks_reset(st);
+    free(st->node);
+    free(st->hash);
+    free(st->name);
+    free(st->site);
+    free(st->up);
+    free(st);
+}
+
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* The one copy of text s, made on first use; NULL if out of memory. */
+static const char *intern(struct sp_stack_cache *st, const char *s) {
+    if ((uint64_t)(st->nname + 1) * 2 > st->name_cap) {
+        uint32_t c = st->name_cap ? st->name_cap * 2 : 256;
+        char **v = calloc(c, sizeof *v);
+        if (!v) return NULL;
+        for (uint32_t i = 0; i < st->name_cap; i++) {
+            if (!st->name[i]) continue;
+            uint32_t j = name_hash(st->name[i]) & (c - 1);
+            while (v[j]) j = (j + 1) & (c - 1);
+            v[j] = st->name[i];
+        }
+        free(st->name);
+        st->name = v;
+        st->name_cap = c;
+    }
+    uint32_t j = name_hash(s) & (st->name_cap - 1);
+    for (; st->name[j]; j = (j + 1) & (st->name_cap - 1))
+        if (strcmp(st->name[j], s) == 0) return st->name[j];
+    if (!(st->name[j] = strdup(s))) return NULL;
+    st->nname++;
+    return st->name[j];
+}
+
+/* The frame of site `id`: its name as tables show it, interned; kept per id
+ * once the site is defined (before, it is "<unknown>"; a site, once defined,
+ * keeps its first definition). */
+static const char *site_frame(sp_agg_ctx *c, uint32_t id) {
+    struct sp_stack_cache *st = c->stacks;
+    if (id < st->nsite && st->site[id]) return st->site[id];
+    const sp_site *s = sp_reader_site(c->rd, id);
+    const char *f = intern(st, s ? table_name(s->name) : "<unknown>");
+    if (!f || !s || id >= (1u << 20)) return f;
+    if (id >= st->nsite) {
+        uint32_t n = id + 1 > st->nsite * 2 ? id + 1 : st->nsite * 2;
+        const char **v = realloc(st->site, (size_t)n * sizeof *v);
+        if (!v) return f;
+        memset(v + st->nsite, 0, (size_t)(n - st->nsite) * sizeof *v);
+        st->site = v;
+        st->nsite = n;
+    }
+    return st->site[id] = f;
+}
+
+static uint32_t node_slot(const struct sp_stack_cache *st, uint32_t parent, const char *frame) {
+    uint64_t h = ((uint64_t)(uintptr_t)frame ^ (uint64_t)parent << 32) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 32) & (st->hcap - 1);
+}
+
+/* The node of frame under parent, made on first use. */
+static uint32_t node_child(struct sp_stack_cache *st, uint32_t parent, const char *frame) {
+    if (!frame) return SP_BAD_NODE;
+    if ((uint64_t)(st->n + 1) * 2 > st->hcap) {
+        uint32_t c = st->hcap ? st->hcap * 2 : 4096;
+        uint32_t *h = calloc(c, sizeof *h);
+        if (!h) return SP_BAD_NODE;
+        free(st->hash);
+        st->hash = h;
+        st->hcap = c;
+        for (uint32_t i = 0; i < st->n; i++) {
+            uint32_t j = node_slot(st, st->node[i].parent, st->node[i].frame);
+            while (h[j]) j = (j + 1) & (c - 1);
+            h[j] = i + 1;
+        }
+    }
+    uint32_t j = node_slot(st, parent, frame);
+    for (; st->hash[j]; j = (j + 1) & (st->hcap - 1)) {
+        const sp_stack_node *x = &st->node[st->hash[j] - 1];
+        if (x->frame == frame && x->parent == parent) return st->hash[j] - 1;
+    }
+    if (st->n == st->cap) {
+        uint32_t c = st->cap ? st->cap * 2 : 1024;
+        sp_stack_node *v = realloc(st->node, (size_t)c * sizeof *v);
+        if (!v) return SP_BAD_NODE;
+        st->node = v;
+        st->cap = c;
+    }
+    st->node[st->n] = (sp_stack_node){frame, parent, 0};
+    st->hash[j] = st->n + 1;
+    return st->n++;
+}
+
+/* The row of node nd, made from its key as a stack of events makes it:
+ * folded, the thread's label (if any) and every frame, ';'-separated; by
+ * stack, the name and (in extra) the label and the N innermost ancestors. */
+static uint32_t node_row(sp_agg_ctx *c, uint32_t nd) {
+    struct sp_stack_cache *st = c->stacks;
+    uint32_t m = 0, lim = c->group == SP_GROUP_FOLDED ? UINT32_MAX : c->stack_n;
+    const char *label = NULL;
+    for (uint32_t p = st->node[nd].parent; p != SP_NO_NODE; p = st->node[p].parent) {
+        if (st->node[p].parent == SP_THREAD) {
+            label = st->node[p].frame;
+            break;
+        }
+        if (m == lim) {
+            if (!c->per_thread) break;
+            continue; /* on to the label */
+        }
+        if (grow_u32(&st->up, &st->up_cap, m + 1)) return UINT32_MAX;
+        st->up[m++] = p;
+    }
+    const char *name = st->node[nd].frame;
+    c->key.n = c->extra.n = 0;
+    if (label) {
+        put_frame(&c->extra, label);
+        sp_out_write(&c->extra, ";", 1);
+    }
+    for (uint32_t i = m; i-- > 0;) {
+        put_frame(&c->extra, st->node[st->up[i]].frame);
+        if (i) sp_out_write(&c->extra, ";", 1);
+    }
+    uint32_t row;
+    if (c->group == SP_GROUP_FOLDED) {
+        if (m) sp_out_write(&c->extra, ";", 1);
+        put_frame(&c->extra, name);
+        const char *k2 = str_of(&c->extra);
+        row = make_row(c, k2, k2, NULL);
+    } else {
+        const char *ex = str_of(&c->extra);
+        sp_out_str(&c->key, name);
+        sp_out_write(&c->key, "\x1f", 1);
+        sp_out_str(&c->key, ex ? ex : "");
+        row = make_row(c, str_of(&c->key), name, ex);
+    }
+    if (row != UINT32_MAX) st->node[nd].row = row + 1;
+    return row;
+}
+
 /* A finished subtree, for stack grouping and folded stacks: each scope's row
- * key holds its ancestors' names. Fed to the aggregation in close order, as
- * it would have been without buffering. */
+ * key holds its ancestors' names. Nodes are found from the root down (a
+ * parent comes after its children), rows fed to the aggregation in close
+ * order, as it would have been without buffering. */
 static int agg_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uint32_t *parent,
                        uint32_t n) {
     sp_agg_ctx *c = ctx;
-    uint32_t *up = NULL, cap = 0;
+    if (!c->stacks && !(c->stacks = calloc(1, sizeof *c->stacks))) return c->oom = 1, 0;
+    struct sp_stack_cache *st = c->stacks;
+    if (st->n > SP_STACK_NODES) stacks_reset(st);
+    uint32_t *of = sp_tree_scratch(&c->tree); /* the node of each event, n words */
+    uint32_t root = SP_NO_NODE;
+    const sp_thread *th = c->per_thread ? sp_reader_thread(c->rd, slot) : NULL;
+    if (th) { /* the thread's name as of now: a later rename starts a new root */
+        char num[48];
+        root = node_child(st, SP_THREAD, intern(st, thread_label(th, num)));
+    }
+    for (uint32_t k = n; k-- > 0;) {
+        if (ev[k].kind != SP_SCOPE) continue; /* memory records are no one's parent */
+        uint32_t up = parent[k] == SP_NO_PARENT ? root : of[parent[k]];
+        of[k] = up == SP_BAD_NODE ? up : node_child(st, up, site_frame(c, ev[k].site));
+    }
     for (uint32_t k = 0; k < n; k++) {
         const sp_event *e = &ev[k];
         /* --steps filters after the tree, so that kept scopes still see the
@@ -235,46 +455,10 @@ static int agg_subtree(void *ctx, uint32_t slot, const sp_event *ev, const uint3
                 c->oom = 1;
             continue;
         }
-        /* Ancestors, innermost first: N of them, or all for folded stacks. */
-        uint32_t m = 0, lim = c->group == SP_GROUP_FOLDED ? UINT32_MAX : c->stack_n;
-        for (uint32_t p = parent[k]; p != SP_NO_PARENT && m < lim; p = parent[p]) {
-            if (m == cap) {
-                uint32_t nc = cap ? cap * 2 : 64;
-                uint32_t *v = realloc(up, nc * sizeof *v);
-                if (!v) break;
-                up = v;
-                cap = nc;
-            }
-            up[m++] = p;
-        }
-        const char *name = site_name(c->rd, e->site);
-        c->key.n = c->extra.n = 0;
-        const sp_thread *th = c->per_thread ? sp_reader_thread(c->rd, slot) : NULL;
-        if (th) { /* the thread's name as of now: a later rename starts a new root */
-            char num[48];
-            put_frame(&c->extra, thread_label(th, num));
-            sp_out_write(&c->extra, ";", 1);
-        }
-        for (uint32_t i = m; i-- > 0;) {
-            put_frame(&c->extra, site_name(c->rd, ev[up[i]].site));
-            if (i) sp_out_write(&c->extra, ";", 1);
-        }
-        uint32_t row;
-        if (c->group == SP_GROUP_FOLDED) {
-            if (m) sp_out_write(&c->extra, ";", 1);
-            put_frame(&c->extra, name);
-            const char *k2 = str_of(&c->extra);
-            row = make_row(c, k2, k2, NULL);
-        } else {
-            const char *ex = str_of(&c->extra);
-            sp_out_str(&c->key, name);
-            sp_out_write(&c->key, "\x1f", 1);
-            sp_out_str(&c->key, ex ? ex : "");
-            row = make_row(c, str_of(&c->key), name, ex);
-        }
+        uint32_t nd = of[k];
+        uint32_t row = nd == SP_BAD_NODE ? UINT32_MAX : st->node[nd].row ? st->node[nd].row - 1 : node_row(c, nd);
         account(c, c->thread_base + slot, row, e);
     }
-    free(up);
     return 0;
 }
 
@@ -290,6 +474,7 @@ static int agg_header(void *ctx, const sp_reader *r, const sp_header *h) {
     c->agg.comp_inside_ps = c->agg.comp_outside_ps = 0;
     c->agg.comp_short_inside_ps = c->agg.comp_short_outside_ps = 0, c->agg.comp_short_below = 0;
     memset(c->shape_hit, 0, sizeof c->shape_hit); /* the last file's shapes are gone */
+    stacks_reset(c->stacks);                       /* and its names */
     return 0;
 }
 
@@ -417,6 +602,7 @@ static int agg_finish(void *ctx, const sp_reader *r) {
     c->ndev_site = 0;
     c->tree_cut += c->tree.cut;
     sp_tree_free(&c->tree);
+    stacks_reset(c->stacks);
     sp_tree_init(&c->tree, agg_subtree, c);
     return rc;
 }
@@ -452,6 +638,7 @@ void sp_agg_ctx_free(sp_agg_ctx *c) {
     sp_out_free(&c->key);
     sp_out_free(&c->extra);
     sp_tree_free(&c->tree);
+    stacks_free(c->stacks);
     free(c->site_row);
     free(c->dev_site);
 }

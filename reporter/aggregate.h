@@ -53,6 +53,7 @@ typedef struct sp_agg_ctx {
     uint32_t *site_row; /* per site id of this file: row + 1, 0 unknown yet */
     uint32_t nsite_row;
     sp_tree tree;
+    struct sp_stack_cache *stacks; /* stack and folded grouping: rows by stack (aggregate.c) */
     uint64_t tree_cut; /* the files' events grouped without the scopes above them (sp_tree.cut) */
     sp_out key, extra; /* scratch strings */
     int oom;

@@ -79,7 +79,7 @@ static int flush(sp_tree *tr, uint32_t i) {
         if (e->kind == SP_SCOPE) tr->anc[top++] = k;
     }
     t->n = 0;
-    int rc = tr->fn(tr->ctx, i, t->ev, tr->parent, n);
+    int rc = tr->fn(tr->ctx, i, t->ev, tr->parent, n); /* anc is its scratch now (sp_tree_scratch) */
     /* Tens of thousands of threads over a run: memory for what is open, not
      * for every thread seen. A few buffers are kept (no malloc per subtree
      * in the common case), big ones are not. */

@@ -45,6 +45,10 @@ void sp_tree_init(sp_tree *tr, sp_tree_fn fn, void *ctx);
 /* Add events of thread `thread` (a caller-chosen small integer). Returns the
  * callback's non-zero result, or -1 when out of memory, else 0. */
 int sp_tree_add(sp_tree *tr, uint32_t thread, const sp_event *ev, uint32_t n);
+/* Inside the callback: n words the callback may use as it likes (the tree's
+ * own scratch, free while the callback runs), so that a per-event word costs
+ * no memory beyond the two the limit counts. */
+static inline uint32_t *sp_tree_scratch(sp_tree *tr) { return tr->anc; }
 /* Hand over everything still buffered (at the end of a file). */
 int sp_tree_flush_all(sp_tree *tr);
 void sp_tree_free(sp_tree *tr);

@@ -6,6 +6,10 @@
  *   mktrace rich OUT [RANK]   GPU scopes, memory, steps, device, peaks (tw.h)
  *   mktrace rank OUT PID RANK SCALE   the known set, times * SCALE, a rank
  *   mktrace shaped OUT        format 5: scopes with input shapes
+ *   mktrace deep OUT [N]      about N scopes (default 1M) in recursions up
+ *                             to 998 deep under one main, as an
+ *                             interpreter's (the reporter benchmark's deep
+ *                             stacks, bench/reporter_bench.sh)
  *   mktrace corpus DIR        the bad-file corpus (tests/reporter/corpus/,
  *                             regenerate with tests/reporter/make_corpus.sh)
  */
@@ -334,10 +338,43 @@ static int corpus(const char *dir) {
     return bad;
 }
 
+/* Recursions 998 - 97k deep (k = 0..7 in turn), the frame at each level one
+ * of four names chosen by the level (so stacks share their prefixes, as an
+ * interpreter's calls do), a leaf at the bottom; all under one main, held
+ * whole by the reporter until main closes. Each level lasts 2 ns longer
+ * than the one inside it: every scope's self time is 2 ns. Format 2. */
+static void deep(tw *w, uint64_t n) {
+    static const char *const names[] = {"luaV_execute", "luaD_precall", "luaD_call", "luaD_rawrunprotected"};
+    enum { MAXD = 998 };
+    static tw_ev ev[MAXD + 2];
+    int major = tw_major;
+    tw_major = 2;
+    tw_header(w, 1, "deep");
+    tw_site(w, 1, 1, "main", "deep.c", "main");
+    for (uint32_t i = 0; i < 4; i++) tw_site(w, 2 + i, 2 + i, names[i], "deep.c", names[i]);
+    tw_site(w, 6, 6, "leaf", "deep.c", "leaf");
+    tw_thread(w, 0, 1, "main");
+    uint64_t t = 1, done = 0;
+    for (uint32_t c = 0; done + 1 < n; c++) {
+        uint32_t d = MAXD - 97 * (c % 8), k = 0; /* the leaf at depth d + 1 */
+        for (uint32_t l = d + 1; l >= 1; l--) { /* close order: innermost first */
+            uint32_t site = l == d + 1 ? 6 : 2 + (uint32_t)(l * 2654435761u >> 7) % 4;
+            ev[k++] = (tw_ev){t + l, t + 2 * (uint64_t)(d + 2) - l, site, l};
+        }
+        tw_events(w, 0, ev, k);
+        t += 2 * (uint64_t)(d + 2) + 2;
+        done += k;
+    }
+    const tw_ev m = {0, t, 1, 0};
+    tw_events(w, 0, &m, 1);
+    tw_end(w, done + 1);
+    tw_major = major;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: mktrace known OUT [PID] | nasty OUT | rich OUT [RANK] |\n"
-                        "       rank OUT PID RANK SCALE | shaped OUT | corpus DIR\n");
+                        "       rank OUT PID RANK SCALE | shaped OUT | deep OUT [N] | corpus DIR\n");
         return 2;
     }
     tw w = {0, 0, 0};
@@ -357,6 +394,9 @@ int main(int argc, char **argv) {
         rc = tw_save(&w, argv[2]) != 0;
     } else if (strcmp(argv[1], "shaped") == 0) {
         shaped(&w);
+        rc = tw_save(&w, argv[2]) != 0;
+    } else if (strcmp(argv[1], "deep") == 0) {
+        deep(&w, argc > 3 ? strtoull(argv[3], NULL, 10) : 1000000);
         rc = tw_save(&w, argv[2]) != 0;
     } else if (strcmp(argv[1], "corpus") == 0) {
         rc = corpus(argv[2]);

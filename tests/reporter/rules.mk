@@ -2,7 +2,10 @@
 #   test_reporter[_asan]  cmocka: the commands run in-process on hand-made
 #                         trace files (golden table, sorts, groupings, CSV/JSON,
 #                         stacks, merging, every bad-input class); built with
-#                         a small tree limit (SP_TREE_LIMIT, reporter/tree.c)
+#                         a small tree limit (SP_TREE_LIMIT, reporter/tree.c);
+#                         test_reporter drops its stack nodes every 64
+#                         (SP_STACK_NODES, reporter/aggregate.c), the _asan
+#                         build keeps the default
 #   mktrace               writes the hand-made files (and the fuzz corpus)
 #   test_robust           cmocka (ASan+UBSan): issue 16's faults
 #   test_diff             cmocka (ASan+UBSan): `scopeprof diff` on hand-made runs
@@ -29,7 +32,7 @@ REP_TSRC := tests/reporter/test_reporter.c tests/reporter/mktrace.c tests/report
 
 $(REP_T)/test_reporter: $(REP_TSRC) $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DSP_TREE_LIMIT=4096 -Ireporter -Itests/reporter tests/reporter/test_reporter.c $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
+	$(CC) $(ALL_CFLAGS) -DSP_TREE_LIMIT=4096 -DSP_STACK_NODES=64 -Ireporter -Itests/reporter tests/reporter/test_reporter.c $(REPORTER_SRCS) -o $@ -lcmocka $(REPORTER_LIBS)
 
 $(REP_T)/test_reporter_asan: $(REP_TSRC) $(REPORTER_SRCS) $(REPORTER_HDRS)
 	@mkdir -p $(@D)

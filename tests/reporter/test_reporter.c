@@ -265,6 +265,70 @@ static void test_stacks_past_the_tree_limit(void **state) {
     }
 }
 
+/* Stacks a few hundred deep, as an interpreter's: the folded key of every
+ * prefix, by ancestry, however the rows are found (aggregate.c keeps a node
+ * per stack; this test's build drops them every 64, SP_STACK_NODES). Two
+ * sites named "f" alternate, the other way round in the second subtree:
+ * other nodes, the same rows. The leaf's site is defined only after the
+ * first subtree (<unknown> there), its name has a ';' and a line break, and
+ * the thread is renamed in between (--per-thread: a new root). */
+static char *deep_expect(char *p, const char *root, const char *leaf, uint32_t d, unsigned v) {
+    p += sprintf(p, "%s%smain", root ? root : "", root ? ";" : "");
+    for (uint32_t i = 1; i <= d; i++) p += sprintf(p, ";%s", i == d && leaf ? leaf : "f");
+    return p + sprintf(p, " %u\n", v);
+}
+
+static void test_stacks_deep_shared_frames(void **state) {
+    (void)state;
+    enum { D = 300 };
+    static tw_ev ev[D + 1];
+    tw w = {0, 0, 0};
+    tw_header(&w, 1, "p");
+    tw_site(&w, 1, 1, "main", "m.c", "main");
+    tw_site(&w, 2, 2, "f", "m.c", "f");
+    tw_site(&w, 4, 4, "f", "m.c", "f");
+    tw_thread(&w, 0, 5, "T1");
+    for (uint32_t sub = 0; sub < 2; sub++) {
+        if (sub) {
+            tw_site(&w, 3, 3, "leaf;x\ny", "m.c", "leaf");
+            tw_thread(&w, 0, 5, "T2");
+        }
+        for (uint32_t d = D + 1; d-- > 0;) { /* close order: innermost first */
+            uint32_t site = d == 0 ? 1 : d == D ? 3 : (d + sub) % 2 ? 2 : 4;
+            ev[D - d] = (tw_ev){10000 * sub + d, 10000 * sub + 2 * D + 2 - d, site, d};
+        }
+        tw_events(&w, 0, ev, D + 1);
+    }
+    tw_end(&w, 2 * (D + 1));
+    assert_int_equal(tw_save(&w, path("deep_shared.sprof")), 0);
+    free(w.b);
+    /* Each scope's self time is 2 ns; the frames above the leaf are one row
+     * for both subtrees. */
+    char *want = malloc((size_t)(2 * D + 2) * (4 * D + 64)), *p = want;
+    p = deep_expect(p, NULL, "<unknown>", D, 2);
+    for (uint32_t d = D; d-- > 0;) p = deep_expect(p, NULL, NULL, d, 4);
+    deep_expect(p, NULL, "leaf:x y", D, 2);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "stacks", path("deep_shared.sprof"), NULL), 0);
+    assert_string_equal(out, want);
+    free(out), free(err);
+    p = want;
+    for (uint32_t sub = 0; sub < 2; sub++)
+        for (uint32_t d = D + 1; d-- > 0;) p = deep_expect(p, sub ? "T2" : "T1", d < D ? NULL : sub ? "leaf:x y" : "<unknown>", d, 2);
+    assert_int_equal(run(&out, &err, "stacks", "--per-thread", path("deep_shared.sprof"), NULL), 0);
+    assert_string_equal(out, want);
+    free(out), free(err);
+    free(want);
+    /* By stack:2, f under f;f: depths 3..D-1 of both subtrees. */
+    assert_int_equal(run(&out, &err, "table", "--group-by", "stack:2", "--format", "csv", path("deep_shared.sprof"), NULL), 0);
+    char row[64];
+    snprintf(row, sizeof row, "\nf,%u,%u,", 2 * (D - 3), 4 * (D - 3)); /* count, self */
+    const char *r = strstr(out, row), *eol = r ? strchr(r + 1, '\n') : NULL;
+    assert_non_null(eol);
+    assert_true(eol - r > 5 && strncmp(eol - 4, ",f;f", 4) == 0);
+    free(out), free(err);
+}
+
 static void test_merge(void **state) {
     (void)state;
     char *out, *err;
@@ -1502,6 +1566,7 @@ int main(void) {
         cmocka_unit_test(test_usage_errors), cmocka_unit_test(test_csv_json),
         cmocka_unit_test(test_group_by),     cmocka_unit_test(test_stacks),
         cmocka_unit_test(test_stacks_past_the_tree_limit),
+        cmocka_unit_test(test_stacks_deep_shared_frames),
         cmocka_unit_test(test_thread_names_everywhere),
         cmocka_unit_test(test_merge),        cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_format_versions),
