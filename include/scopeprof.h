@@ -2081,6 +2081,13 @@ static inline double scopeprof__sort_value(const scopeprof_row *r, scopeprof_sor
     return 0;
 }
 
+/* How many rows a table of `rows` rows shows under `row_limit` (<= 0: all):
+ * the first that many in scopeprof_agg_sorted's order. One rule for the
+ * tables (the exit's, the MPI job's) and the notes under them. */
+static inline uint32_t scopeprof__rows_shown(uint32_t rows, int row_limit) {
+    return row_limit > 0 && (uint32_t)row_limit < rows ? (uint32_t)row_limit : rows;
+}
+
 SCOPEPROF__ONCE SCOPEPROF__API uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key) {
     uint32_t n = a->nrows;
     uint32_t *idx = (uint32_t *)malloc((n ? n : 1) * sizeof *idx);
@@ -2208,8 +2215,7 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_print(FILE *out, const scope
         show[c] = c < 5 || c == 13 || (c < 9 ? a->has_gpu : c < 11 ? a->has_mem : a->has_gpu_mem);
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return;
-    uint32_t nshow = a->nrows;
-    if (row_limit > 0 && (uint32_t)row_limit < nshow) nshow = (uint32_t)row_limit;
+    uint32_t nshow = scopeprof__rows_shown(a->nrows, row_limit);
 
     /* Widths come from every row, shown or not, as PyTorch's _build_table
      * does: a table keeps its shape whatever the row limit. */
@@ -2401,10 +2407,10 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes_shown(FILE *out, const
         snprintf(short_each, sizeof short_each, "; %s per short one, about as short as an empty scope", short_ns);
     }
     unsigned char *shown = NULL; /* the rows printed, when a limit cut some */
-    uint32_t *idx = a->comp_state == SCOPEPROF_COMP_ON && row_limit > 0 && (uint32_t)row_limit < a->nrows
-                        ? scopeprof_agg_sorted(a, key) : NULL;
+    uint32_t nshow = scopeprof__rows_shown(a->nrows, row_limit);
+    uint32_t *idx = a->comp_state == SCOPEPROF_COMP_ON && nshow < a->nrows ? scopeprof_agg_sorted(a, key) : NULL;
     if (idx && (shown = (unsigned char *)calloc(a->nrows, 1)) != NULL)
-        for (int i = 0; i < row_limit; i++) shown[idx[i]] = 1;
+        for (uint32_t i = 0; i < nshow; i++) shown[idx[i]] = 1;
     free(idx);
     switch (a->comp_state) {
     case SCOPEPROF_COMP_ON:
@@ -2557,7 +2563,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 27u /* 27: sum.deep, sum.deep_at; 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 27u /* 27: life.deep, life.deep_at; 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK +                \
@@ -2710,8 +2716,6 @@ typedef struct scopeprof__state {
         uint64_t events;
         int has_gpu, has_mem, has_gpu_mem;
         uint32_t step_first; /* sched.steps from here on are the file's (its ProfilerStep* row) */
-        uint64_t deep;       /* scopes deeper than the levels kept (scopeprof__sum_deep): said at exit */
-        uint32_t deep_at;    /* the shallowest depth of those */
     } sum;
     /* Memory (steps.h), under mem.lock: live allocations (pointer -> bytes)
      * and per-device totals; used: bit mask of devices. */
@@ -2763,6 +2767,8 @@ typedef struct scopeprof__state {
         int warned_reentry; /* scopeprof__reentered said it */
         int warned_clone;   /* scopeprof__cloned said it (in the clone's copy) */
         uint64_t scopes_left;   /* scopes never closed (a longjmp out of them): said at exit */
+        uint64_t deep;          /* scopes deeper than the summary's levels (scopeprof__sum_deep), every cycle's: said at exit */
+        uint32_t deep_at;       /* the shallowest depth of those */
         uint32_t left_site;     /* the first scope that found some, and its thread */
         uint64_t left_tid;
         uint64_t moved;         /* scopes that closed on another thread (scope_end): said at exit */
@@ -5011,7 +5017,7 @@ scopeprof__sum_up(scopeprof__levels *L, uint32_t depth, uint64_t start, uint64_t
 SCOPEPROF__INTERNAL void scopeprof__sum_deep(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s,
                                              uint64_t start, uint64_t end, uint32_t depth, int64_t gpu_ns,
                                              uint64_t is_short) {
-    if (!g->sum.deep++ || depth < g->sum.deep_at) g->sum.deep_at = depth;
+    if (!g->life.deep++ || depth < g->life.deep_at) g->life.deep_at = depth;
     if (depth < L->cap) {
         s->t.self += (int64_t)(end - start);
         scopeprof__sum_up(L, depth, start, end, 1, is_short, is_short);
@@ -5198,9 +5204,9 @@ SCOPEPROF__INTERNAL void scopeprof__sum_mem(scopeprof__state *g, uint32_t slot, 
                                             uint32_t device, int64_t bytes) {
     if (device) g->sum.has_gpu_mem = 1;
     else g->sum.has_mem = 1;
-    if (depth == 0 || depth + 2 > SCOPEPROF__SUM_MAX_DEPTH) return; /* outside every scope: no row; or too deep */
-    if (slot >= g->sum.thr_cap || depth + 2 > g->sum.thr[slot].cap) {
-        if (scopeprof__sum_room(g, slot, UINT32_MAX, depth) != 0) return;
+    if (depth == 0 || depth >= SCOPEPROF__SUM_MAX_DEPTH) return; /* outside every scope: no row; or too deep */
+    if (slot >= g->sum.thr_cap || depth + 1 > g->sum.thr[slot].cap) { /* its level only: a scope's at depth - 1 */
+        if (scopeprof__sum_room(g, slot, UINT32_MAX, depth - 1) != 0) return;
     }
     scopeprof__levels *L = &g->sum.thr[slot];
     if (L->top > depth) scopeprof__sum_gather(L, depth);
@@ -5797,7 +5803,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state
         if (scopeprof__create_said(g, e ? e : -1))
             scopeprof__warn("scopeprof: cannot create trace file '%s': %s (SCOPEPROF_OUTPUT sets the path)%s",
                             g->out.path, e ? strerror(e) : "it and the 99 names after it are taken",
-                            g->cfg.summary ? "; the summary is still printed at exit" : "");
+                            !g->cfg.summary ? "" : g->sched.on ? "; the summaries are still printed"
+                                                                : "; the summary is still printed at exit");
         g->out.fd = -2;
         return;
     }
@@ -6135,15 +6142,18 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
     pthread_mutex_lock(&g->buf.lock);
     uint64_t wr_ns = g->wr.cpu_ns;
     pthread_mutex_unlock(&g->buf.lock);
-    if (!calls || (rec_ps <= 0 && !wr_ns)) return;
-    char rec[32], wr[32];
-    fprintf(out, "Profiler's own cost: %llu call%s", (unsigned long long)calls, calls == 1 ? "" : "s");
-    if (rec_ps > 0)
-        fprintf(out, ", about %s of the recording threads' time (taken out above)",
-                scopeprof_format_time(rec, sizeof rec, rec_ps / 1e6));
-    if (wr_ns)
-        fprintf(out, ", %s of CPU in the background writer", scopeprof_format_time(wr, sizeof wr, (double)wr_ns / 1e3));
-    fputc('\n', out);
+    if (!calls) return;
+    if (rec_ps > 0 || wr_ns) {
+        char rec[32], wr[32];
+        fprintf(out, "Profiler's own cost: %llu call%s", (unsigned long long)calls, calls == 1 ? "" : "s");
+        if (rec_ps > 0)
+            fprintf(out, ", about %s of the recording threads' time (taken out above)",
+                    scopeprof_format_time(rec, sizeof rec, rec_ps / 1e6));
+        if (wr_ns)
+            fprintf(out, ", %s of CPU in the background writer",
+                    scopeprof_format_time(wr, sizeof wr, (double)wr_ns / 1e3));
+        fputc('\n', out);
+    }
     /* Self CPU time is wall time in scopes: a process whose threads waited
      * or were preempted inside them shows more of it than it used CPU (an
      * OpenMP loop on a busy node: 8.7 s of it, 4.7 s of CPU, the rest in
@@ -6159,12 +6169,13 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
                 scopeprof_format_time(cpu, sizeof cpu, cpu_ns / 1e3));
     }
     /* Scopes so dense that their calibrated cost is over 5% of the time in
-     * scopes (as measured: the self times with that cost put back): their
-     * clock reads then also slow the code around them, which no calibration
-     * sees (XSBench, a 60 ns function scoped 15M times: 0.44 s taken out,
-     * the run 2.4 s longer, its parent's self time tripled). */
+     * scopes (as measured: the self times with that cost put back), and at
+     * least a millisecond (not a few calls around little work): their clock
+     * reads then also slow the code around them, which no calibration sees
+     * (XSBench, a 60 ns function scoped 15M times: 0.44 s taken out, the
+     * run 2.4 s longer, its parent's self time tripled). */
     double in_ns = (double)scopeprof_agg_self_total(a) + rec_ps / 1e3;
-    if (rec_ps / 1e3 > 0.05 * in_ns && in_ns > 0) {
+    if (rec_ps / 1e3 > 0.05 * in_ns && rec_ps >= 1e9) {
         char every[32], name[SCOPEPROF__NAME_W + 1];
         fprintf(out, "Dense scopes: their calibrated cost is over 5%% of the time in scopes (one every %s); so dense, "
                      "their clock reads also slow the code around them, past what is taken out (their parents' times "
@@ -7011,11 +7022,11 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__s
                         (unsigned long long)moved, r ? r->name : "?", r ? r->file : "?", r ? r->line : 0,
                         r ? "" : " (no such scope: a jump into a block past its PROFILE_SCOPE, whose close "
                                  "then read an unset variable?)");
-    if (g->sum.deep)
+    if (g->life.deep)
         scopeprof__warn("scopeprof: %llu scope(s) were %u or more deep, past the levels the exit table keeps (deep "
                         "recursion, or a scope that never closes in a loop): the table counts their time as self "
                         "time of the nearest scope around them within those levels; `scopeprof table` on the trace "
-                        "has them exact", (unsigned long long)g->sum.deep, g->sum.deep_at);
+                        "has them exact", (unsigned long long)g->life.deep, g->life.deep_at);
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
     r = scopeprof__site_find(g, g->life.left_site);
@@ -7185,8 +7196,10 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
      * of mpi.h was compiled, and nothing else would say so. Rank 0 (or a
      * singleton) says it, when the program called MPI_Init (MPI_Initialized
      * may be called after MPI_Finalize; a library that merely links MPI in
-     * says nothing). */
-    void *sym = g->out.rank <= 0 ? dlsym((void *)0 /* RTLD_DEFAULT */, "PMPI_Initialized") : NULL;
+     * says nothing) and no other module's implementation took part in it
+     * (the registry is the process's: a library's copy may finalize). */
+    void *sym = g->out.rank <= 0 && !g->job.npts /* another module's MPI part ran */
+                    ? dlsym((void *)0 /* RTLD_DEFAULT */, "PMPI_Initialized") : NULL;
     int (*initialized)(int *) = NULL, mpi_on = 0;
     memcpy(&initialized, &sym, sizeof sym); /* ISO C has no cast from an object pointer to a function's */
     if (initialized && initialized(&mpi_on) == 0 && mpi_on)
@@ -7195,15 +7208,15 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
                         "ranks' clocks are aligned by their realtime clocks only (docs/MPI.md); include it there, "
                         "or define SCOPEPROF_MPI (SCOPEPROF_NO_MPI: without MPI on purpose)");
 #endif
-    /* A schedule that kept nothing (the run ended before or as its first
-     * active step began): no file, no table; without this line, nothing at
-     * all to say why. */
-    if (g->sched.on && g->sched.cycle == 1 && !g->out.events_written)
-        scopeprof__warn("scopeprof: the run ended after %llu PROFILE_STEP call(s) with nothing in the schedule's "
-                        "active steps (the first comes after %d: skip_first=%d, wait=%d, warmup=%d): nothing was "
-                        "recorded", (unsigned long long)g->sched.step,
-                        g->sched.skip_first + g->sched.wait + g->sched.warmup, g->sched.skip_first, g->sched.wait,
-                        g->sched.warmup);
+    /* A schedule that kept nothing because the run ended before or as its
+     * first active step began: no file, no table; without this line,
+     * nothing at all to say why. */
+    int first_active = g->sched.skip_first + g->sched.wait + g->sched.warmup;
+    if (g->sched.on && g->sched.cycle == 1 && !g->out.events_written && g->sched.step <= (uint64_t)first_active)
+        scopeprof__warn("scopeprof: the run ended after %llu PROFILE_STEP call(s), before the schedule's first "
+                        "active step was done (it comes after %d: skip_first=%d, wait=%d, warmup=%d): nothing was "
+                        "recorded", (unsigned long long)g->sched.step, first_active, g->sched.skip_first,
+                        g->sched.wait, g->sched.warmup);
     /* exit() (or MPI_Abort) called inside scopes of this thread: they never
      * close, and their starts live on its stack. */
     const scopeprof__thread *t = scopeprof__tls;
@@ -7569,8 +7582,7 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
     }
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return;
-    uint32_t nshow = a->nrows;
-    if (row_limit > 0 && (uint32_t)row_limit < nshow) nshow = (uint32_t)row_limit;
+    uint32_t nshow = scopeprof__rows_shown(a->nrows, row_limit);
     int name_w = 4;
     for (uint32_t i = 0; i < a->nrows; i++) {
         int l = (int)scopeprof__escaped(NULL, 0, a->rows[i].name) + 4; /* as scopeprof__name_cell shows it */

@@ -478,7 +478,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state
         if (scopeprof__create_said(g, e ? e : -1))
             scopeprof__warn("scopeprof: cannot create trace file '%s': %s (SCOPEPROF_OUTPUT sets the path)%s",
                             g->out.path, e ? strerror(e) : "it and the 99 names after it are taken",
-                            g->cfg.summary ? "; the summary is still printed at exit" : "");
+                            !g->cfg.summary ? "" : g->sched.on ? "; the summaries are still printed"
+                                                                : "; the summary is still printed at exit");
         g->out.fd = -2;
         return;
     }
@@ -816,15 +817,18 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
     pthread_mutex_lock(&g->buf.lock);
     uint64_t wr_ns = g->wr.cpu_ns;
     pthread_mutex_unlock(&g->buf.lock);
-    if (!calls || (rec_ps <= 0 && !wr_ns)) return;
-    char rec[32], wr[32];
-    fprintf(out, "Profiler's own cost: %llu call%s", (unsigned long long)calls, calls == 1 ? "" : "s");
-    if (rec_ps > 0)
-        fprintf(out, ", about %s of the recording threads' time (taken out above)",
-                scopeprof_format_time(rec, sizeof rec, rec_ps / 1e6));
-    if (wr_ns)
-        fprintf(out, ", %s of CPU in the background writer", scopeprof_format_time(wr, sizeof wr, (double)wr_ns / 1e3));
-    fputc('\n', out);
+    if (!calls) return;
+    if (rec_ps > 0 || wr_ns) {
+        char rec[32], wr[32];
+        fprintf(out, "Profiler's own cost: %llu call%s", (unsigned long long)calls, calls == 1 ? "" : "s");
+        if (rec_ps > 0)
+            fprintf(out, ", about %s of the recording threads' time (taken out above)",
+                    scopeprof_format_time(rec, sizeof rec, rec_ps / 1e6));
+        if (wr_ns)
+            fprintf(out, ", %s of CPU in the background writer",
+                    scopeprof_format_time(wr, sizeof wr, (double)wr_ns / 1e3));
+        fputc('\n', out);
+    }
     /* Self CPU time is wall time in scopes: a process whose threads waited
      * or were preempted inside them shows more of it than it used CPU (an
      * OpenMP loop on a busy node: 8.7 s of it, 4.7 s of CPU, the rest in
@@ -840,12 +844,13 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
                 scopeprof_format_time(cpu, sizeof cpu, cpu_ns / 1e3));
     }
     /* Scopes so dense that their calibrated cost is over 5% of the time in
-     * scopes (as measured: the self times with that cost put back): their
-     * clock reads then also slow the code around them, which no calibration
-     * sees (XSBench, a 60 ns function scoped 15M times: 0.44 s taken out,
-     * the run 2.4 s longer, its parent's self time tripled). */
+     * scopes (as measured: the self times with that cost put back), and at
+     * least a millisecond (not a few calls around little work): their clock
+     * reads then also slow the code around them, which no calibration sees
+     * (XSBench, a 60 ns function scoped 15M times: 0.44 s taken out, the
+     * run 2.4 s longer, its parent's self time tripled). */
     double in_ns = (double)scopeprof_agg_self_total(a) + rec_ps / 1e3;
-    if (rec_ps / 1e3 > 0.05 * in_ns && in_ns > 0) {
+    if (rec_ps / 1e3 > 0.05 * in_ns && rec_ps >= 1e9) {
         char every[32], name[SCOPEPROF__NAME_W + 1];
         fprintf(out, "Dense scopes: their calibrated cost is over 5%% of the time in scopes (one every %s); so dense, "
                      "their clock reads also slow the code around them, past what is taken out (their parents' times "

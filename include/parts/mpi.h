@@ -208,8 +208,7 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
     }
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return;
-    uint32_t nshow = a->nrows;
-    if (row_limit > 0 && (uint32_t)row_limit < nshow) nshow = (uint32_t)row_limit;
+    uint32_t nshow = scopeprof__rows_shown(a->nrows, row_limit);
     int name_w = 4;
     for (uint32_t i = 0; i < a->nrows; i++) {
         int l = (int)scopeprof__escaped(NULL, 0, a->rows[i].name) + 4; /* as scopeprof__name_cell shows it */

@@ -198,7 +198,7 @@ scopeprof__sum_up(scopeprof__levels *L, uint32_t depth, uint64_t start, uint64_t
 SCOPEPROF__INTERNAL void scopeprof__sum_deep(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s,
                                              uint64_t start, uint64_t end, uint32_t depth, int64_t gpu_ns,
                                              uint64_t is_short) {
-    if (!g->sum.deep++ || depth < g->sum.deep_at) g->sum.deep_at = depth;
+    if (!g->life.deep++ || depth < g->life.deep_at) g->life.deep_at = depth;
     if (depth < L->cap) {
         s->t.self += (int64_t)(end - start);
         scopeprof__sum_up(L, depth, start, end, 1, is_short, is_short);
@@ -385,9 +385,9 @@ SCOPEPROF__INTERNAL void scopeprof__sum_mem(scopeprof__state *g, uint32_t slot, 
                                             uint32_t device, int64_t bytes) {
     if (device) g->sum.has_gpu_mem = 1;
     else g->sum.has_mem = 1;
-    if (depth == 0 || depth + 2 > SCOPEPROF__SUM_MAX_DEPTH) return; /* outside every scope: no row; or too deep */
-    if (slot >= g->sum.thr_cap || depth + 2 > g->sum.thr[slot].cap) {
-        if (scopeprof__sum_room(g, slot, UINT32_MAX, depth) != 0) return;
+    if (depth == 0 || depth >= SCOPEPROF__SUM_MAX_DEPTH) return; /* outside every scope: no row; or too deep */
+    if (slot >= g->sum.thr_cap || depth + 1 > g->sum.thr[slot].cap) { /* its level only: a scope's at depth - 1 */
+        if (scopeprof__sum_room(g, slot, UINT32_MAX, depth - 1) != 0) return;
     }
     scopeprof__levels *L = &g->sum.thr[slot];
     if (L->top > depth) scopeprof__sum_gather(L, depth);

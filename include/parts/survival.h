@@ -107,11 +107,11 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__say_scopes_left(scopeprof__s
                         (unsigned long long)moved, r ? r->name : "?", r ? r->file : "?", r ? r->line : 0,
                         r ? "" : " (no such scope: a jump into a block past its PROFILE_SCOPE, whose close "
                                  "then read an unset variable?)");
-    if (g->sum.deep)
+    if (g->life.deep)
         scopeprof__warn("scopeprof: %llu scope(s) were %u or more deep, past the levels the exit table keeps (deep "
                         "recursion, or a scope that never closes in a loop): the table counts their time as self "
                         "time of the nearest scope around them within those levels; `scopeprof table` on the trace "
-                        "has them exact", (unsigned long long)g->sum.deep, g->sum.deep_at);
+                        "has them exact", (unsigned long long)g->life.deep, g->life.deep_at);
     uint64_t n = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     if (!n) return;
     r = scopeprof__site_find(g, g->life.left_site);
@@ -281,8 +281,10 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
      * of mpi.h was compiled, and nothing else would say so. Rank 0 (or a
      * singleton) says it, when the program called MPI_Init (MPI_Initialized
      * may be called after MPI_Finalize; a library that merely links MPI in
-     * says nothing). */
-    void *sym = g->out.rank <= 0 ? dlsym((void *)0 /* RTLD_DEFAULT */, "PMPI_Initialized") : NULL;
+     * says nothing) and no other module's implementation took part in it
+     * (the registry is the process's: a library's copy may finalize). */
+    void *sym = g->out.rank <= 0 && !g->job.npts /* another module's MPI part ran */
+                    ? dlsym((void *)0 /* RTLD_DEFAULT */, "PMPI_Initialized") : NULL;
     int (*initialized)(int *) = NULL, mpi_on = 0;
     memcpy(&initialized, &sym, sizeof sym); /* ISO C has no cast from an object pointer to a function's */
     if (initialized && initialized(&mpi_on) == 0 && mpi_on)
@@ -291,15 +293,15 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
                         "ranks' clocks are aligned by their realtime clocks only (docs/MPI.md); include it there, "
                         "or define SCOPEPROF_MPI (SCOPEPROF_NO_MPI: without MPI on purpose)");
 #endif
-    /* A schedule that kept nothing (the run ended before or as its first
-     * active step began): no file, no table; without this line, nothing at
-     * all to say why. */
-    if (g->sched.on && g->sched.cycle == 1 && !g->out.events_written)
-        scopeprof__warn("scopeprof: the run ended after %llu PROFILE_STEP call(s) with nothing in the schedule's "
-                        "active steps (the first comes after %d: skip_first=%d, wait=%d, warmup=%d): nothing was "
-                        "recorded", (unsigned long long)g->sched.step,
-                        g->sched.skip_first + g->sched.wait + g->sched.warmup, g->sched.skip_first, g->sched.wait,
-                        g->sched.warmup);
+    /* A schedule that kept nothing because the run ended before or as its
+     * first active step began: no file, no table; without this line,
+     * nothing at all to say why. */
+    int first_active = g->sched.skip_first + g->sched.wait + g->sched.warmup;
+    if (g->sched.on && g->sched.cycle == 1 && !g->out.events_written && g->sched.step <= (uint64_t)first_active)
+        scopeprof__warn("scopeprof: the run ended after %llu PROFILE_STEP call(s), before the schedule's first "
+                        "active step was done (it comes after %d: skip_first=%d, wait=%d, warmup=%d): nothing was "
+                        "recorded", (unsigned long long)g->sched.step, first_active, g->sched.skip_first,
+                        g->sched.wait, g->sched.warmup);
     /* exit() (or MPI_Abort) called inside scopes of this thread: they never
      * close, and their starts live on its stack. */
     const scopeprof__thread *t = scopeprof__tls;

@@ -478,6 +478,13 @@ static inline double scopeprof__sort_value(const scopeprof_row *r, scopeprof_sor
     return 0;
 }
 
+/* How many rows a table of `rows` rows shows under `row_limit` (<= 0: all):
+ * the first that many in scopeprof_agg_sorted's order. One rule for the
+ * tables (the exit's, the MPI job's) and the notes under them. */
+static inline uint32_t scopeprof__rows_shown(uint32_t rows, int row_limit) {
+    return row_limit > 0 && (uint32_t)row_limit < rows ? (uint32_t)row_limit : rows;
+}
+
 SCOPEPROF__ONCE SCOPEPROF__API uint32_t *scopeprof_agg_sorted(const scopeprof_agg *a, scopeprof_sort key) {
     uint32_t n = a->nrows;
     uint32_t *idx = (uint32_t *)malloc((n ? n : 1) * sizeof *idx);
@@ -605,8 +612,7 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_print(FILE *out, const scope
         show[c] = c < 5 || c == 13 || (c < 9 ? a->has_gpu : c < 11 ? a->has_mem : a->has_gpu_mem);
     uint32_t *idx = scopeprof_agg_sorted(a, key);
     if (!idx) return;
-    uint32_t nshow = a->nrows;
-    if (row_limit > 0 && (uint32_t)row_limit < nshow) nshow = (uint32_t)row_limit;
+    uint32_t nshow = scopeprof__rows_shown(a->nrows, row_limit);
 
     /* Widths come from every row, shown or not, as PyTorch's _build_table
      * does: a table keeps its shape whatever the row limit. */
@@ -798,10 +804,10 @@ SCOPEPROF__ONCE SCOPEPROF__API void scopeprof_table_notes_shown(FILE *out, const
         snprintf(short_each, sizeof short_each, "; %s per short one, about as short as an empty scope", short_ns);
     }
     unsigned char *shown = NULL; /* the rows printed, when a limit cut some */
-    uint32_t *idx = a->comp_state == SCOPEPROF_COMP_ON && row_limit > 0 && (uint32_t)row_limit < a->nrows
-                        ? scopeprof_agg_sorted(a, key) : NULL;
+    uint32_t nshow = scopeprof__rows_shown(a->nrows, row_limit);
+    uint32_t *idx = a->comp_state == SCOPEPROF_COMP_ON && nshow < a->nrows ? scopeprof_agg_sorted(a, key) : NULL;
     if (idx && (shown = (unsigned char *)calloc(a->nrows, 1)) != NULL)
-        for (int i = 0; i < row_limit; i++) shown[idx[i]] = 1;
+        for (uint32_t i = 0; i < nshow; i++) shown[idx[i]] = 1;
     free(idx);
     switch (a->comp_state) {
     case SCOPEPROF_COMP_ON:

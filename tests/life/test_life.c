@@ -293,7 +293,7 @@ static void test_schedule_unwritable_said_once(void **state) {
         expect_exit(&r, 0);
         assert_int_equal(child_lines_with(r.err, "scopeprof: cannot create trace file"), 1);
         assert_int_equal(child_lines_with(r.err, "No such file or directory"), 1);
-        assert_int_equal(child_lines_with(r.err, "the summary is still printed at exit"), summary);
+        assert_int_equal(child_lines_with(r.err, "the summaries are still printed"), summary);
         assert_int_equal(child_lines_with(r.err, "scopeprof: cycle "), summary ? 3 : 0);
         child_free(&r);
     }
@@ -381,8 +381,8 @@ static void test_schedule_never_active(void **state) {
                        ENV("SCOPEPROF_SCHEDULE=skip_first=1,wait=1,warmup=1,active=3,repeat=2"));
         expect_exit(&r, 0);
         char want[200];
-        snprintf(want, sizeof want, "scopeprof: the run ended after %d PROFILE_STEP call(s) with nothing in the "
-                 "schedule's active steps (the first comes after 3: skip_first=1, wait=1, warmup=1): nothing was "
+        snprintf(want, sizeof want, "scopeprof: the run ended after %d PROFILE_STEP call(s), before the schedule's "
+                 "first active step was done (it comes after 3: skip_first=1, wait=1, warmup=1): nothing was "
                  "recorded", steps);
         assert_int_equal(child_lines_with(r.err, "scopeprof:"), steps < 4);
         assert_int_equal(child_lines_with(r.err, want), steps < 4);

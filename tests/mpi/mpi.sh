@@ -325,6 +325,9 @@ unseen="this program runs MPI, but the file that defines SCOPEPROF_IMPLEMENTATIO
 SCOPEPROF_OUTPUT=$work/unseen.sprof $MPIRUN -np 2 "$T/prog_unseen" >/dev/null 2>unseen.err || fail "prog_unseen failed"
 [ "$(grep -c "^scopeprof: $unseen" unseen.err)" = 1 ] || fail "prog_unseen: not one line on the missing mpi.h: $(cat unseen.err)"
 ! grep -q "$unseen" jobpath.err || fail "a job built with mpi.h says it is missing"
+SCOPEPROF_OUTPUT=$work/mixed.sprof $MPIRUN -np 2 "$T/prog_mixed" >/dev/null 2>mixed.err || fail "prog_mixed failed"
+grep -q "^scopeprof: the MPI job's table" mixed.err || fail "prog_mixed: no job table: $(cat mixed.err)"
+! grep -q "$unseen" mixed.err || fail "prog_mixed: mpi.h said missing where main's implementation saw it"
 SCOPEPROF_OUTPUT=none "$RANKP" work 10 >/dev/null 2>rank_only.err || fail "prog_rank failed"
 ! grep -q "$unseen" rank_only.err || fail "a program without MPI says mpi.h is missing"
 
