@@ -256,17 +256,6 @@ struct sp_stack_cache {
     uint32_t *up, up_cap; /* a node's ancestors, for its key */
 };
 
-static int grow_u32(uint32_t **v, uint32_t *cap, uint32_t n) {
-    if (n <= *cap) return 0;
-    uint32_t c = *cap ? *cap : 256;
-    while (c < n) c = c > UINT32_MAX / 2 ? n : c * 2;
-    uint32_t *p = realloc(*v, (size_t)c * sizeof *p);
-    if (!p) return -1;
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
 /* Forget every node and name (the rows stay in the table). */
 static void stacks_reset(struct sp_stack_cache *st) {
     if (!st) return;
@@ -393,7 +382,7 @@ static uint32_t node_row(sp_agg_ctx *c, uint32_t nd) {
             if (!c->per_thread) break;
             continue; /* on to the label */
         }
-        if (grow_u32(&st->up, &st->up_cap, m + 1)) return UINT32_MAX;
+        if (sp_grow_u32(&st->up, &st->up_cap, m + 1)) return UINT32_MAX;
         st->up[m++] = p;
     }
     const char *name = st->node[nd].frame;

@@ -28,7 +28,7 @@ void sp_tree_init(sp_tree *tr, sp_tree_fn fn, void *ctx) {
     tr->limit = tree_limit();
 }
 
-static int grow(uint32_t **v, uint32_t *cap, uint32_t n) {
+int sp_grow_u32(uint32_t **v, uint32_t *cap, uint32_t n) {
     if (n <= *cap) return 0;
     uint32_t c = *cap ? *cap : 1024;
     while (c < n) c = c > UINT32_MAX / 2 ? n : c * 2;
@@ -60,7 +60,7 @@ static int flush(sp_tree *tr, uint32_t i) {
     sp_tree_thread *t = &tr->t[i];
     uint32_t n = t->n, top = 0;
     if (!n) return 0;
-    if (grow(&tr->parent, &tr->parent_cap, n) || grow(&tr->anc, &tr->anc_cap, n)) return -1;
+    if (sp_grow_u32(&tr->parent, &tr->parent_cap, n) || sp_grow_u32(&tr->anc, &tr->anc_cap, n)) return -1;
     for (uint32_t k = n; k-- > 0;) {
         const sp_event *e = &t->ev[k];
         /* A scope at depth d, or a memory record made with d scopes open,

@@ -49,6 +49,9 @@ int sp_tree_add(sp_tree *tr, uint32_t thread, const sp_event *ev, uint32_t n);
  * own scratch, free while the callback runs), so that a per-event word costs
  * no memory beyond the two the limit counts. */
 static inline uint32_t *sp_tree_scratch(sp_tree *tr) { return tr->anc; }
+/* Room for n words in *v (*cap of them), grown by doubling: 0, or -1 when
+ * out of memory (*v unchanged). The tree's arrays', and its users'. */
+int sp_grow_u32(uint32_t **v, uint32_t *cap, uint32_t n);
 /* Hand over everything still buffered (at the end of a file). */
 int sp_tree_flush_all(sp_tree *tr);
 void sp_tree_free(sp_tree *tr);
