@@ -192,9 +192,10 @@ scopeprof__sum_up(scopeprof__levels *L, uint32_t depth, uint64_t start, uint64_t
  * it takes all its time as self and goes to that level for its parent, as
  * a leaf; deeper, it takes none: its time stays in the self time of the
  * nearest scope around it that the levels keep (a recursion's scope at the
- * last level; main, past scopes a computed goto left open). So the self times still add up to the threads' time (before, each
- * took its total as self: a 59 ms recursion 140,000 deep showed 50 s).
- * Counted, said at exit; `scopeprof table` on the trace has them exact. */
+ * last level; main, past scopes a computed goto left open). So the self
+ * times still add up to the threads' time (before, each took its total as
+ * self: a 59 ms recursion 140,000 deep showed 50 s). Counted, said at exit;
+ * `scopeprof table` on the trace has them exact. */
 SCOPEPROF__INTERNAL void scopeprof__sum_deep(scopeprof__state *g, scopeprof__levels *L, scopeprof__sitesum *s,
                                              uint64_t start, uint64_t end, uint32_t depth, int64_t gpu_ns,
                                              uint64_t is_short) {
