@@ -6126,7 +6126,10 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
  * and the background writer's CPU (scopeprof__writer_main notes it at each
  * look), which runs beside the program: on a machine whose cores are all
  * busy it comes out of the program's time. Either part only when known
- * (compensation on; a writer that ran). Lock held. */
+ * (compensation on; a writer that ran). Then, when they apply, the two
+ * lines that say how far to trust the times against that: the process's
+ * CPU beside self times that pass it, and scopes too dense for their
+ * calibrated cost to be all they cost. Lock held. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__state *g, FILE *out) {
     const scopeprof_agg *a = &g->sum.agg;
     const scopeprof_row *most = NULL; /* the row of most calls */
@@ -6163,7 +6166,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
     double cpu_ns = getrusage(RUSAGE_SELF, &ru) != 0 ? 0 :
         ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
         ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
-    if (cpu_ns > 0 && (double)scopeprof_agg_self_total(a) > 1.2 * cpu_ns) {
+    const double self_ns = (double)scopeprof_agg_self_total(a);
+    if (cpu_ns > 0 && self_ns > 1.2 * cpu_ns) {
         char cpu[32];
         fprintf(out, "The self times add up to more than the process used: %s of CPU (user + sys, all threads, the "
                      "writer's included); the rest is the threads' waits and preemption inside scopes\n",
@@ -6175,7 +6179,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_own_cost(scopeprof__st
      * reads then also slow the code around them, which no calibration sees
      * (XSBench, a 60 ns function scoped 15M times: 0.44 s taken out, the
      * run 2.4 s longer, its parent's self time tripled). */
-    double in_ns = (double)scopeprof_agg_self_total(a) + rec_ps / 1e3;
+    double in_ns = self_ns + rec_ps / 1e3;
     if (rec_ps / 1e3 > 0.05 * in_ns && rec_ps >= 1e9) {
         char every[32], name[SCOPEPROF__NAME_W + 1];
         fprintf(out, "Dense scopes: their calibrated cost is over 5%% of the time in scopes (one every %s); so dense, "
