@@ -890,7 +890,7 @@ extern "C" {
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
 #define SCOPEPROF_FORMAT_MAJOR 5
-#define SCOPEPROF_FORMAT_MINOR 1
+#define SCOPEPROF_FORMAT_MINOR 2
 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk;
  * 3.2: CLOCK chunk; 4.0: events hold clock ticks, converted by the reader
  * with the TICKS chunk's rate, and an EVENTS chunk counts 16-byte units (the
@@ -898,7 +898,9 @@ extern "C" {
  * last field counts the units of input shapes that follow it (issue 26);
  * 5.1: the OVERHEAD chunk's fourth field, reserved before, is where short
  * ends (twice an empty scope's duration, ticks), and two fields follow: the
- * cost of a short scope (overhead compensation in two classes). */
+ * cost of a short scope (overhead compensation in two classes); 5.2: the
+ * END chunk's second field, reserved before, counts the scopes opened that
+ * the file holds no record of (left without closing, open at the end). */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is
@@ -2563,7 +2565,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 27u /* 27: life.deep, life.deep_at; 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 28u /* 28: out.left_base (END's missing scopes, format 5.2); 27: life.deep, life.deep_at; 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK +                \
@@ -2686,6 +2688,7 @@ typedef struct scopeprof__state {
         char path[4096];
         int rank; /* -1: unknown */
         uint64_t events_written;
+        uint64_t left_base; /* life.scopes_left when this file began: END counts those since */
         uint32_t sites_written, gpu_names_written, steps_written;
         uint32_t files; /* files opened: a thread's name_file names the one its name went to */
         int write_err;  /* why this file's writing stopped (errno; -1: a short write; -2: its path
@@ -3007,6 +3010,8 @@ SCOPEPROF__INTERNAL void scopeprof__write_chunk(scopeprof__state *g, uint32_t ty
 SCOPEPROF__INTERNAL int scopeprof__close_output(scopeprof__state *g);
 SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopeprof__memsnap *mem);
 SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g);
+SCOPEPROF__INTERNAL uint64_t scopeprof__open_scopes(scopeprof__state *g, const scopeprof__thread *skip,
+                                                    uint32_t *threads, const scopeprof__thread **first);
 SCOPEPROF__INTERNAL void scopeprof__write_clock(scopeprof__state *g);
 SCOPEPROF__INTERNAL const char *scopeprof__rank_title(const scopeprof__state *g, char *buf, size_t n);
 SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__state *g, const scopeprof__memsnap *mem,
@@ -6063,9 +6068,16 @@ SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopepro
     for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t, 0);
     scopeprof__write_memory(g, mem);
     scopeprof__write_steps(g);
+    /* Format 5.2: the scopes this file lacks, that the program opened
+     * since it began: left without closing (survival.h), and at the run's
+     * end those still open on any thread. A reader says so. */
+    uint32_t threads = 0;
+    const scopeprof__thread *first = NULL;
+    uint64_t missing = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED) - g->out.left_base;
+    if (g->life.finalized) missing += scopeprof__open_scopes(g, NULL, &threads, &first);
     unsigned char b[16];
     scopeprof__put64(b, g->out.events_written);
-    scopeprof__put64(b + 8, 0);
+    scopeprof__put64(b + 8, missing);
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
     if (g->out.fd >= 0 && scopeprof__close_output(g) != 0) {
         g->out.write_err = errno;
@@ -6092,6 +6104,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.sites_written = 0;
     g->out.gpu_names_written = 0;
     g->out.events_written = 0;
+    g->out.left_base = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     g->out.write_err = 0;
     g->out.created = 0;
     g->out.steps_written = g->sched.nsteps; /* a forked child's file has its own steps, as its table */
@@ -6114,6 +6127,7 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
     if (g->out.no_output || !g->out.fd_path[0] || stat(g->out.fd_path, &st) != 0) return;
     char size[64];
     scopeprof_format_mem(size, sizeof size, (int64_t)st.st_size);
+    size[strlen(size) - 1] = 'B'; /* bytes: "Mb" is PyTorch's in the table, but a file's reads as megabits */
     int e = g->out.write_err;
     fprintf(out, "Trace file: %s (%s%s%s)\n", g->out.path, size, e ? ", incomplete: " : "",
             e ? (e > 0 ? strerror(e) : "a short write") : "");

@@ -804,6 +804,8 @@ static int read_all(sp_reader *r, const sp_callbacks *cb, sp_result *res) {
         case SCOPEPROF_CHUNK_CLOCK: break; /* read before, by clocks.c, when times matter */
         case SCOPEPROF_CHUNK_END:
             res->saw_end = 1;
+            if (len >= 16 && (r->hdr.major > 5 || (r->hdr.major == 5 && r->hdr.minor >= 2)))
+                res->missing += get64(p + 8); /* reserved (0) before 5.2 */
             /* The writer's count of the events in the file: fewer here
              * means chunks were lost (damaged, or never written). */
             if (len >= 8 && r->hdr.major >= 4 && get64(p) != res->units) { /* format 4: units */

@@ -114,6 +114,7 @@ typedef struct sp_result {
     uint64_t events;   /* records delivered */
     uint64_t units;    /* format 4: their 16-byte units, as the END chunk counts them */
     int saw_end;       /* an END chunk was read */
+    uint64_t missing;  /* format 5.2, its count of scopes opened that the file lacks */
     int native;        /* a .sprof file (whose writer ends it with END) */
     char msg[384];     /* why, for SP_TRUNCATED / SP_CORRUPT / SP_IOERR */
     /* Damage the reading went past: problems noted (the first one is in

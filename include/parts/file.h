@@ -737,9 +737,16 @@ SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopepro
     for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t, 0);
     scopeprof__write_memory(g, mem);
     scopeprof__write_steps(g);
+    /* Format 5.2: the scopes this file lacks, that the program opened
+     * since it began: left without closing (survival.h), and at the run's
+     * end those still open on any thread. A reader says so. */
+    uint32_t threads = 0;
+    const scopeprof__thread *first = NULL;
+    uint64_t missing = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED) - g->out.left_base;
+    if (g->life.finalized) missing += scopeprof__open_scopes(g, NULL, &threads, &first);
     unsigned char b[16];
     scopeprof__put64(b, g->out.events_written);
-    scopeprof__put64(b + 8, 0);
+    scopeprof__put64(b + 8, missing);
     scopeprof__write_chunk(g, SCOPEPROF_CHUNK_END, b, sizeof b);
     if (g->out.fd >= 0 && scopeprof__close_output(g) != 0) {
         g->out.write_err = errno;
@@ -766,6 +773,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.sites_written = 0;
     g->out.gpu_names_written = 0;
     g->out.events_written = 0;
+    g->out.left_base = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     g->out.write_err = 0;
     g->out.created = 0;
     g->out.steps_written = g->sched.nsteps; /* a forked child's file has its own steps, as its table */
@@ -788,6 +796,7 @@ SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, 
     if (g->out.no_output || !g->out.fd_path[0] || stat(g->out.fd_path, &st) != 0) return;
     char size[64];
     scopeprof_format_mem(size, sizeof size, (int64_t)st.st_size);
+    size[strlen(size) - 1] = 'B'; /* bytes: "Mb" is PyTorch's in the table, but a file's reads as megabits */
     int e = g->out.write_err;
     fprintf(out, "Trace file: %s (%s%s%s)\n", g->out.path, size, e ? ", incomplete: " : "",
             e ? (e > 0 ? strerror(e) : "a short write") : "");

@@ -14,7 +14,7 @@ extern "C" {
 /* Trace file format version (docs/FORMAT.md). Bump MINOR for additions that
  * old readers can skip (new chunk types), MAJOR for anything else. */
 #define SCOPEPROF_FORMAT_MAJOR 5
-#define SCOPEPROF_FORMAT_MINOR 1
+#define SCOPEPROF_FORMAT_MINOR 2
 /* 3.0: header CRC, chunk CRCs over the chunk header; 3.1: OVERHEAD chunk;
  * 3.2: CLOCK chunk; 4.0: events hold clock ticks, converted by the reader
  * with the TICKS chunk's rate, and an EVENTS chunk counts 16-byte units (the
@@ -22,7 +22,9 @@ extern "C" {
  * last field counts the units of input shapes that follow it (issue 26);
  * 5.1: the OVERHEAD chunk's fourth field, reserved before, is where short
  * ends (twice an empty scope's duration, ticks), and two fields follow: the
- * cost of a short scope (overhead compensation in two classes). */
+ * cost of a short scope (overhead compensation in two classes); 5.2: the
+ * END chunk's second field, reserved before, counts the scopes opened that
+ * the file holds no record of (left without closing, open at the end). */
 
 /* One finished scope, decoded: what the aggregation takes. Buffers and trace
  * files hold it packed in 16 bytes (see "Event records" below). `depth` is

@@ -86,6 +86,7 @@ typedef struct tr_trace {
     uint32_t rank;       /* 0xFFFFFFFF: none */
     int has_end;
     uint64_t end_total;  /* events (format 4: 16-byte units) according to the END chunk */
+    uint64_t end_missing; /* format 5.2: the scopes opened that the file lacks, per the END chunk */
     uint64_t units;      /* format 4: 16-byte units in EVENTS chunks */
     /* TICKS (type 11, format 4): how many, and the rate */
     uint32_t ticks_chunks;
@@ -307,10 +308,11 @@ static inline int tr_chunk(tr_trace *t, uint32_t type, const unsigned char *p, s
         }
         t->threads[idx].events += t->nev - first;
         t->event_bytes += q - 8;
-    } else if (type == 4) { /* END: u64 total events, u64 0 */
+    } else if (type == 4) { /* END: u64 total events, u64 missing scopes (5.2; 0 before) */
         if (len < 8) return 0;
         t->has_end = 1;
         t->end_total = tr_u64(p);
+        if (len >= 16) t->end_missing = tr_u64(p + 8);
     } else if (type == 5) { /* GPU: u32 thread, u32 n, n x 48 bytes */
         if (len < 8) return 0;
         uint32_t th = tr_u32(p), n = tr_u32(p + 4);

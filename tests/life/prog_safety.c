@@ -372,24 +372,41 @@ static void decode(void) {
     }
 }
 
-static int mode_longjmp(void) {
-    {
-        PROFILE_SCOPE("outer");
-        if (setjmp(on_error) == 0) decode();
-        for (int i = 0; i < 2; i++) {
-            PROFILE_SCOPE("after_jump");
-            BUMP();
-        }
+static void outer_jumped(void) {
+    PROFILE_SCOPE("outer");
+    if (setjmp(on_error) == 0) decode();
+    for (int i = 0; i < 2; i++) {
+        PROFILE_SCOPE("after_jump");
+        BUMP();
     }
+}
+
+static void clean(void) {
     for (int i = 0; i < 3; i++) {
         PROFILE_SCOPE("clean");
         BUMP();
     }
+}
+
+static int mode_longjmp(void) {
+    outer_jumped();
+    clean();
     { /* a range left open across a scope's close: not a scope left */
         PROFILE_SCOPE("holder");
         PROFILE_BEGIN("range");
     }
     PROFILE_END();
+    return 0;
+}
+
+/* ---- "longjmp_steps": "outer" with its jump (as above) in a first step,
+ * "clean" x3 in a second: under SCOPEPROF_SCHEDULE=active=1,repeat=2 each
+ * has a file, and only the first lacks scopes. */
+static int mode_longjmp_steps(void) {
+    outer_jumped();
+    PROFILE_STEP();
+    clean();
+    PROFILE_STEP();
     return 0;
 }
 
@@ -433,6 +450,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "names") == 0) return mode_names();
     if (strcmp(m, "clone") == 0) return mode_clone();
     if (strcmp(m, "longjmp") == 0) return mode_longjmp();
+    if (strcmp(m, "longjmp_steps") == 0) return mode_longjmp_steps();
     if (strcmp(m, "range_over") == 0) return mode_range_over();
     if (strcmp(m, "unshare") == 0) return mode_unshare();
     fprintf(stderr, "prog_safety: unknown mode '%s'\n", m);

@@ -68,8 +68,8 @@ for comp in 1 0; do
     "$BUILD/samples/train_cpu" >/dev/null 2>"$work/train$comp.all"
   last=$(sed -n '/^Trace file: /,$p' "$work/train$comp.all")
   case "$last" in
-    "Trace file: $work/train$comp.sprof ("*" b)"$'\n'"Profiler's own cost: "*" calls, "* | \
-    "Trace file: $work/train$comp.sprof ("*" Kb)"$'\n'"Profiler's own cost: "*" calls, "*) ;;
+    "Trace file: $work/train$comp.sprof ("*" B)"$'\n'"Profiler's own cost: "*" calls, "* | \
+    "Trace file: $work/train$comp.sprof ("*" KB)"$'\n'"Profiler's own cost: "*" calls, "*) ;;
     *) echo "FAIL: the exit summary does not end with the trace file and the own cost: '$last'"; failed=1 ;;
   esac
   sed '/^Trace file: /,$d' "$work/train$comp.all" >"$work/train$comp.err"

@@ -587,6 +587,7 @@ static void test_scope_moved_thread(void **state) {
         assert_int_equal(tr_count(&t, "stays"), 1);
         assert_int_equal(tr_count(&t, "after"), 3);
         assert_int_equal(tr_count(&t, "outer"), !bare);
+        assert_int_equal(t.end_missing, 1); /* left (found by "outer"), or still open at the end */
         tr_free(&t);
         if (child_lines_with(r.err, "scopeprof: 1 scope(s) closed on another thread than the one they opened on "
                              "(untied OpenMP tasks that the runtime moved; tied tasks, the default, stay), "
@@ -1136,6 +1137,7 @@ static void test_exit_with_scopes_open_elsewhere(void **state) {
     read_whole(r.trace, &t);
     assert_int_equal(tr_count(&t, "main_work"), 1);
     assert_int_equal(tr_count(&t, "worker_loop") + tr_count(&t, "wait"), 0);
+    assert_int_equal(t.end_missing, 2); /* and the file says it lacks them */
     tr_free(&t);
     child_free(&r);
 }

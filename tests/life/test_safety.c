@@ -536,6 +536,7 @@ static void test_longjmp_counted(void **state) {
         if (strcmp(tr_name(&t, t.ev[i].site), "clean") == 0 || strcmp(tr_name(&t, t.ev[i].site), "outer") == 0)
             assert_int_equal(t.ev[i].depth & TR_DEPTH_MASK, 0);
     assert_int_equal(tr_count(&t, "range"), 1);
+    assert_int_equal(t.end_missing, 3); /* the file says it lacks them (format 5.2) */
     tr_free(&t);
     child_free(&r);
 
@@ -556,7 +557,25 @@ static void test_longjmp_counted(void **state) {
     expect_exit(&s, 0);
     if (!strstr(s.out, "outer;after_jump ") || strstr(s.out, "\nafter_jump ") || strncmp(s.out, "after_jump ", 11) == 0)
         fail_msg("after_jump not under outer:\n%s", s.out);
+    /* and so does the reporter, from the file alone */
+    if (child_lines_with(s.err, ": warning: 3 scope(s) that the program opened never closed, so they are not in "
+                                "this file (a longjmp, a computed goto or exit() out of them") != 1)
+        fail_msg("stacks, stderr:\n%s", s.err);
     child_free(&s);
+    child_free(&r);
+
+    /* A schedule: each file counts the scopes it lacks since it began. */
+    child_run_args(&r, "prog_safety", ARGS("longjmp_steps"), ENV("SCOPEPROF_SCHEDULE=active=1,repeat=2"));
+    expect_exit(&r, 0);
+    char names[4][256];
+    assert_int_equal(child_list_files(&r, ".sprof", names, 4), 2);
+    for (int k = 0; k < 2; k++) {
+        read_whole(path_in(&r, names[k]), &t);
+        assert_int_equal(tr_count(&t, "outer"), k == 0);
+        assert_int_equal(tr_count(&t, "clean"), k == 0 ? 0 : 3);
+        assert_int_equal(t.end_missing, k == 0 ? 3 : 0);
+        tr_free(&t);
+    }
     child_free(&r);
 
     /* Not a range that outlived its scope: main{ f{ BEGIN R } g{} END R }
