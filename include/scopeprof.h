@@ -398,6 +398,7 @@ typedef struct scopeprof__thread {
     int explicit_name; /* set by PROFILE_THREAD_NAME: never re-read */
     void *gpu;      /* the GPU backend's per-thread state, if any */
     scopeprof__u32 nqueued; /* its chunks waiting in the write queue */
+    scopeprof__u32 inherited; /* scopes open in the parent when fork() made this process: the parent's */
     /* The exit summary's per-thread slot: kept by this state when it is
      * reused for a later thread (scopeprof__thread_new), so the summary
      * holds one slot per state, not one per thread ever started. */
@@ -2565,7 +2566,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 28u /* 28: out.left_base (END's missing scopes, format 5.2); 27: life.deep, life.deep_at; 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 28u /* 28: out.left_base (END's missing scopes, format 5.2), a thread's inherited scopes (fork); 27: life.deep, life.deep_at; 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK +                \
@@ -5806,9 +5807,16 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state
             return;
         }
         int e = errno; /* 0: every name tried was taken */
+        /* A server's workers change user after they start (nginx's to
+         * nobody), and a forked child creates its file at its end: in the
+         * directory it started in, now not theirs to write. */
+        char uid[160] = "";
+        if (e == EACCES)
+            snprintf(uid, sizeof uid, "; this process runs as uid %u: one that changes user after it starts (a "
+                     "server's workers) needs a directory that user can write", (unsigned)geteuid());
         if (scopeprof__create_said(g, e ? e : -1))
-            scopeprof__warn("scopeprof: cannot create trace file '%s': %s (SCOPEPROF_OUTPUT sets the path)%s",
-                            g->out.path, e ? strerror(e) : "it and the 99 names after it are taken",
+            scopeprof__warn("scopeprof: cannot create trace file '%s': %s (SCOPEPROF_OUTPUT sets the path)%s%s",
+                            g->out.path, e ? strerror(e) : "it and the 99 names after it are taken", uid,
                             !g->cfg.summary ? "" : g->sched.on ? "; the summaries are still printed"
                                                                 : "; the summary is still printed at exit");
         g->out.fd = -2;
@@ -6104,6 +6112,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.sites_written = 0;
     g->out.gpu_names_written = 0;
     g->out.events_written = 0;
+    g->out.fd_path[0] = 0; /* a forked child that cannot create its own must not name its parent's */
     g->out.left_base = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     g->out.write_err = 0;
     g->out.created = 0;
@@ -6957,7 +6966,16 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof_
                         sr ? sr->line : 0, when);
     }
     scopeprof__unlock(g);
-    while (t->nranges) scopeprof__range_pop(t, scopeprof__ticks());
+    /* A range that scopes opened inside it outlive stays counted in the
+     * depth (scopeprof__range_pop). Here the thread or the program ends:
+     * those scopes never close, and the depth is theirs alone (the line on
+     * scopes still open counted the range too). */
+    uint32_t kept = 0;
+    while (t->nranges) {
+        kept += t->depth > t->ranges[t->nranges - 1].depth + 1;
+        scopeprof__range_pop(t, scopeprof__ticks());
+    }
+    scopeprof__depth_set(t, t->depth > kept ? t->depth - kept : 0);
 }
 
 SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
@@ -7149,6 +7167,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
         self->nqueued = 0; /* its queued chunks went to the spare list above */
         self->index = g->reg.nthreads++;
         self->tid = scopeprof__gettid();
+        self->inherited = self->depth; /* the parent records them (scopeprof__open_own) */
         g->reg.threads = self;
         if (self->chunk) {
             self->cur = self->chunk->ev; /* the parent's events are not ours */
@@ -7172,6 +7191,16 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     if (g->sched.on) scopeprof__sched_base(g); /* the child's cycles: after its own path, not the parent's */
 }
 
+/* The scopes open now on thread t that are its own to record: in a forked
+ * child, not those it inherited open (a server forks its workers inside a
+ * scope, and they exit inside it: the parent records it). A child that
+ * leaves them and then opens scopes it never closes is not counted exactly
+ * (knowing when it leaves them would cost every close a compare). */
+static inline uint32_t scopeprof__open_own(const scopeprof__thread *t) {
+    uint32_t d = __atomic_load_n(&t->depth, __ATOMIC_RELAXED);
+    return d > t->inherited ? d - t->inherited : 0;
+}
+
 /* The scopes open now on the live threads other than `skip` (their depths,
  * which their own threads move: scopeprof__depth_set), in *threads of them,
  * the first such in *first. Lock held (the thread list). */
@@ -7179,7 +7208,7 @@ SCOPEPROF__INTERNAL uint64_t scopeprof__open_scopes(scopeprof__state *g, const s
                                                     uint32_t *threads, const scopeprof__thread **first) {
     uint64_t open = 0;
     for (const scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) {
-        uint32_t d = t != skip && t->alive ? __atomic_load_n(&t->depth, __ATOMIC_RELAXED) : 0;
+        uint32_t d = t != skip && t->alive ? scopeprof__open_own(t) : 0;
         if (d && !(*threads)++) *first = t;
         open += d;
     }
@@ -7239,10 +7268,10 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     /* exit() (or MPI_Abort) called inside scopes of this thread: they never
      * close, and their starts live on its stack. */
     const scopeprof__thread *t = scopeprof__tls;
-    if (t && t->depth)
+    if (t && scopeprof__open_own(t))
         scopeprof__warn("scopeprof: the program ended inside %u open scope(s) of thread %llu ('%s') (exit "
                         "or MPI_Abort called in them, or a range's END there): they are not in the trace or the table",
-                        t->depth, (unsigned long long)t->tid, t->name);
+                        scopeprof__open_own(t), (unsigned long long)t->tid, t->name);
     /* Other threads still inside scopes (a worker's loop, a wait): those
      * scopes would close after the trace, so they are in neither. */
     uint32_t threads = 0;

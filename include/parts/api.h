@@ -397,6 +397,7 @@ typedef struct scopeprof__thread {
     int explicit_name; /* set by PROFILE_THREAD_NAME: never re-read */
     void *gpu;      /* the GPU backend's per-thread state, if any */
     scopeprof__u32 nqueued; /* its chunks waiting in the write queue */
+    scopeprof__u32 inherited; /* scopes open in the parent when fork() made this process: the parent's */
     /* The exit summary's per-thread slot: kept by this state when it is
      * reused for a later thread (scopeprof__thread_new), so the summary
      * holds one slot per state, not one per thread ever started. */

@@ -475,9 +475,16 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__open_output(scopeprof__state
             return;
         }
         int e = errno; /* 0: every name tried was taken */
+        /* A server's workers change user after they start (nginx's to
+         * nobody), and a forked child creates its file at its end: in the
+         * directory it started in, now not theirs to write. */
+        char uid[160] = "";
+        if (e == EACCES)
+            snprintf(uid, sizeof uid, "; this process runs as uid %u: one that changes user after it starts (a "
+                     "server's workers) needs a directory that user can write", (unsigned)geteuid());
         if (scopeprof__create_said(g, e ? e : -1))
-            scopeprof__warn("scopeprof: cannot create trace file '%s': %s (SCOPEPROF_OUTPUT sets the path)%s",
-                            g->out.path, e ? strerror(e) : "it and the 99 names after it are taken",
+            scopeprof__warn("scopeprof: cannot create trace file '%s': %s (SCOPEPROF_OUTPUT sets the path)%s%s",
+                            g->out.path, e ? strerror(e) : "it and the 99 names after it are taken", uid,
                             !g->cfg.summary ? "" : g->sched.on ? "; the summaries are still printed"
                                                                 : "; the summary is still printed at exit");
         g->out.fd = -2;
@@ -773,6 +780,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.sites_written = 0;
     g->out.gpu_names_written = 0;
     g->out.events_written = 0;
+    g->out.fd_path[0] = 0; /* a forked child that cannot create its own must not name its parent's */
     g->out.left_base = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
     g->out.write_err = 0;
     g->out.created = 0;

@@ -23,7 +23,16 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__close_open_ranges(scopeprof_
                         sr ? sr->line : 0, when);
     }
     scopeprof__unlock(g);
-    while (t->nranges) scopeprof__range_pop(t, scopeprof__ticks());
+    /* A range that scopes opened inside it outlive stays counted in the
+     * depth (scopeprof__range_pop). Here the thread or the program ends:
+     * those scopes never close, and the depth is theirs alone (the line on
+     * scopes still open counted the range too). */
+    uint32_t kept = 0;
+    while (t->nranges) {
+        kept += t->depth > t->ranges[t->nranges - 1].depth + 1;
+        scopeprof__range_pop(t, scopeprof__ticks());
+    }
+    scopeprof__depth_set(t, t->depth > kept ? t->depth - kept : 0);
 }
 
 SCOPEPROF__INTERNAL void scopeprof__thread_exit(void *p) {
@@ -215,6 +224,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
         self->nqueued = 0; /* its queued chunks went to the spare list above */
         self->index = g->reg.nthreads++;
         self->tid = scopeprof__gettid();
+        self->inherited = self->depth; /* the parent records them (scopeprof__open_own) */
         g->reg.threads = self;
         if (self->chunk) {
             self->cur = self->chunk->ev; /* the parent's events are not ours */
@@ -238,6 +248,16 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     if (g->sched.on) scopeprof__sched_base(g); /* the child's cycles: after its own path, not the parent's */
 }
 
+/* The scopes open now on thread t that are its own to record: in a forked
+ * child, not those it inherited open (a server forks its workers inside a
+ * scope, and they exit inside it: the parent records it). A child that
+ * leaves them and then opens scopes it never closes is not counted exactly
+ * (knowing when it leaves them would cost every close a compare). */
+static inline uint32_t scopeprof__open_own(const scopeprof__thread *t) {
+    uint32_t d = __atomic_load_n(&t->depth, __ATOMIC_RELAXED);
+    return d > t->inherited ? d - t->inherited : 0;
+}
+
 /* The scopes open now on the live threads other than `skip` (their depths,
  * which their own threads move: scopeprof__depth_set), in *threads of them,
  * the first such in *first. Lock held (the thread list). */
@@ -245,7 +265,7 @@ SCOPEPROF__INTERNAL uint64_t scopeprof__open_scopes(scopeprof__state *g, const s
                                                     uint32_t *threads, const scopeprof__thread **first) {
     uint64_t open = 0;
     for (const scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) {
-        uint32_t d = t != skip && t->alive ? __atomic_load_n(&t->depth, __ATOMIC_RELAXED) : 0;
+        uint32_t d = t != skip && t->alive ? scopeprof__open_own(t) : 0;
         if (d && !(*threads)++) *first = t;
         open += d;
     }
@@ -305,10 +325,10 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     /* exit() (or MPI_Abort) called inside scopes of this thread: they never
      * close, and their starts live on its stack. */
     const scopeprof__thread *t = scopeprof__tls;
-    if (t && t->depth)
+    if (t && scopeprof__open_own(t))
         scopeprof__warn("scopeprof: the program ended inside %u open scope(s) of thread %llu ('%s') (exit "
                         "or MPI_Abort called in them, or a range's END there): they are not in the trace or the table",
-                        t->depth, (unsigned long long)t->tid, t->name);
+                        scopeprof__open_own(t), (unsigned long long)t->tid, t->name);
     /* Other threads still inside scopes (a worker's loop, a wait): those
      * scopes would close after the trace, so they are in neither. */
     uint32_t threads = 0;

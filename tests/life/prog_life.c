@@ -178,6 +178,42 @@ static int mode_fork(int with_exec) {
     return 0;
 }
 
+/* ---- fork_inside [drop]: as a server forks its workers, fork() inside an
+ * open scope ("spawn", the parent's file made first: "before", flushed);
+ * the child records "child_work" x3 and exits inside "child_open" (and
+ * "spawn", inherited: the parent's to record). "drop": the child first
+ * loses the right to write in the working directory, as a worker that
+ * changes user does (root: it becomes uid 65534; else it makes the
+ * directory read-only), so its file cannot be made. Prints "child PID
+ * status S". */
+static int mode_fork_inside(int drop) {
+    {
+        PROFILE_SCOPE("before");
+        BUMP();
+    }
+    PROFILE_FLUSH(); /* the parent's file made, with "before" in it */
+    PROFILE_SCOPE("spawn");
+    BUMP();
+    fflush(stdout);
+    /* root: a directory others may search but not write, as a server's */
+    if (drop && geteuid() == 0 && chmod(".", 0755) != 0) return 22;
+    pid_t pid = fork();
+    if (pid < 0) return 20;
+    if (pid == 0) {
+        if (drop && (geteuid() == 0 ? setuid(65534) : chmod(".", 0555)) != 0) _exit(22);
+        for (int i = 0; i < 3; i++) {
+            PROFILE_SCOPE("child_work");
+            BUMP();
+        }
+        PROFILE_SCOPE("child_open");
+        exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    printf("child %d status %d\n", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return 0;
+}
+
 /* ---- fork_steps: a schedule's cycles in a parent and its forked child ------
  * Steps 0-1 in the parent, 3 steps in the child (scope "child_step"), 3
  * more in the parent after it ("parent_step"): with SCOPEPROF_SCHEDULE=
@@ -970,10 +1006,12 @@ static void *cancelled_inside(void *arg) {
     return NULL;
 }
 
-/* "exit_in_scopes": "before" closes, then exit(0) inside "outer" and
- * "inner" (an error path's exit), which never close. */
-static int mode_exit_in_scopes(void) {
+/* "exit_in_scopes [range]": "before" closes, then exit(0) inside "outer"
+ * and "inner" (an error path's exit), which never close; "range": inside
+ * the range "loop" too (begun before "outer", closed at exit). */
+static int mode_exit_in_scopes(int range) {
     { PROFILE_SCOPE("before"); }
+    if (range) PROFILE_BEGIN("loop");
     PROFILE_SCOPE("outer");
     {
         PROFILE_SCOPE("inner");
@@ -1266,6 +1304,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "steps") == 0) return mode_steps(argc, argv);
     if (strcmp(m, "fork") == 0) return mode_fork(0);
     if (strcmp(m, "fork_steps") == 0) return mode_fork_steps();
+    if (strcmp(m, "fork_inside") == 0) return mode_fork_inside(argc > 2 && strcmp(argv[2], "drop") == 0);
     if (strcmp(m, "moved") == 0) return mode_moved(argc > 2 && strcmp(argv[2], "bare") == 0);
     if (strcmp(m, "forkexec") == 0) return mode_fork(1);
     if (strcmp(m, "execd") == 0) return mode_execd();
@@ -1292,7 +1331,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "fork_alloc") == 0 && argc > 2) return mode_fork_alloc(atoi(argv[2]));
     if (strcmp(m, "fork_mem") == 0) return mode_fork_mem();
     if (strcmp(m, "exit_open") == 0) return mode_exit_open();
-    if (strcmp(m, "exit_in_scopes") == 0) return mode_exit_in_scopes();
+    if (strcmp(m, "exit_in_scopes") == 0) return mode_exit_in_scopes(argc > 2 && strcmp(argv[2], "range") == 0);
     if (strcmp(m, "open_elsewhere") == 0) return mode_open_elsewhere();
     if (strcmp(m, "handler_scope") == 0) return mode_handler_scope();
     if (strcmp(m, "handler_malloc") == 0 && argc > 2) return mode_handler_malloc(atoi(argv[2]));

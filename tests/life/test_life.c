@@ -627,6 +627,48 @@ static void test_fork_exec_default_output(void **state) {
     expect_fork_default("forkexec", "execd_work", 4);
 }
 
+/* fork() inside an open scope, as a server forks its workers: the child
+ * exits inside it and inside one scope of its own. Only its own is said
+ * missing, at exit and in its file's END (the inherited one is the
+ * parent's, which records it). With "drop" the child cannot create its
+ * file (it changed user): the line says why, and no "Trace file:" line
+ * names a file it never made (before: its parent's path was stat'ed, and
+ * the child's name was printed with the parent's size). */
+static void test_fork_inside_scope(void **state) {
+    (void)state;
+    for (int drop = 0; drop < 2; drop++) {
+        child r;
+        child_run_args(&r, "prog_life", drop ? ARGS("fork_inside", "drop") : ARGS("fork_inside"), NULL);
+        chmod(r.dir, 0700); /* "drop" without root made it read-only */
+        expect_exit(&r, 0);
+        int pid = child_pid_of(&r);
+        if (strstr(r.out, " status 0\n") == NULL) fail_msg("stdout: %s", r.out);
+        char line[128];
+        snprintf(line, sizeof line, "scopeprof: the program ended inside 1 open scope(s) of thread %d (", pid);
+        if (child_lines_with(r.err, line) != 1 || child_lines_with(r.err, "the program ended inside") != 1)
+            fail_msg("want the child's own open scope said, once:\n%s", r.err);
+        char names[8][256];
+        int n = child_list_files(&r, ".sprof", names, 8);
+        assert_int_equal(n, 2 - drop);
+        for (int i = 0; i < n; i++) {
+            snprintf(line, sizeof line, ".%d.sprof", pid);
+            int is_child = strstr(names[i], line) != NULL;
+            tr_trace t;
+            read_whole(path_in(&r, names[i]), &t);
+            assert_int_equal(tr_count(&t, "spawn"), !is_child);
+            assert_int_equal(tr_count(&t, "before"), !is_child);
+            assert_int_equal(tr_count(&t, "child_work"), is_child ? 3 : 0);
+            assert_int_equal(t.end_missing, (uint64_t)is_child);
+            tr_free(&t);
+        }
+        assert_int_equal(child_lines_with(r.err, "Trace file: "), 2 - drop); /* "drop": the parent's only */
+        snprintf(line, sizeof line, ".%d.sprof': Permission denied (SCOPEPROF_OUTPUT sets the path); this process "
+                                    "runs as uid ", pid);
+        if (child_lines_with(r.err, line) != drop) fail_msg("stderr:\n%s", r.err);
+        child_free(&r);
+    }
+}
+
 /* ==== Issue 5: ranks ========================================================== */
 
 /* Run "rank" with `env` (output unset): one file named <prog>.rank<R>.<pid>.sprof
@@ -1103,21 +1145,29 @@ static void test_thread_ends_inside_scopes(void **state) {
 }
 
 /* exit() called inside scopes: they never close (their starts are on the
- * stack), and one line says so, naming the thread; the table is printed. */
+ * stack), and one line says so, naming the thread; the table is printed.
+ * Inside a range as well (CoMD's MPI_Abort inside its "loop"): the range
+ * is closed at exit and recorded, so only the two scopes are missing, in
+ * the line and in the file (before: 3, the range counted as open too). */
 static void test_exit_inside_scopes(void **state) {
     (void)state;
-    child r;
-    child_run_args(&r, "prog_life", ARGS("exit_in_scopes"), NULL);
-    expect_exit(&r, 0);
-    assert_int_equal(child_lines_with(r.err, "scopeprof:"), 1);
-    assert_int_equal(child_lines_with(r.err, "scopeprof: the program ended inside 2 open scope(s) of thread "), 1);
-    assert_int_equal(child_lines_with(r.err, "(exit or MPI_Abort called in them, or a range's END there): they are not in the trace or the table"), 1);
-    tr_trace t;
-    read_whole(r.trace, &t);
-    assert_int_equal(tr_count(&t, "before"), 1);
-    assert_int_equal(tr_count(&t, "outer") + tr_count(&t, "inner"), 0);
-    tr_free(&t);
-    child_free(&r);
+    for (int range = 0; range < 2; range++) {
+        child r;
+        child_run_args(&r, "prog_life", range ? ARGS("exit_in_scopes", "range") : ARGS("exit_in_scopes"), NULL);
+        expect_exit(&r, 0);
+        assert_int_equal(child_lines_with(r.err, "scopeprof:"), 1 + range);
+        assert_int_equal(child_lines_with(r.err, "scopeprof: PROFILE_BEGIN(\"loop\") at "), range);
+        assert_int_equal(child_lines_with(r.err, "scopeprof: the program ended inside 2 open scope(s) of thread "), 1);
+        assert_int_equal(child_lines_with(r.err, "(exit or MPI_Abort called in them, or a range's END there): they are not in the trace or the table"), 1);
+        tr_trace t;
+        read_whole(r.trace, &t);
+        assert_int_equal(tr_count(&t, "before"), 1);
+        assert_int_equal(tr_count(&t, "loop"), range);
+        assert_int_equal(tr_count(&t, "outer") + tr_count(&t, "inner"), 0);
+        assert_int_equal(t.end_missing, 2);
+        tr_free(&t);
+        child_free(&r);
+    }
 }
 
 /* Another thread inside scopes when the program ends (a worker blocked in
@@ -1768,6 +1818,7 @@ int main(void) {
         cmocka_unit_test(test_scope_moved_thread),
         cmocka_unit_test(test_fork_default_output),
         cmocka_unit_test(test_fork_exec_default_output),
+        cmocka_unit_test(test_fork_inside_scope),
         cmocka_unit_test(test_rank_variables),
         cmocka_unit_test(test_rank_summary_all_and_call),
         cmocka_unit_test(test_full_disk),
