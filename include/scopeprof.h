@@ -2776,6 +2776,7 @@ typedef struct scopeprof__state {
         uint32_t left_site;     /* the first scope that found some, and its thread */
         uint64_t left_tid;
         uint64_t moved;         /* scopes that closed on another thread (scope_end): said at exit */
+        int parent_pid;         /* a forked child's parent (its exit table's title says it) */
         uint32_t moved_site;    /* the first of them */
     } life;
     /* The job (mpi.h), under `lock`: what MPI said (rank, size: 0 when not
@@ -6229,14 +6230,25 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__sta
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
     scopeprof__sum_fold(g, g->cfg.group_shape);
     fflush(stdout);
-    if (title) fprintf(stderr, "%s\n", title);
-    scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
+    /* Made in memory, written at once: processes that share a stream (a
+     * server's workers, an MPI job's ranks with SCOPEPROF_SUMMARY=all)
+     * interleaved their tables line by line. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len), *out = m ? m : stderr;
+    if (title) fprintf(out, "%s\n", title);
+    scopeprof_table_print(out, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
     char more[96];
-    if (scopeprof__more_rows(g, g->sum.agg.nrows, more, sizeof more)) fprintf(stderr, "%s\n", more);
-    scopeprof_table_notes_shown(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
-    scopeprof__print_memory(g, mem, stderr);
-    if (at_exit) scopeprof__print_trace_file(g, stderr);
-    if (at_exit) scopeprof__print_own_cost(g, stderr); /* after the lines `scopeprof table` prints too */
+    if (scopeprof__more_rows(g, g->sum.agg.nrows, more, sizeof more)) fprintf(out, "%s\n", more);
+    scopeprof_table_notes_shown(out, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
+    scopeprof__print_memory(g, mem, out);
+    if (at_exit) scopeprof__print_trace_file(g, out);
+    if (at_exit) scopeprof__print_own_cost(g, out); /* after the lines `scopeprof table` prints too */
+    if (m) {
+        fclose(m);
+        if (text) fwrite(text, 1, len, stderr);
+    }
+    free(text);
     fflush(stderr);
 }
 
@@ -7176,6 +7188,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     }
     scopeprof__file_reset(g); /* closes the parent's descriptor: never ours to write */
     g->pid = (int)getpid();
+    g->life.parent_pid = (int)getppid();
     if (g->out.path_is_default) {
         scopeprof__default_path(g); /* in the parent's directory (g->out.dir) */
     } else if (!g->out.no_output) {
@@ -7772,9 +7785,14 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__write_clock(scopeprof__state
 }
 
 /* The exit table's title on every rank (SCOPEPROF_SUMMARY=all): which rank
- * printed it. NULL when there is nothing to say. */
+ * printed it; in a forked child outside a job, which process. NULL when
+ * there is nothing to say. */
 SCOPEPROF__INTERNAL const char *scopeprof__rank_title(const scopeprof__state *g, char *buf, size_t n) {
     int rank = g->job.size > 0 ? g->job.rank : g->out.rank;
+    if (rank < 0 && g->life.parent_pid) { /* whose table, among its parent's and siblings' */
+        snprintf(buf, n, "scopeprof: process %d (forked from %d), its own table", g->pid, g->life.parent_pid);
+        return buf;
+    }
     if (!g->cfg.summary_all || rank < 0) return NULL;
     struct utsname u;
     snprintf(buf, n, "scopeprof: rank %d (pid %d on %s), its own table", rank, g->pid,

@@ -897,14 +897,25 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__sta
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
     scopeprof__sum_fold(g, g->cfg.group_shape);
     fflush(stdout);
-    if (title) fprintf(stderr, "%s\n", title);
-    scopeprof_table_print(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
+    /* Made in memory, written at once: processes that share a stream (a
+     * server's workers, an MPI job's ranks with SCOPEPROF_SUMMARY=all)
+     * interleaved their tables line by line. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len), *out = m ? m : stderr;
+    if (title) fprintf(out, "%s\n", title);
+    scopeprof_table_print(out, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
     char more[96];
-    if (scopeprof__more_rows(g, g->sum.agg.nrows, more, sizeof more)) fprintf(stderr, "%s\n", more);
-    scopeprof_table_notes_shown(stderr, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
-    scopeprof__print_memory(g, mem, stderr);
-    if (at_exit) scopeprof__print_trace_file(g, stderr);
-    if (at_exit) scopeprof__print_own_cost(g, stderr); /* after the lines `scopeprof table` prints too */
+    if (scopeprof__more_rows(g, g->sum.agg.nrows, more, sizeof more)) fprintf(out, "%s\n", more);
+    scopeprof_table_notes_shown(out, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
+    scopeprof__print_memory(g, mem, out);
+    if (at_exit) scopeprof__print_trace_file(g, out);
+    if (at_exit) scopeprof__print_own_cost(g, out); /* after the lines `scopeprof table` prints too */
+    if (m) {
+        fclose(m);
+        if (text) fwrite(text, 1, len, stderr);
+    }
+    free(text);
     fflush(stderr);
 }
 

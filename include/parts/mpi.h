@@ -350,9 +350,14 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__write_clock(scopeprof__state
 }
 
 /* The exit table's title on every rank (SCOPEPROF_SUMMARY=all): which rank
- * printed it. NULL when there is nothing to say. */
+ * printed it; in a forked child outside a job, which process. NULL when
+ * there is nothing to say. */
 SCOPEPROF__INTERNAL const char *scopeprof__rank_title(const scopeprof__state *g, char *buf, size_t n) {
     int rank = g->job.size > 0 ? g->job.rank : g->out.rank;
+    if (rank < 0 && g->life.parent_pid) { /* whose table, among its parent's and siblings' */
+        snprintf(buf, n, "scopeprof: process %d (forked from %d), its own table", g->pid, g->life.parent_pid);
+        return buf;
+    }
     if (!g->cfg.summary_all || rank < 0) return NULL;
     struct utsname u;
     snprintf(buf, n, "scopeprof: rank %d (pid %d on %s), its own table", rank, g->pid,

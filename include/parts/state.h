@@ -329,6 +329,7 @@ typedef struct scopeprof__state {
         uint32_t left_site;     /* the first scope that found some, and its thread */
         uint64_t left_tid;
         uint64_t moved;         /* scopes that closed on another thread (scope_end): said at exit */
+        int parent_pid;         /* a forked child's parent (its exit table's title says it) */
         uint32_t moved_site;    /* the first of them */
     } life;
     /* The job (mpi.h), under `lock`: what MPI said (rank, size: 0 when not

@@ -233,6 +233,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
     }
     scopeprof__file_reset(g); /* closes the parent's descriptor: never ours to write */
     g->pid = (int)getpid();
+    g->life.parent_pid = (int)getppid();
     if (g->out.path_is_default) {
         scopeprof__default_path(g); /* in the parent's directory (g->out.dir) */
     } else if (!g->out.no_output) {

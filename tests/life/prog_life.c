@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -211,6 +212,40 @@ static int mode_fork_inside(int drop) {
     int st = 0;
     waitpid(pid, &st, 0);
     printf("child %d status %d\n", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return 0;
+}
+
+/* ---- summary_writes: a forked child records "w" x3 and exits with its
+ * stderr a SOCK_SEQPACKET socket, which keeps each write(2) a message of
+ * its own; the parent reads them and prints "writes N, table T, trace F":
+ * the messages, and those holding the table's total line and the
+ * "Trace file:" line. */
+static int mode_summary_writes(void) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0) return 23;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) return 20;
+    if (pid == 0) {
+        close(sv[0]);
+        dup2(sv[1], 2);
+        for (int i = 0; i < 3; i++) {
+            PROFILE_SCOPE("w");
+            BUMP();
+        }
+        exit(0);
+    }
+    close(sv[1]);
+    static char msg[1 << 20];
+    int writes = 0, table = 0, trace = 0;
+    for (ssize_t n; (n = recv(sv[0], msg, sizeof msg - 1, 0)) > 0;) {
+        msg[n] = 0;
+        writes++;
+        table += strstr(msg, "Self CPU time total") != NULL;
+        trace += strstr(msg, "Trace file: ") != NULL;
+    }
+    waitpid(pid, NULL, 0);
+    printf("writes %d, table %d, trace %d\n", writes, table, trace);
     return 0;
 }
 
@@ -1304,6 +1339,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "steps") == 0) return mode_steps(argc, argv);
     if (strcmp(m, "fork") == 0) return mode_fork(0);
     if (strcmp(m, "fork_steps") == 0) return mode_fork_steps();
+    if (strcmp(m, "summary_writes") == 0) return mode_summary_writes();
     if (strcmp(m, "fork_inside") == 0) return mode_fork_inside(argc > 2 && strcmp(argv[2], "drop") == 0);
     if (strcmp(m, "moved") == 0) return mode_moved(argc > 2 && strcmp(argv[2], "bare") == 0);
     if (strcmp(m, "forkexec") == 0) return mode_fork(1);

@@ -628,8 +628,9 @@ static void test_fork_exec_default_output(void **state) {
 }
 
 /* fork() inside an open scope, as a server forks its workers: the child
- * exits inside it and inside one scope of its own. Only its own is said
- * missing, at exit and in its file's END (the inherited one is the
+ * exits inside it and inside one scope of its own; its table's title says
+ * whose it is (the workers' tables share the server's log). Only its own
+ * is said missing, at exit and in its file's END (the inherited one is the
  * parent's, which records it). With "drop" the child cannot create its
  * file (it changed user): the line says why, and no "Trace file:" line
  * names a file it never made (before: its parent's path was stat'ed, and
@@ -662,11 +663,26 @@ static void test_fork_inside_scope(void **state) {
             tr_free(&t);
         }
         assert_int_equal(child_lines_with(r.err, "Trace file: "), 2 - drop); /* "drop": the parent's only */
+        snprintf(line, sizeof line, "scopeprof: process %d (forked from %d), its own table\n", pid, r.pid);
+        if (!strstr(r.err, line)) fail_msg("no '%s' over the child's table:\n%s", line, r.err);
         snprintf(line, sizeof line, ".%d.sprof': Permission denied (SCOPEPROF_OUTPUT sets the path); this process "
                                     "runs as uid ", pid);
         if (child_lines_with(r.err, line) != drop) fail_msg("stderr:\n%s", r.err);
         child_free(&r);
     }
+}
+
+/* The exit summary goes out in one write: processes that share a stream
+ * (nginx's workers, an MPI job's ranks with SCOPEPROF_SUMMARY=all)
+ * interleaved their tables line by line. A SOCK_SEQPACKET stderr keeps each
+ * write a message (before: about one per line, 25 here). */
+static void test_summary_one_write(void **state) {
+    (void)state;
+    child r;
+    child_run_args(&r, "prog_life", ARGS("summary_writes"), ENV("SCOPEPROF_OUTPUT=-"));
+    expect_exit(&r, 0);
+    assert_string_equal(r.out, "writes 1, table 1, trace 1\n");
+    child_free(&r);
 }
 
 /* ==== Issue 5: ranks ========================================================== */
@@ -1819,6 +1835,7 @@ int main(void) {
         cmocka_unit_test(test_fork_default_output),
         cmocka_unit_test(test_fork_exec_default_output),
         cmocka_unit_test(test_fork_inside_scope),
+        cmocka_unit_test(test_summary_one_write),
         cmocka_unit_test(test_rank_variables),
         cmocka_unit_test(test_rank_summary_all_and_call),
         cmocka_unit_test(test_full_disk),
