@@ -5427,11 +5427,16 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *
     if (l > 5 && strcmp(g->out.path + l - 5, ".json") == 0) cut = 5;
     else if (l > 8 && strcmp(g->out.path + l - 8, ".json.gz") == 0) cut = 8;
     if (!cut) return;
-    char buf[sizeof g->out.path];
+    char buf[sizeof g->out.path], ranks[sizeof g->out.path + 8];
     snprintf(buf, sizeof buf, "%.*s.sprof", (int)(l - cut), g->out.path);
-    scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT='%s': the recorder writes its own trace format, not "
-                    "JSON; writing '%s' instead (for Chrome or Perfetto JSON: scopeprof trace -o %s %s)",
-                    g->out.path, buf, g->out.path, buf);
+    /* A job's ranks each write NAME.rankR.sprof (scopeprof__rank_path):
+     * rank 0 says it once, naming all of them. */
+    snprintf(ranks, sizeof ranks, "%.*s.rank*.sprof", (int)(l - cut), g->out.path);
+    const char *files = g->out.rank >= 0 ? ranks : buf;
+    if (g->out.rank <= 0)
+        scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT='%s': the recorder writes its own trace format, not "
+                        "JSON; writing '%s' instead (for Chrome or Perfetto JSON: scopeprof trace -o %s %s)",
+                        g->out.path, files, g->out.path, files);
     memcpy(g->out.path, buf, sizeof buf);
 }
 
@@ -8033,9 +8038,15 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         fprintf(stderr, "scopeprof: the MPI job's table (%d rank%s, rank 0 on %s), scopes closed by "
                         "MPI_Finalize\n", size, size == 1 ? "" : "s", uname(&u) == 0 ? u.nodename : "?");
         char more[96];
-        scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
-                              scopeprof__more_rows(g, m.nrows, more, sizeof more));
-        scopeprof_table_notes_shown(stderr, &m, g->cfg.sort, g->cfg.row_limit);
+        if (m.nrows) {
+            scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
+                                  scopeprof__more_rows(g, m.nrows, more, sizeof more));
+            scopeprof_table_notes_shown(stderr, &m, g->cfg.sort, g->cfg.row_limit);
+        } else { /* a schedule's sums go with each cycle's file (CoMD's job showed an empty table) */
+            fprintf(stderr, "No rows: %s\n", g->sched.on ? "each schedule cycle's table was printed as it ended; "
+                            "for one cycle across the ranks: scopeprof table --per-rank on its files"
+                                                         : "no scope closed before MPI_Finalize");
+        }
         /* Rank 0 wrote a file (its current one just now, scopeprof__flush,
          * or a schedule's cycles before it): the ranks' files are there
          * unless one could not be written. */

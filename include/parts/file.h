@@ -94,11 +94,16 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__json_path(scopeprof__state *
     if (l > 5 && strcmp(g->out.path + l - 5, ".json") == 0) cut = 5;
     else if (l > 8 && strcmp(g->out.path + l - 8, ".json.gz") == 0) cut = 8;
     if (!cut) return;
-    char buf[sizeof g->out.path];
+    char buf[sizeof g->out.path], ranks[sizeof g->out.path + 8];
     snprintf(buf, sizeof buf, "%.*s.sprof", (int)(l - cut), g->out.path);
-    scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT='%s': the recorder writes its own trace format, not "
-                    "JSON; writing '%s' instead (for Chrome or Perfetto JSON: scopeprof trace -o %s %s)",
-                    g->out.path, buf, g->out.path, buf);
+    /* A job's ranks each write NAME.rankR.sprof (scopeprof__rank_path):
+     * rank 0 says it once, naming all of them. */
+    snprintf(ranks, sizeof ranks, "%.*s.rank*.sprof", (int)(l - cut), g->out.path);
+    const char *files = g->out.rank >= 0 ? ranks : buf;
+    if (g->out.rank <= 0)
+        scopeprof__warn("scopeprof: SCOPEPROF_OUTPUT='%s': the recorder writes its own trace format, not "
+                        "JSON; writing '%s' instead (for Chrome or Perfetto JSON: scopeprof trace -o %s %s)",
+                        g->out.path, files, g->out.path, files);
     memcpy(g->out.path, buf, sizeof buf);
 }
 

@@ -598,9 +598,15 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         fprintf(stderr, "scopeprof: the MPI job's table (%d rank%s, rank 0 on %s), scopes closed by "
                         "MPI_Finalize\n", size, size == 1 ? "" : "s", uname(&u) == 0 ? u.nodename : "?");
         char more[96];
-        scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
-                              scopeprof__more_rows(g, m.nrows, more, sizeof more));
-        scopeprof_table_notes_shown(stderr, &m, g->cfg.sort, g->cfg.row_limit);
+        if (m.nrows) {
+            scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
+                                  scopeprof__more_rows(g, m.nrows, more, sizeof more));
+            scopeprof_table_notes_shown(stderr, &m, g->cfg.sort, g->cfg.row_limit);
+        } else { /* a schedule's sums go with each cycle's file (CoMD's job showed an empty table) */
+            fprintf(stderr, "No rows: %s\n", g->sched.on ? "each schedule cycle's table was printed as it ended; "
+                            "for one cycle across the ranks: scopeprof table --per-rank on its files"
+                                                         : "no scope closed before MPI_Finalize");
+        }
         /* Rank 0 wrote a file (its current one just now, scopeprof__flush,
          * or a schedule's cycles before it): the ranks' files are there
          * unless one could not be written. */

@@ -476,6 +476,23 @@ static void test_output_json_name(void **state) {
         tr_free(&t);
         child_free(&c);
     }
+    /* In a job, each rank writes x.rankR.sprof: rank 0 names them all, once
+     * (CoMD review: each rank said 'x.sprof', which no rank wrote). */
+    for (int rank = 0; rank < 2; rank++) {
+        const char *env[] = {"SCOPEPROF_OUTPUT=x.json", rank ? "OMPI_COMM_WORLD_RANK=1" : "OMPI_COMM_WORLD_RANK=0",
+                             NULL};
+        child c;
+        child_run(&c, "prog_basic", env);
+        assert_int_equal(c.status, 3);
+        char names[4][256], want[32];
+        assert_int_equal(child_lines_with(c.err, "not JSON"), !rank);
+        assert_int_equal(child_lines_with(c.err, "JSON; writing 'x.rank*.sprof' instead (for Chrome or Perfetto "
+                                                 "JSON: scopeprof trace -o x.json x.rank*.sprof)"), !rank);
+        assert_int_equal(child_list_files(&c, "", names, 4), 1);
+        snprintf(want, sizeof want, "x.rank%d.sprof", rank);
+        assert_string_equal(names[0], want);
+        child_free(&c);
+    }
 }
 
 /* ---- overhead compensation (docs/DESIGN.md) ---------------------------------- */

@@ -358,9 +358,14 @@ mkdir cycles forked twice
 (cd cycles && SCOPEPROF_SCHEDULE=skip_first=0,wait=1,warmup=0,active=2,repeat=2 \
   $MPIRUN -np 2 "$PROG" 1 1 6 1000 steps >/dev/null 2>job.err) || fail "the job with a schedule failed"
 # Its job table still names the files and their clocks (rank 0's current
-# file, after the last cycle, holds nothing).
+# file, after the last cycle, holds nothing). It has no rows, and says
+# why, with no table or straggler of nothing (CoMD review: an empty table
+# and "Straggler: rank 0, 0.000us").
 grep -q "^Trace files: one per rank and schedule cycle\$" cycles/job.err && grep -q "^Clocks: " cycles/job.err ||
   fail "the job table under a schedule does not name the files or their clocks: $(cat cycles/job.err)"
+grep -q "^No rows: each schedule cycle's table was printed as it ended; for one cycle across the ranks: scopeprof table --per-rank on its files\$" cycles/job.err &&
+  ! grep -q "^Straggler: \|^Self CPU time total: .*(mean per rank" cycles/job.err ||
+  fail "the job table under a schedule: rows of nothing, or no line saying why: $(cat cycles/job.err)"
 rm cycles/job.err
 (cd forked && $MPIRUN -np 2 "$PROG" 1 1 4 1000 steps+fork >/dev/null 2>&1) || fail "the job whose ranks fork failed"
 [ "$(ls cycles/prog_mpi.rank0.*.cycle000?.sprof | wc -l)" = 2 ] || fail "rank 0 did not write two cycles: $(ls cycles)"
