@@ -87,9 +87,23 @@ int sp_clock_probe(const char *path, sp_clock *c, int chunks) {
     return rc;
 }
 
-/* Offset to rank 0's clock at local time t: the points' line. */
+/* Whether a point's round trip `a` is far worse than the other's `b`: more
+ * than 10 times it and over 100 us. Its offset can be off by half of it (a
+ * loaded machine: CoMD's MPI_Init point 1.6 ms off with an 8 ms round trip),
+ * and a line through it carries that into every time, out of causal order;
+ * the better point alone is off by half its own round trip plus the drift
+ * since it was taken (tens of us a second at most: docs/MPI.md). 100 us:
+ * a round trip takes a few us over shared memory and tens over a network,
+ * so one over 100 us was disturbed (a rank descheduled), and below it the
+ * line's drift matters more than the noise. */
+static int far_worse(uint64_t a, uint64_t b) { return a > 100000 && a / 10 > b; }
+
+/* Offset to rank 0's clock at local time t: the points' line, or the better
+ * point's offset alone when the other is far worse. */
 static int64_t offset_at(const sp_clock *c, uint64_t t) {
     if (c->npts < 2 || c->t[1] == c->t[0]) return c->npts ? c->off[0] : 0;
+    if (far_worse(c->rtt[0], c->rtt[1])) return c->off[1];
+    if (far_worse(c->rtt[1], c->rtt[0])) return c->off[0];
     double slope = (double)(c->off[1] - c->off[0]) / (double)(int64_t)(c->t[1] - c->t[0]);
     return c->off[0] + (int64_t)(slope * (double)(int64_t)(t - c->t[0]));
 }

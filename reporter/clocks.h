@@ -7,7 +7,8 @@
  * clock, rank 0's:
  * - a file with the offsets an MPI job measured (at MPI_Init and
  *   MPI_Finalize): its time plus the offset, interpolated between the two
- *   points (drift), extrapolated beyond them;
+ *   points (drift), extrapolated beyond them; the better point's alone
+ *   when the other's round trip is far worse;
  * - a file without them on the clock of one that has them (same host, same
  *   realtime offset within a second): that file's map;
  * - a file on another clock without them: by the realtime offset its header
