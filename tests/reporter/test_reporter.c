@@ -991,10 +991,16 @@ static void test_clock_alignment(void **state) {
     free(err);
 }
 
-/* A point far worse than the other (CoMD, `mpirun --oversubscribe -np 2`
- * on a loaded 2-CPU host: rank 1's MPI_Init point was 1.6 ms off with an
- * 8 ms round trip). The known set (main [0, 1 ms]) per rank:
+/* Noisy points (CoMD, `mpirun --oversubscribe -np 2` on a loaded 2-CPU
+ * host: rank 1's MPI_Init point was 1.6 ms off with an 8 ms round trip; the
+ * line through it put 12 of 102 MPI_Sendrecv pairs out of causal order by
+ * up to 883 us). The known set (main [0, 1 ms]) per rank:
  *   rank 0 on host a: its points 0;
+ *   rank 1 on host a (rank 0's clock): CoMD's points; mapped as rank 0 is,
+ *     main at 0 (the line gave -1634 us; its MPI_Finalize point alone, 13 ns);
+ *   rank 2 on host a, realtime as rank 0's, but points 5 ms off with 2 us
+ *     round trips (a same-named host booted in the same second: on one
+ *     clock an offset is within half its round trip): its own, main at 5 ms;
  *   rank 3 on host b: its MPI_Init point 0.8 ms off with a 2 ms round trip,
  *     MPI_Finalize's 5 ms with 1 us: the good point alone, main [5, 6 ms]
  *     (the line gave [5.8, 6.4 ms]);
@@ -1005,20 +1011,26 @@ static void test_clock_alignment(void **state) {
 static void test_clock_noisy_points(void **state) {
     (void)state;
     static const int64_t zero[2][3] = {{0, 0, 0}, {2000000, 0, 0}};
+    static const int64_t comd[2][3] = {{0, -1634034, 7990060}, {2000000, 13, 331}};
+    static const int64_t other[2][3] = {{0, 5000000, 2000}, {2000000, 5000000, 2000}};
     static const int64_t bad_init[2][3] = {{0, 5800000, 2000000}, {2000000, 5000000, 1000}};
     static const int64_t bad_fin[2][3] = {{0, 7000000, 1000}, {2000000, 7900000, 3000000}};
     static const int64_t small[2][3] = {{0, 9000000, 5000}, {2000000, 9002000, 60000}};
     static const int64_t both_bad[2][3] = {{0, 11000000, 2000000}, {2000000, 11200000, 3000000}};
     clock_file("noisy0.sprof", 20, 0, "a", 0, 2, zero);
+    clock_file("noisy1.sprof", 21, 1, "a", 0, 2, comd);
+    clock_file("noisy2.sprof", 22, 2, "a", 500000000, 2, other);
     clock_file("noisy3.sprof", 23, 3, "b", 0, 2, bad_init);
     clock_file("noisy4.sprof", 24, 4, "c", 0, 2, bad_fin);
     clock_file("noisy5.sprof", 25, 5, "d", 0, 2, small);
     clock_file("noisy6.sprof", 26, 6, "e", 0, 2, both_bad);
     char *out, *err;
-    assert_int_equal(run(&out, &err, "trace", path("noisy0.sprof"), path("noisy3.sprof"), path("noisy4.sprof"),
-                         path("noisy5.sprof"), path("noisy6.sprof"), NULL), 0);
+    assert_int_equal(run(&out, &err, "trace", path("noisy1.sprof"), path("noisy0.sprof"), path("noisy2.sprof"),
+                         path("noisy3.sprof"), path("noisy4.sprof"), path("noisy5.sprof"), path("noisy6.sprof"),
+                         NULL), 0);
     static const char *const want[] = {
-        "\"ts\":0.000,\"dur\":1000.000,\"pid\":20,", "\"ts\":5000.000,\"dur\":1000.000,\"pid\":23,",
+        "\"ts\":0.000,\"dur\":1000.000,\"pid\":20,", "\"ts\":0.000,\"dur\":1000.000,\"pid\":21,",
+        "\"ts\":5000.000,\"dur\":1000.000,\"pid\":22,", "\"ts\":5000.000,\"dur\":1000.000,\"pid\":23,",
         "\"ts\":7000.000,\"dur\":1000.000,\"pid\":24,", "\"ts\":9000.000,\"dur\":1001.000,\"pid\":25,",
         "\"ts\":11000.000,\"dur\":1100.000,\"pid\":26,"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
