@@ -1488,6 +1488,72 @@ static void test_overhead_compensation(void **state) {
     free(err);
 }
 
+/* One rank's file with the OVERHEAD chunk above (I = 2 us, O = 3 us):
+ * main [0, 1 ms] holding tiny [100 us, 100 us + tiny_ns]. A 1 us tiny is
+ * compensated to -1 us: shown 0, clamped; main's self, 1000 - 1 - 2 - 3 =
+ * 994 us, then exceeds its total, 1000 - 2 - 5 = 993: clamped at it. A
+ * 10 us tiny: 8 us, and main's self 985 us; nothing clamped. */
+static void comp_file(const char *name, uint64_t pid, uint32_t rank, uint64_t tiny_ns) {
+    tw w = {0, 0, 0}, head = {0, 0, 0}, p = {0, 0, 0};
+    tw_header_rank(&w, pid, "comp", rank);
+    size_t hl = w.n;
+    tw_site(&w, 1, 10, "main", "comp.c", "main");
+    tw_site(&w, 2, 20, "tiny", "comp.c", "tiny");
+    tw_thread(&w, 0, pid, "main");
+    const tw_ev ev[] = {{100000, 100000 + tiny_ns, 2, 1}, {0, 1000000, 1, 0}};
+    tw_events(&w, 0, ev, 2);
+    tw_end(&w, 2);
+    tw_put(&head, w.b, hl);
+    tw_u32(&p, 2000000);
+    tw_u32(&p, 3000000);
+    tw_u32(&p, 2048);
+    tw_u32(&p, 0);
+    tw_chunk(&head, SCOPEPROF_CHUNK_OVERHEAD, &p);
+    tw_put(&head, w.b + hl, w.n - hl);
+    assert_int_equal(tw_save(&head, path(name)), 0);
+    free(w.b);
+    free(head.b);
+    free(p.b);
+}
+
+/* The note naming rows whose compensated time was clamped is printed
+ * whenever a row sums a file (a rank) where it was: `table FILE` named
+ * tiny, but `table --per-rank` (rank 0's tiny clamped to 0: `Self min
+ * 0.000us r0 ... Imbalance 2.00`) and `table` over the files (the sum,
+ * -1 + 8 us, not clamped itself) said nothing, nor did html's notes. Rows
+ * clamped nowhere are not named. */
+static void test_clamped_note_across_files(void **state) {
+    (void)state;
+    comp_file("comp0.sprof", 50, 0, 1000);
+    comp_file("comp1.sprof", 51, 1, 10000);
+    comp_file("comp2.sprof", 52, 2, 10000);
+    static const char note[] = "\nOverhead compensation clamped at 0 or at their total (scopes about as short as "
+                               "the calibration; --no-compensate shows raw times): tiny main\n";
+    static const char *const cmds[][2] = {{"table", NULL}, {"table", "--per-rank"}, {"html", NULL}};
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", path("comp0.sprof"), NULL), 0);
+    assert_non_null(strstr(out, note));
+    free(out);
+    free(err);
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        const char *cmd = cmds[i][0], *opt = cmds[i][1] ? cmds[i][1] : "";
+        assert_int_equal(run(&out, &err, cmd, path("comp0.sprof"), path("comp1.sprof"), cmds[i][1], NULL), 0);
+        if (!strstr(out, note)) fail_msg("%s %s: no note naming tiny and main in:\n%s", cmd, opt, out);
+        free(out);
+        free(err);
+        assert_int_equal(run(&out, &err, cmd, path("comp1.sprof"), path("comp2.sprof"), cmds[i][1], NULL), 0);
+        if (strstr(out, "clamped at 0")) fail_msg("%s %s: a note with nothing clamped", cmd, opt);
+        free(out);
+        free(err);
+    }
+    /* --per-rank: rank 0's tiny shows 0 (clamped), rank 1's 8 us. */
+    assert_int_equal(run(&out, &err, "table", "--per-rank", path("comp0.sprof"), path("comp1.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\ntiny "));
+    assert_non_null(strstr(out, " 0.000us r0 "));
+    free(out);
+    free(err);
+}
+
 /* A format 5 file, ticks in ns, one site "k" (id 1), thread 0 named: the
  * start of the hand-made files below. */
 static void start_v5(tw *w) {
@@ -1632,7 +1698,7 @@ int main(void) {
         cmocka_unit_test(test_rank_twice),   cmocka_unit_test(test_per_rank_limit),
         cmocka_unit_test(test_group_by_thread_late_name),
         cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
-        cmocka_unit_test(test_overhead_compensation),
+        cmocka_unit_test(test_overhead_compensation), cmocka_unit_test(test_clamped_note_across_files),
         cmocka_unit_test(test_gpu_unpaired),  cmocka_unit_test(test_backwards_times),
         cmocka_unit_test(test_end_count_after_damage),
     };
