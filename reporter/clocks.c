@@ -87,9 +87,23 @@ int sp_clock_probe(const char *path, sp_clock *c, int chunks) {
     return rc;
 }
 
-/* Offset to rank 0's clock at local time t: the points' line. */
+/* Whether a point's round trip `a` is far worse than the other's `b`: more
+ * than 10 times it and over 100 us. Its offset can be off by half of it (a
+ * loaded machine: CoMD's MPI_Init point 1.6 ms off with an 8 ms round trip),
+ * and a line through it carries that into every time, out of causal order;
+ * the better point alone is off by half its own round trip plus the drift
+ * since it was taken (tens of us a second at most: docs/MPI.md). 100 us:
+ * a round trip takes a few us over shared memory and tens over a network,
+ * so one over 100 us was disturbed (a rank descheduled), and below it the
+ * line's drift matters more than the noise. */
+static int far_worse(uint64_t a, uint64_t b) { return a > 100000 && a / 10 > b; }
+
+/* Offset to rank 0's clock at local time t: the points' line, or the better
+ * point's offset alone when the other is far worse. */
 static int64_t offset_at(const sp_clock *c, uint64_t t) {
     if (c->npts < 2 || c->t[1] == c->t[0]) return c->npts ? c->off[0] : 0;
+    if (far_worse(c->rtt[0], c->rtt[1])) return c->off[1];
+    if (far_worse(c->rtt[1], c->rtt[0])) return c->off[0];
     double slope = (double)(c->off[1] - c->off[0]) / (double)(int64_t)(c->t[1] - c->t[0]);
     return c->off[0] + (int64_t)(slope * (double)(int64_t)(t - c->t[0]));
 }
@@ -118,6 +132,33 @@ void sp_clocks_forget(void) {
     origin = 0;
 }
 
+/* Whether c's points allow it to be on ref's clock: on one clock rank 0's
+ * two reads bracket the rank's, so an offset is within half its round trip
+ * of the true one (ref's, itself within half of its own). A point further
+ * off is another clock that only looks like ref's (a host of the same name
+ * booted in the same second). */
+static int points_fit(const sp_clock *c, const sp_clock *ref) {
+    for (uint32_t i = 0; i < c->npts; i++) {
+        uint64_t d = (uint64_t)c->off[i] - (uint64_t)offset_at(ref, c->t[i]); /* no overflow from a bad file */
+        if ((d >> 63 ? -d : d) > (c->rtt[i] + ref->rtt[0] + ref->rtt[1]) / 2) return 0;
+    }
+    return 1;
+}
+
+/* Whose points map c, or NULL (none: its times as they are, or realtime).
+ * A file on ref's clock is mapped as ref is, whatever its own points say:
+ * one clock has one map (the ranks of one node line up as they are, and a
+ * loaded machine makes their points noisy: CoMD's 1.6 ms off at MPI_Init
+ * put 12 of 102 MPI_Sendrecv pairs out of order). Else its own points;
+ * else those that map a file of its clock that has points. */
+static const sp_clock *points_for(const sp_clock *c, const sp_clock *ref) {
+    if (same_clock(c, ref) && points_fit(c, ref)) return ref->npts ? ref : NULL;
+    if (c->npts) return c;
+    for (int j = 0; j < nclocks; j++)
+        if (clocks[j].npts && same_clock(c, &clocks[j])) return points_for(&clocks[j], ref);
+    return NULL;
+}
+
 void sp_clocks_align(char **files, int n, FILE *err) {
     sp_clocks_forget();
     clocks = calloc((size_t)(n > 0 ? n : 1), sizeof *clocks);
@@ -136,9 +177,7 @@ void sp_clocks_align(char **files, int n, FILE *err) {
     int realtime = 0;
     for (int i = 0; i < nclocks; i++) {
         sp_clock *c = &clocks[i];
-        const sp_clock *via = c->npts ? c : NULL;
-        for (int j = 0; j < nclocks && !via; j++)
-            if (clocks[j].npts && same_clock(c, &clocks[j])) via = &clocks[j];
+        const sp_clock *via = points_for(c, ref);
         if (via) {
             c->mode = SP_CLOCK_MPI;
             c->via = via;
@@ -149,9 +188,6 @@ void sp_clocks_align(char **files, int n, FILE *err) {
             c->shift = c->realtime_minus_mono - ref->realtime_minus_mono;
             if (ref->npts) c->shift += offset_at(ref, ref->start_ns);
             realtime++;
-        } else if (ref->npts) {
-            c->mode = SP_CLOCK_MPI;
-            c->via = ref;
         }
     }
     for (int i = 0; i < nclocks; i++) {

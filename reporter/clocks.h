@@ -5,11 +5,14 @@
  * calls sp_clocks_align: it reads each file's header and CLOCK chunks (a
  * walk over the chunk headers, no events) and gives each file a map to one
  * clock, rank 0's:
+ * - a file on the reference file's clock (rank 0's, as a rule; same host,
+ *   realtime offset within a second): the reference's map, whatever its
+ *   own points say (unless they are too far off to be of that clock);
  * - a file with the offsets an MPI job measured (at MPI_Init and
  *   MPI_Finalize): its time plus the offset, interpolated between the two
- *   points (drift), extrapolated beyond them;
- * - a file without them on the clock of one that has them (same host, same
- *   realtime offset within a second): that file's map;
+ *   points (drift), extrapolated beyond them; the better point's alone
+ *   when the other's round trip is far worse;
+ * - a file without them on the clock of one that has them: that file's map;
  * - a file on another clock without them: by the realtime offset its header
  *   records against the reference file's (said on stderr, in one line).
  * The reader (read.c) looks its file up here and maps every time it hands

@@ -917,9 +917,10 @@ static void test_group_by_rank_steps(void **state) {
  *     2 ms (a drift of 1 us per ms), so main [0, 1 ms] maps to
  *     [5 ms, 6.001 ms];
  *   rank 2 on host c: no offsets, its realtime offset 3 ms above rank 0's,
- *     so main maps to [3 ms, 4 ms], and stderr says why. */
+ *     so main maps to [3 ms, 4 ms], and stderr says why.
+ * A point: local time, offset, best round trip (ns). */
 static void clock_file(const char *name, uint64_t pid, uint32_t rank, const char *host, int64_t realtime,
-                       uint32_t npts, const int64_t (*pts)[2]) {
+                       uint32_t npts, const int64_t (*pts)[3]) {
     tw w = {0, 0, 0}, head = {0, 0, 0}, p = {0, 0, 0};
     tw_known_rank(&w, pid, rank, 1);
     for (int i = 0; i < 8; i++) w.b[32 + i] = (unsigned char)((uint64_t)realtime >> (8 * i));
@@ -932,7 +933,7 @@ static void clock_file(const char *name, uint64_t pid, uint32_t rank, const char
     for (uint32_t i = 0; i < npts; i++) {
         tw_u64(&p, (uint64_t)pts[i][0]);
         tw_u64(&p, (uint64_t)pts[i][1]);
-        tw_u64(&p, 2000); /* round trip */
+        tw_u64(&p, (uint64_t)pts[i][2]); /* round trip */
         tw_u32(&p, i);
         tw_u32(&p, 0);
     }
@@ -947,8 +948,8 @@ static void clock_file(const char *name, uint64_t pid, uint32_t rank, const char
 
 static void test_clock_alignment(void **state) {
     (void)state;
-    static const int64_t zero[2][2] = {{0, 0}, {2000000, 0}};
-    static const int64_t drift[2][2] = {{0, 5000000}, {2000000, 5002000}};
+    static const int64_t zero[2][3] = {{0, 0, 2000}, {2000000, 0, 2000}};
+    static const int64_t drift[2][3] = {{0, 5000000, 2000}, {2000000, 5002000, 2000}};
     clock_file("clk0.sprof", 9, 0, "a", 0, 2, zero);
     clock_file("clk1.sprof", 10, 1, "b", 0, 2, drift);
     clock_file("clk2.sprof", 11, 2, "c", 3000000, 0, NULL);
@@ -986,6 +987,55 @@ static void test_clock_alignment(void **state) {
     assert_non_null(strstr(out, ",rank\n"));
     assert_non_null(strstr(out, "\nmain,1,500000,1000000,1000000,25.00,50.00,rank 0\n"));
     assert_non_null(strstr(out, "\nmain,1,500000,1000000,1000000,25.00,50.00,rank 2\n"));
+    free(out);
+    free(err);
+}
+
+/* Noisy points (CoMD, `mpirun --oversubscribe -np 2` on a loaded 2-CPU
+ * host: rank 1's MPI_Init point was 1.6 ms off with an 8 ms round trip; the
+ * line through it put 12 of 102 MPI_Sendrecv pairs out of causal order by
+ * up to 883 us). The known set (main [0, 1 ms]) per rank:
+ *   rank 0 on host a: its points 0;
+ *   rank 1 on host a (rank 0's clock): CoMD's points; mapped as rank 0 is,
+ *     main at 0 (the line gave -1634 us; its MPI_Finalize point alone, 13 ns);
+ *   rank 2 on host a, realtime as rank 0's, but points 5 ms off with 2 us
+ *     round trips (a same-named host booted in the same second: on one
+ *     clock an offset is within half its round trip): its own, main at 5 ms;
+ *   rank 3 on host b: its MPI_Init point 0.8 ms off with a 2 ms round trip,
+ *     MPI_Finalize's 5 ms with 1 us: the good point alone, main [5, 6 ms]
+ *     (the line gave [5.8, 6.4 ms]);
+ *   rank 4 on host c: the same with the bad point at MPI_Finalize, 7 ms.
+ * Round trips 10 times apart but under 100 us keep the line (rank 5 on host
+ * d: 5 and 60 us, 1 us of drift per ms), as do two bad ones (rank 6 on host
+ * e: 2 and 3 ms, 0.1 ms of drift per ms). */
+static void test_clock_noisy_points(void **state) {
+    (void)state;
+    static const int64_t zero[2][3] = {{0, 0, 0}, {2000000, 0, 0}};
+    static const int64_t comd[2][3] = {{0, -1634034, 7990060}, {2000000, 13, 331}};
+    static const int64_t other[2][3] = {{0, 5000000, 2000}, {2000000, 5000000, 2000}};
+    static const int64_t bad_init[2][3] = {{0, 5800000, 2000000}, {2000000, 5000000, 1000}};
+    static const int64_t bad_fin[2][3] = {{0, 7000000, 1000}, {2000000, 7900000, 3000000}};
+    static const int64_t small[2][3] = {{0, 9000000, 5000}, {2000000, 9002000, 60000}};
+    static const int64_t both_bad[2][3] = {{0, 11000000, 2000000}, {2000000, 11200000, 3000000}};
+    clock_file("noisy0.sprof", 20, 0, "a", 0, 2, zero);
+    clock_file("noisy1.sprof", 21, 1, "a", 0, 2, comd);
+    clock_file("noisy2.sprof", 22, 2, "a", 500000000, 2, other);
+    clock_file("noisy3.sprof", 23, 3, "b", 0, 2, bad_init);
+    clock_file("noisy4.sprof", 24, 4, "c", 0, 2, bad_fin);
+    clock_file("noisy5.sprof", 25, 5, "d", 0, 2, small);
+    clock_file("noisy6.sprof", 26, 6, "e", 0, 2, both_bad);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "trace", path("noisy1.sprof"), path("noisy0.sprof"), path("noisy2.sprof"),
+                         path("noisy3.sprof"), path("noisy4.sprof"), path("noisy5.sprof"), path("noisy6.sprof"),
+                         NULL), 0);
+    static const char *const want[] = {
+        "\"ts\":0.000,\"dur\":1000.000,\"pid\":20,", "\"ts\":0.000,\"dur\":1000.000,\"pid\":21,",
+        "\"ts\":5000.000,\"dur\":1000.000,\"pid\":22,", "\"ts\":5000.000,\"dur\":1000.000,\"pid\":23,",
+        "\"ts\":7000.000,\"dur\":1000.000,\"pid\":24,", "\"ts\":9000.000,\"dur\":1001.000,\"pid\":25,",
+        "\"ts\":11000.000,\"dur\":1100.000,\"pid\":26,"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (!strstr(out, want[i])) fail_msg("no main with %s in:\n%s", want[i], out);
+    assert_string_equal(err, "");
     free(out);
     free(err);
 }
@@ -1065,7 +1115,7 @@ static void test_rank_twice(void **state) {
     free(err);
     /* A rank that only the CLOCK chunk gives (the file was opened before
      * MPI_Init told it): the same rule. */
-    static const int64_t zero[1][2] = {{0, 0}};
+    static const int64_t zero[1][3] = {{0, 0, 2000}};
     clock_file("late.a.sprof", 60, 2, "a", 0, 1, zero);
     clock_file("late.b.sprof", 61, 2, "a", 5000000, 1, zero);
     for (int k = 0; k < 2; k++) {
@@ -1438,6 +1488,72 @@ static void test_overhead_compensation(void **state) {
     free(err);
 }
 
+/* One rank's file with the OVERHEAD chunk above (I = 2 us, O = 3 us):
+ * main [0, 1 ms] holding tiny [100 us, 100 us + tiny_ns]. A 1 us tiny is
+ * compensated to -1 us: shown 0, clamped; main's self, 1000 - 1 - 2 - 3 =
+ * 994 us, then exceeds its total, 1000 - 2 - 5 = 993: clamped at it. A
+ * 10 us tiny: 8 us, and main's self 985 us; nothing clamped. */
+static void comp_file(const char *name, uint64_t pid, uint32_t rank, uint64_t tiny_ns) {
+    tw w = {0, 0, 0}, head = {0, 0, 0}, p = {0, 0, 0};
+    tw_header_rank(&w, pid, "comp", rank);
+    size_t hl = w.n;
+    tw_site(&w, 1, 10, "main", "comp.c", "main");
+    tw_site(&w, 2, 20, "tiny", "comp.c", "tiny");
+    tw_thread(&w, 0, pid, "main");
+    const tw_ev ev[] = {{100000, 100000 + tiny_ns, 2, 1}, {0, 1000000, 1, 0}};
+    tw_events(&w, 0, ev, 2);
+    tw_end(&w, 2);
+    tw_put(&head, w.b, hl);
+    tw_u32(&p, 2000000);
+    tw_u32(&p, 3000000);
+    tw_u32(&p, 2048);
+    tw_u32(&p, 0);
+    tw_chunk(&head, SCOPEPROF_CHUNK_OVERHEAD, &p);
+    tw_put(&head, w.b + hl, w.n - hl);
+    assert_int_equal(tw_save(&head, path(name)), 0);
+    free(w.b);
+    free(head.b);
+    free(p.b);
+}
+
+/* The note naming rows whose compensated time was clamped is printed
+ * whenever a row sums a file (a rank) where it was: `table FILE` named
+ * tiny, but `table --per-rank` (rank 0's tiny clamped to 0: `Self min
+ * 0.000us r0 ... Imbalance 2.00`) and `table` over the files (the sum,
+ * -1 + 8 us, not clamped itself) said nothing, nor did html's notes. Rows
+ * clamped nowhere are not named. */
+static void test_clamped_note_across_files(void **state) {
+    (void)state;
+    comp_file("comp0.sprof", 50, 0, 1000);
+    comp_file("comp1.sprof", 51, 1, 10000);
+    comp_file("comp2.sprof", 52, 2, 10000);
+    static const char note[] = "\nOverhead compensation clamped at 0 or at their total (scopes about as short as "
+                               "the calibration; --no-compensate shows raw times): tiny main\n";
+    static const char *const cmds[][2] = {{"table", NULL}, {"table", "--per-rank"}, {"html", NULL}};
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", path("comp0.sprof"), NULL), 0);
+    assert_non_null(strstr(out, note));
+    free(out);
+    free(err);
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        const char *cmd = cmds[i][0], *opt = cmds[i][1] ? cmds[i][1] : "";
+        assert_int_equal(run(&out, &err, cmd, path("comp0.sprof"), path("comp1.sprof"), cmds[i][1], NULL), 0);
+        if (!strstr(out, note)) fail_msg("%s %s: no note naming tiny and main in:\n%s", cmd, opt, out);
+        free(out);
+        free(err);
+        assert_int_equal(run(&out, &err, cmd, path("comp1.sprof"), path("comp2.sprof"), cmds[i][1], NULL), 0);
+        if (strstr(out, "clamped at 0")) fail_msg("%s %s: a note with nothing clamped", cmd, opt);
+        free(out);
+        free(err);
+    }
+    /* --per-rank: rank 0's tiny shows 0 (clamped), rank 1's 8 us. */
+    assert_int_equal(run(&out, &err, "table", "--per-rank", path("comp0.sprof"), path("comp1.sprof"), NULL), 0);
+    assert_non_null(strstr(out, "\ntiny "));
+    assert_non_null(strstr(out, " 0.000us r0 "));
+    free(out);
+    free(err);
+}
+
 /* A format 5 file, ticks in ns, one site "k" (id 1), thread 0 named: the
  * start of the hand-made files below. */
 static void start_v5(tw *w) {
@@ -1575,13 +1691,14 @@ int main(void) {
         cmocka_unit_test(test_trace_json_text),
         cmocka_unit_test(test_chrome_gpu_total), cmocka_unit_test(test_chrome_input),
         cmocka_unit_test(test_per_rank_missing), cmocka_unit_test(test_clock_alignment),
+        cmocka_unit_test(test_clock_noisy_points),
         cmocka_unit_test(test_steps),        cmocka_unit_test(test_steps_round_trip),
         cmocka_unit_test(test_steps_two_processes),
         cmocka_unit_test(test_per_rank_no_self_time), cmocka_unit_test(test_group_by_rank_steps),
         cmocka_unit_test(test_rank_twice),   cmocka_unit_test(test_per_rank_limit),
         cmocka_unit_test(test_group_by_thread_late_name),
         cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
-        cmocka_unit_test(test_overhead_compensation),
+        cmocka_unit_test(test_overhead_compensation), cmocka_unit_test(test_clamped_note_across_files),
         cmocka_unit_test(test_gpu_unpaired),  cmocka_unit_test(test_backwards_times),
         cmocka_unit_test(test_end_count_after_damage),
     };
