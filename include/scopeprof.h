@@ -947,6 +947,7 @@ typedef struct scopeprof_row {
     int64_t gpu_self_ns, gpu_total_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
     int gpu_role; /* SCOPEPROF_ROW_*: does its self GPU time count in the total? */
+    int comp_clamped; /* a part it sums (a file's, a rank's) was clamped in its own table */
     uint64_t count_short; /* calls in the short class (compensated only): when
                            * most are, the row is mostly the profiler's cost */
     /* Compensated total and self, signed (scopeprof__add_ps): ns and what is
@@ -1756,10 +1757,12 @@ static inline int64_t scopeprof__comp_shown(const scopeprof_row *r, int self) {
  * zero, or self above the total): its scopes are about as short as the
  * calibration, so its time is not to be trusted: the notes under the table
  * name it (scopeprof_table_notes), which leaves the table's cells as
- * PyTorch's layout has them for the scripts that read them. */
+ * PyTorch's layout has them for the scripts that read them. A row summed
+ * from tables (files, ranks) is clamped if a part of it was, though the
+ * sum may not be (a rank's self at 0, another's at 8 us). */
 static inline int scopeprof__comp_clamped(const scopeprof_agg *a, const scopeprof_row *r) {
     if (a->comp_state != SCOPEPROF_COMP_ON || !r->count) return 0;
-    return r->comp_ns[0] < 0 || r->comp_ns[1] < 0 || r->comp_ns[1] > r->comp_ns[0];
+    return r->comp_clamped || r->comp_ns[0] < 0 || r->comp_ns[1] < 0 || r->comp_ns[1] > r->comp_ns[0];
 }
 
 /* ---- Sums of many events -------------------------------------------------
@@ -7944,7 +7947,8 @@ static inline void scopeprof__mpi_put64(scopeprof__mpi_buf *b, uint64_t v) {
 /* This rank's part: u64 open scopes, u64 compensation (state, lo ps), u64
  * hi ps, u64 the short class's (lo, hi ps; 0: none), u64 largest |offset|,
  * u64 best round trip, u64 rows; per row u64 calls, self, total, name
- * length, then the name. Lock held. */
+ * length (its top bit: the row was clamped, scopeprof__comp_clamped), then
+ * the name. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__mpi_pack(scopeprof__state *g, scopeprof__mpi_buf *b) {
     const scopeprof_agg *a = &g->sum.agg;
     uint32_t threads = 0;
@@ -7968,7 +7972,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_pack(scopeprof__state *g, scopeprof__mpi
         scopeprof__mpi_put64(b, r->count);
         scopeprof__mpi_put64(b, (uint64_t)r->self_ns);
         scopeprof__mpi_put64(b, (uint64_t)r->total_ns);
-        scopeprof__mpi_put64(b, l);
+        scopeprof__mpi_put64(b, l | (uint64_t)scopeprof__comp_clamped(a, r) << 63); /* the job table's notes */
         scopeprof__mpi_put(b, r->name, l);
     }
 }
@@ -8012,7 +8016,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
                 bad = 1;
                 break;
             }
-            uint64_t calls = scopeprof__get64(p), l = scopeprof__get64(p + 24);
+            uint64_t calls = scopeprof__get64(p), named = scopeprof__get64(p + 24), l = named & INT64_MAX;
             int64_t self = (int64_t)scopeprof__get64(p + 8), total = (int64_t)scopeprof__get64(p + 16);
             if ((uint64_t)(end - p - 32) < l) {
                 bad = 1;
@@ -8026,6 +8030,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
                 break;
             }
             scopeprof_row *r = &m.rows[row];
+            r->comp_clamped |= (int)(named >> 63);
             r->count += calls;
             r->self_ns += self;
             r->total_ns += total;

@@ -623,7 +623,6 @@ const char *sp_extra_field(const scopeprof_agg *a) {
 
 void sp_agg_ctx_free(sp_agg_ctx *c) {
     free(c->row_thread);
-    free(c->clamped);
     scopeprof_agg_free(&c->agg);
     sp_out_free(&c->key);
     sp_out_free(&c->extra);
@@ -648,9 +647,10 @@ typedef struct comp_sums {
 
 /* The rows whose compensated sums the file just read (its part of them:
  * the sums now less `before`, nbefore rows) would show clamped in a table
- * of that file alone, flagged in c->clamped: reading several files into
- * one table sums the rows first and clamps the sum, which a file's part
- * clamped at 0 and another's not can leave unclamped. */
+ * of that file alone are marked so (comp_clamped), for the notes under
+ * the table: reading several files into one table sums the rows first and
+ * clamps the sum, which a file's part clamped at 0 and another's not can
+ * leave unclamped. */
 static void note_clamped(sp_agg_ctx *c, const comp_sums *before, uint32_t nbefore) {
     if (c->agg.comp_state != SCOPEPROF_COMP_ON) return;
     for (uint32_t i = 0; i < c->agg.nrows; i++) {
@@ -660,19 +660,8 @@ static void note_clamped(sp_agg_ctx *c, const comp_sums *before, uint32_t nbefor
         for (int k = 0; k < 2; k++) /* ns less a borrow from the ps; wrapping, not overflowing */
             part.comp_ns[k] = (int64_t)((uint64_t)r->comp_ns[k] - (uint64_t)b.ns[k] -
                                         (uint64_t)(r->comp_carry_ps[k] < b.carry[k]));
-        if (!sp_comp_clamped(&c->agg, &part)) continue;
-        if (flags_fit(&c->clamped, &c->nclamped, i)) c->oom = 1;
-        else c->clamped[i] = 1;
+        if (sp_comp_clamped(&c->agg, &part)) c->agg.rows[i].comp_clamped = 1;
     }
-}
-
-void sp_agg_mark_clamped(sp_agg_ctx *c) {
-    /* The header's rows have no mark of it: scopeprof__comp_clamped reads
-     * the compensated sums, which nothing reads once the rows are summed
-     * (the table shows self_ns and total_ns). A self sum below 0 is what
-     * it takes as clamped. */
-    for (uint32_t i = 0; i < c->agg.nrows && i < c->nclamped; i++)
-        if (c->clamped[i]) c->agg.rows[i].comp_ns[1] = -1;
 }
 
 int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err) {
@@ -756,10 +745,7 @@ int sp_agg_merge(sp_agg_ctx *dst, const sp_agg_ctx *src,
         sp_sat_add(&m->gpu_mem, r->gpu_mem);
         sp_sat_add(&m->self_gpu_mem, r->self_gpu_mem);
         if (r->gpu_role > m->gpu_role) m->gpu_role = r->gpu_role; /* DEVICE wins */
-        if (i < src->nclamped && src->clamped[i]) {
-            if (flags_fit(&dst->clamped, &dst->nclamped, k)) return -1;
-            dst->clamped[k] = 1;
-        }
+        m->comp_clamped |= r->comp_clamped;
         if (each && each(ctx, k, r) != 0) return -1;
     }
     for (uint32_t dv = 0; dv < SP_MAX_DEVICES; dv++)
@@ -868,7 +854,6 @@ int sp_aggregate(char **files, int nfiles, int folded, const sp_tap *tap, scopep
         *usable += st == SP_OK || st == SP_TRUNCATED || c.agg.events > before;
     }
     if (footer) sp_agg_memory_footer(footer, &c);
-    sp_agg_mark_clamped(&c);
     *out = c.agg; /* handed over: sp_agg_ctx_free must not free it */
     scopeprof_agg_init(&c.agg);
     sp_agg_ctx_free(&c);

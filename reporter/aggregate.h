@@ -83,11 +83,6 @@ typedef struct sp_agg_ctx {
     struct sp_row_thread { uint64_t tid; uint32_t slot, index, file; } *row_thread;
     uint32_t nrow_thread;
     uint32_t files_read;
-    /* Per row: its compensated time was clamped in a file read into it or
-     * merged into it (that file's own sums of the row: sp_agg_file), which
-     * the notes under the table name (sp_agg_mark_clamped). */
-    unsigned char *clamped;
-    uint32_t nclamped;
 } sp_agg_ctx;
 
 void sp_agg_ctx_init(sp_agg_ctx *c, int group, uint32_t stack_n);
@@ -109,12 +104,6 @@ int sp_agg_file(sp_agg_ctx *c, const char *path, FILE *err);
  * tables (--per-rank) know no threads and are left. Returns 0, or -1 when
  * out of memory (the labels then stay as they were). */
 int sp_agg_thread_labels(sp_agg_ctx *c);
-/* Once every file is read or merged: the rows clamped in some file become
- * clamped for the notes under the table (scopeprof_table_notes), which name
- * them as for one file although their sum over the files may not be (a
- * rank's row clamped at 0, another's not). Nothing may be added to the
- * rows after it. */
-void sp_agg_mark_clamped(sp_agg_ctx *c);
 /* The header's rule (scopeprof_impl.c): whether what row r shows of its
  * compensated sums was clamped. */
 int sp_comp_clamped(const scopeprof_agg *a, const scopeprof_row *r);

@@ -689,7 +689,6 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
         /* A file without the row ran it for 0 ns: min, mean and max all
          * count it (the mean divides by every file already). */
         if (o->per_rank) scopeprof_ranks_done(&rs.x, c.agg.nrows);
-        sp_agg_mark_clamped(&c); /* named under the table as for one file */
         if (o->per_rank && c.oom) {
             fprintf(err, "scopeprof: out of memory\n");
             rc = SP_EXIT_OUTPUT;

@@ -70,6 +70,7 @@ typedef struct scopeprof_row {
     int64_t gpu_self_ns, gpu_total_ns;
     int64_t cpu_mem, self_cpu_mem, gpu_mem, self_gpu_mem; /* bytes, net */
     int gpu_role; /* SCOPEPROF_ROW_*: does its self GPU time count in the total? */
+    int comp_clamped; /* a part it sums (a file's, a rank's) was clamped in its own table */
     uint64_t count_short; /* calls in the short class (compensated only): when
                            * most are, the row is mostly the profiler's cost */
     /* Compensated total and self, signed (scopeprof__add_ps): ns and what is

@@ -504,7 +504,8 @@ static inline void scopeprof__mpi_put64(scopeprof__mpi_buf *b, uint64_t v) {
 /* This rank's part: u64 open scopes, u64 compensation (state, lo ps), u64
  * hi ps, u64 the short class's (lo, hi ps; 0: none), u64 largest |offset|,
  * u64 best round trip, u64 rows; per row u64 calls, self, total, name
- * length, then the name. Lock held. */
+ * length (its top bit: the row was clamped, scopeprof__comp_clamped), then
+ * the name. Lock held. */
 SCOPEPROF__INTERNAL void scopeprof__mpi_pack(scopeprof__state *g, scopeprof__mpi_buf *b) {
     const scopeprof_agg *a = &g->sum.agg;
     uint32_t threads = 0;
@@ -528,7 +529,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_pack(scopeprof__state *g, scopeprof__mpi
         scopeprof__mpi_put64(b, r->count);
         scopeprof__mpi_put64(b, (uint64_t)r->self_ns);
         scopeprof__mpi_put64(b, (uint64_t)r->total_ns);
-        scopeprof__mpi_put64(b, l);
+        scopeprof__mpi_put64(b, l | (uint64_t)scopeprof__comp_clamped(a, r) << 63); /* the job table's notes */
         scopeprof__mpi_put(b, r->name, l);
     }
 }
@@ -572,7 +573,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
                 bad = 1;
                 break;
             }
-            uint64_t calls = scopeprof__get64(p), l = scopeprof__get64(p + 24);
+            uint64_t calls = scopeprof__get64(p), named = scopeprof__get64(p + 24), l = named & INT64_MAX;
             int64_t self = (int64_t)scopeprof__get64(p + 8), total = (int64_t)scopeprof__get64(p + 16);
             if ((uint64_t)(end - p - 32) < l) {
                 bad = 1;
@@ -586,6 +587,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
                 break;
             }
             scopeprof_row *r = &m.rows[row];
+            r->comp_clamped |= (int)(named >> 63);
             r->count += calls;
             r->self_ns += self;
             r->total_ns += total;

@@ -150,10 +150,12 @@ static inline int64_t scopeprof__comp_shown(const scopeprof_row *r, int self) {
  * zero, or self above the total): its scopes are about as short as the
  * calibration, so its time is not to be trusted: the notes under the table
  * name it (scopeprof_table_notes), which leaves the table's cells as
- * PyTorch's layout has them for the scripts that read them. */
+ * PyTorch's layout has them for the scripts that read them. A row summed
+ * from tables (files, ranks) is clamped if a part of it was, though the
+ * sum may not be (a rank's self at 0, another's at 8 us). */
 static inline int scopeprof__comp_clamped(const scopeprof_agg *a, const scopeprof_row *r) {
     if (a->comp_state != SCOPEPROF_COMP_ON || !r->count) return 0;
-    return r->comp_ns[0] < 0 || r->comp_ns[1] < 0 || r->comp_ns[1] > r->comp_ns[0];
+    return r->comp_clamped || r->comp_ns[0] < 0 || r->comp_ns[1] < 0 || r->comp_ns[1] > r->comp_ns[0];
 }
 
 /* ---- Sums of many events -------------------------------------------------
