@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #if !defined(CLOCK_MONOTONIC) || !defined(O_CLOEXEC) || !defined(SA_RESETHAND)
-#error "scopeprof.h: POSIX.1-2008 is hidden in the file that defines SCOPEPROF_IMPLEMENTATION (strict -std=c99/c11/c17 and a system header included before scopeprof.h, or the file's own feature macro asking for less, as Lua's _XOPEN_SOURCE 600): put the implementation in a file of its own, include scopeprof.h before the system headers and feature macros there, or compile it with -D_POSIX_C_SOURCE=200809L"
+#error "scopeprof.h: POSIX.1-2008 is hidden in the file that defines SCOPEPROF_IMPLEMENTATION (strict -std=c99/c11/c17 and a system header included before scopeprof.h, or the file's own feature macro asking for less, as Lua's _XOPEN_SOURCE 600): put the implementation in a file of its own, include scopeprof.h before the system headers and feature macros there (with MPI: <mpi.h>, then scopeprof.h, then the rest), or compile it with -D_POSIX_C_SOURCE=200809L"
 #undef SCOPEPROF__IMPL /* one error, not a page: the rest is left out */
 #endif
 /* With MPI (mpi.h): the implementation's file saw <mpi.h> (MPI_VERSION, or
