@@ -55,12 +55,14 @@ static int one_process(const sp_clock *a, const sp_clock *b) {
 int sp_ranks_each_once(char **files, int n, FILE *err) {
     sp_clock *c = calloc((size_t)(n > 0 ? n : 1), sizeof *c); /* out of memory: not checked */
     int rc = 0;
+    uint32_t size = 0; /* the job's, from the CLOCK chunks */
     for (int i = 0; c && i < n && !rc; i++) {
         /* The rank as the reader takes it: the header's, else (a file opened
          * before MPI_Init gave the rank) the CLOCK chunk's. */
-        if (sp_clock_probe(files[i], &c[i], 0) != 0 ||
-            (c[i].rank == 0xFFFFFFFFu && sp_clock_probe(files[i], &c[i], 1) != 0))
-            c[i].rank = 0xFFFFFFFFu; /* not compared */
+        uint32_t head = sp_clock_probe(files[i], &c[i], 0) == 0 ? c[i].rank : 0xFFFFFFFFu;
+        if (sp_clock_probe(files[i], &c[i], 1) != 0) c[i].rank = 0xFFFFFFFFu; /* not compared */
+        else if (head != 0xFFFFFFFFu) c[i].rank = head;
+        if (c[i].size > size) size = c[i].size;
         for (int j = 0; j < i && !rc && c[i].rank != 0xFFFFFFFFu; j++) {
             const sp_clock *a = &c[j], *b = &c[i];
             if (a->rank != b->rank || strcmp(a->prog, b->prog) != 0 || one_process(a, b)) continue;
@@ -74,6 +76,18 @@ int sp_ranks_each_once(char **files, int n, FILE *err) {
             rc = -1;
         }
     }
+    /* Some of a job's ranks (CoMD review: 3 of 4 files, nothing said): the
+     * min, mean and max are over those, which is said. */
+    uint32_t seen = 0, missing = UINT32_MAX;
+    for (uint32_t r = 0; c && !rc && size > 1 && size <= 1u << 16 && r < size; r++) {
+        int has = 0;
+        for (int i = 0; i < n && !has; i++) has = c[i].rank == r;
+        if (has) seen++;
+        else if (missing == UINT32_MAX) missing = r;
+    }
+    if (seen > 1 && seen < size)
+        fprintf(err, "scopeprof: note: these files hold %u of the job's %u ranks (rank %u among those missing): "
+                "a min, mean or max is over those %u\n", seen, size, missing, seen);
     free(c);
     return rc;
 }
