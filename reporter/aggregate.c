@@ -7,6 +7,7 @@
 
 #include "chrome.h"
 #include "exit.h"
+#include "hash.h"
 #include "input.h"
 
 int sp_group_parse(const char *g, int *group, uint32_t *n) {
@@ -278,11 +279,7 @@ static void stacks_free(struct sp_stack_cache *st) {
     free(st);
 }
 
-static uint32_t name_hash(const char *s) {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
+static uint32_t name_hash(const char *s) { return (uint32_t)sp_hash(0, s, strlen(s)); }
 
 /* The one copy of text s, made on first use; NULL if out of memory. */
 static const char *intern(struct sp_stack_cache *st, const char *s) {

@@ -34,6 +34,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hash.h"
+
 #define BUF_SIZE (1u << 20)
 #define OUT_BATCH 512u
 
@@ -60,11 +62,7 @@ static int sb_put(sbuf *s, const char *d, size_t n) {
 static const char *sb_str(sbuf *s) { return s->p && s->n ? s->p : ""; }
 
 /* ---- Hash maps: string -> index, u64 -> i64 ------------------------------- */
-static uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
+static uint64_t hash_bytes(const char *s, size_t n) { return sp_hash(0, s, n); }
 
 typedef struct strmap { /* keys are owned by the map */
     char **keys;

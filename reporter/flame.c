@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "flame_js.h" /* sp_flame_js: zoom and search (reporter/flame.js) */
+#include "hash.h"
 #include "scopeprof.h"
 
 void sp_out_xml(sp_out *o, const char *str) {
@@ -58,8 +59,7 @@ struct sp_flame {
 };
 
 static uint64_t key_hash(uint32_t parent, const char *s, size_t len) {
-    uint64_t h = 1469598103934665603ull ^ parent;
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    uint64_t h = sp_hash(parent, s, len);
     return h ^ h >> 29;
 }
 

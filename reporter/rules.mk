@@ -10,7 +10,7 @@ REPORTER_SRCS := reporter/input.c reporter/read.c reporter/clocks.c reporter/chr
                  reporter/cells.c reporter/cli.c reporter/diff.c reporter/timeline.c reporter/html.c reporter/flame_cmd.c reporter/picture.c reporter/flame.c
 REPORTER_HDRS := reporter/input.h reporter/read.h reporter/clocks.h reporter/chrome.h reporter/gz.h \
                  reporter/tree.h reporter/aggregate.h reporter/ranks.h \
-                 reporter/buf.h reporter/digits.h reporter/chrome_write.h reporter/filter.h reporter/output.h \
+                 reporter/buf.h reporter/digits.h reporter/hash.h reporter/chrome_write.h reporter/filter.h reporter/output.h \
                  reporter/cells.h reporter/cli.h reporter/diff.h reporter/timeline.h reporter/picture.h reporter/flame.h reporter/exit.h \
                  $(BUILD)/gen/flame_js.h $(BUILD)/gen/report_js.h $(HEADER)
 # -lm: chrome.c rounds JSON numbers (llround). -lz: gzip input and output

@@ -8,6 +8,7 @@
 
 #include "chrome.h"
 #include "flame.h" /* sp_out_xml */
+#include "hash.h"
 #include "picture.h"
 
 /* A page must stay small enough to open: past TL_MAX slices, the shorter
@@ -60,8 +61,7 @@ struct sp_timeline {
 };
 
 static uint64_t str_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    uint64_t h = sp_hash(0, s, strlen(s));
     return h ^ h >> 31;
 }
 
