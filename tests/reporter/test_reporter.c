@@ -921,11 +921,10 @@ static void test_group_by_rank_steps(void **state) {
  * A point: local time, offset, best round trip (ns). */
 static void clock_file(const char *name, uint64_t pid, uint32_t rank, const char *host, int64_t realtime,
                        uint32_t npts, const int64_t (*pts)[3]) {
-    tw w = {0, 0, 0}, head = {0, 0, 0}, p = {0, 0, 0};
+    tw w = {0, 0, 0}, p = {0, 0, 0};
     tw_known_rank(&w, pid, rank, 1);
     for (int i = 0; i < 8; i++) w.b[32 + i] = (unsigned char)((uint64_t)realtime >> (8 * i));
     size_t hl = 48 + strlen("known"); /* format 1: no header CRC */
-    tw_put(&head, w.b, hl);
     tw_u32(&p, rank);
     tw_u32(&p, 3);
     tw_u32(&p, npts);
@@ -938,12 +937,7 @@ static void clock_file(const char *name, uint64_t pid, uint32_t rank, const char
         tw_u32(&p, 0);
     }
     tw_put(&p, host, strlen(host));
-    tw_chunk(&head, SCOPEPROF_CHUNK_CLOCK, &p);
-    tw_put(&head, w.b + hl, w.n - hl);
-    assert_int_equal(tw_save(&head, path(name)), 0);
-    free(w.b);
-    free(head.b);
-    free(p.b);
+    assert_int_equal(tw_save_with_first(&w, hl, SCOPEPROF_CHUNK_CLOCK, &p, path(name)), 0);
 }
 
 static void test_clock_alignment(void **state) {
@@ -1426,20 +1420,14 @@ static void test_group_by_thread_same_names(void **state) {
  * Self CPU time total 978 us (= main's total: nothing was clamped). */
 static void test_overhead_compensation(void **state) {
     (void)state;
-    tw w = {0, 0, 0}, head = {0, 0, 0}, p = {0, 0, 0};
+    tw w = {0, 0, 0}, p = {0, 0, 0};
     tw_known(&w, 9);
     size_t hl = 48 + strlen("known"); /* format 1: no header CRC */
-    tw_put(&head, w.b, hl);
     tw_u32(&p, 2000000);
     tw_u32(&p, 3000000);
     tw_u32(&p, 2048);
     tw_u32(&p, 0);
-    tw_chunk(&head, SCOPEPROF_CHUNK_OVERHEAD, &p);
-    tw_put(&head, w.b + hl, w.n - hl);
-    assert_int_equal(tw_save(&head, path("overhead.sprof")), 0);
-    free(w.b);
-    free(head.b);
-    free(p.b);
+    assert_int_equal(tw_save_with_first(&w, hl, SCOPEPROF_CHUNK_OVERHEAD, &p, path("overhead.sprof")), 0);
     char *out, *err;
     assert_int_equal(run(&out, &err, "table", path("overhead.sprof"), NULL), 0);
     assert_string_equal(err, "");
@@ -1499,7 +1487,7 @@ static void test_overhead_compensation(void **state) {
  * 994 us, then exceeds its total, 1000 - 2 - 5 = 993: clamped at it. A
  * 10 us tiny: 8 us, and main's self 985 us; nothing clamped. */
 static void comp_file(const char *name, uint64_t pid, uint32_t rank, uint64_t tiny_ns) {
-    tw w = {0, 0, 0}, head = {0, 0, 0}, p = {0, 0, 0};
+    tw w = {0, 0, 0}, p = {0, 0, 0};
     tw_header_rank(&w, pid, "comp", rank);
     size_t hl = w.n;
     tw_site(&w, 1, 10, "main", "comp.c", "main");
@@ -1508,17 +1496,11 @@ static void comp_file(const char *name, uint64_t pid, uint32_t rank, uint64_t ti
     const tw_ev ev[] = {{100000, 100000 + tiny_ns, 2, 1}, {0, 1000000, 1, 0}};
     tw_events(&w, 0, ev, 2);
     tw_end(&w, 2);
-    tw_put(&head, w.b, hl);
     tw_u32(&p, 2000000);
     tw_u32(&p, 3000000);
     tw_u32(&p, 2048);
     tw_u32(&p, 0);
-    tw_chunk(&head, SCOPEPROF_CHUNK_OVERHEAD, &p);
-    tw_put(&head, w.b + hl, w.n - hl);
-    assert_int_equal(tw_save(&head, path(name)), 0);
-    free(w.b);
-    free(head.b);
-    free(p.b);
+    assert_int_equal(tw_save_with_first(&w, hl, SCOPEPROF_CHUNK_OVERHEAD, &p, path(name)), 0);
 }
 
 /* The note naming rows whose compensated time was clamped is printed

@@ -279,6 +279,21 @@ static inline int tw_save(const tw *w, const char *path) {
     return fclose(f) == 0 && ok == w->n ? 0 : -1;
 }
 
+/* w saved to path with one chunk more (type, payload p) right after its
+ * header of hl bytes, where a writer puts OVERHEAD and CLOCK; w and p
+ * freed. 0, or -1 when it cannot be written. */
+static inline int tw_save_with_first(tw *w, size_t hl, uint32_t type, tw *p, const char *path) {
+    tw head = {0, 0, 0};
+    tw_put(&head, w->b, hl);
+    tw_chunk(&head, type, p);
+    tw_put(&head, w->b + hl, w->n - hl);
+    int rc = tw_save(&head, path);
+    free(w->b);
+    free(head.b);
+    free(p->b);
+    return rc;
+}
+
 /* The known event set of the golden tests (times in ns, one thread):
  *   main   [0, 1000000]                       depth 0
  *     A    [100000, 400000]                   depth 1
