@@ -176,7 +176,11 @@ static const char *thread_label(const sp_thread *t, char num[48]) {
 
 /* Row of a scope for thread grouping: one per (thread, name), so that a
  * thread's rows, sorted, say where its time went. Keyed by the thread's
- * slot over all files (two files' thread 1 are two threads); shown by
+ * slot over all files (two files' thread 1 are two threads), or by its
+ * label when the file's table is merged to be compared (thread_by_label:
+ * a thread's slot is the order of its first event, which differs between
+ * ranks: LULESH's rank 4 had its main thread's rows split from the other
+ * ranks' and its OpenMP thread's summed into them); shown by
  * thread_label. Not cached: the site cache holds one row per site id. */
 static uint32_t thread_row(sp_agg_ctx *c, const sp_thread *t, uint32_t site) {
     const sp_site *s = sp_reader_site(c->rd, site);
@@ -186,8 +190,8 @@ static uint32_t thread_row(sp_agg_ctx *c, const sp_thread *t, uint32_t site) {
     c->key.n = c->extra.n = 0;
     sp_out_str(&c->extra, thread_label(t, num));
     const char *ex = str_of(&c->extra);
-    snprintf(num, sizeof num, "%u", c->thread_base + t->slot);
-    sp_out_str(&c->key, num);
+    if (!c->thread_by_label) snprintf(num, sizeof num, "%u", c->thread_base + t->slot);
+    sp_out_str(&c->key, c->thread_by_label ? ex : num);
     sp_out_write(&c->key, "\x1f", 1);
     sp_out_str(&c->key, name);
     uint32_t row = make_row(c, str_of(&c->key), name, ex);

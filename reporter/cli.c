@@ -679,7 +679,7 @@ static int cmd_table(opts *o, FILE *out, FILE *err) {
             /* --per-rank reads each file into a table of its own, then
              * merges: memory is one file's rows more than without it. */
             sp_agg_ctx one, *dst = &c;
-            if (o->per_rank) sp_agg_ctx_init(dst = &one, group, n), one.raw = o->raw;
+            if (o->per_rank) sp_agg_ctx_init(dst = &one, group, n), one.raw = o->raw, one.thread_by_label = 1;
             if (o->steps) step_window(files[i], o->steps, &dst->win_lo, &dst->win_hi, err);
             int st = sp_agg_file(dst, files[i], err);
             rc = sp_exit_worst(rc, st);

@@ -73,6 +73,7 @@ static int side_read(side *s, char **files, int n, int group, uint32_t stack_n, 
         sp_agg_ctx one;
         sp_agg_ctx_init(&one, group, stack_n);
         one.raw = raw;
+        one.thread_by_label = 1;
         one.rank = 0xFFFFFFFFu; /* until a header says otherwise */
         int st = sp_agg_file(&one, files[i], err);
         rc = sp_exit_worst(rc, st);

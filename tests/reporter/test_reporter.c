@@ -1265,6 +1265,49 @@ static void test_steps_two_processes(void **state) {
     free(err);
 }
 
+/* Two ranks' files, threads "main" (work 1000 ns) and "omp-1" (work 500
+ * ns), the other way round in rank 1's file (omp_first: the thread seen
+ * first, as a writer writes a thread when it first flushes). Compared
+ * across files (--per-rank's columns), a thread is its label: each row
+ * holds one thread of each rank (LULESH review: rank 4's main thread got a
+ * second "lulesh2.0" row, and its OpenMP thread's time went to the other
+ * ranks' main). */
+static void thread_rank_file(const char *name, uint32_t rank, int omp_first) {
+    tw w = {0, 0, 0};
+    tw_header_rank(&w, 40 + rank, "omp", rank);
+    tw_site(&w, 1, 10, "work", "w.c", "f");
+    static const tw_ev main_ev[] = {{0, 1000, 1, 0}}, omp_ev[] = {{0, 500, 1, 0}};
+    for (int k = 0; k < 2; k++) {
+        int omp = k == !omp_first;
+        tw_thread(&w, (uint32_t)k, 100 * (uint64_t)(omp + 1) + rank, omp ? "omp-1" : "main");
+        tw_events(&w, (uint32_t)k, omp ? omp_ev : main_ev, 1);
+    }
+    tw_end(&w, 2);
+    assert_int_equal(tw_save(&w, path(name)), 0);
+    free(w.b);
+}
+
+static void test_per_rank_group_by_thread(void **state) {
+    (void)state;
+    thread_rank_file("thr0.sprof", 0, 0);
+    thread_rank_file("thr1.sprof", 1, 1);
+    char *out, *err;
+    assert_int_equal(run(&out, &err, "table", "--per-rank", "--group-by", "thread", "--format", "csv",
+                         path("thr0.sprof"), path("thr1.sprof"), NULL), 0);
+    if (!strstr(out, "\nwork,2,2000,2000,1000,") || !strstr(out, "\nwork,2,1000,1000,500,") ||
+        strstr(strstr(strstr(out, "\nwork,") + 1, "\nwork,") + 1, "\nwork,") ||
+        !strstr(out, ",main,1000,1000,1000,") || !strstr(out, ",omp-1,500,500,500,")) /* total min, mean, max */
+        fail_msg("want one row per thread label, each with both ranks:\n%s", out);
+    free(out);
+    free(err);
+    /* diff's sides too: the same threads, the same times, nothing slower
+     * (by slot, omp-1 went from 500 to 1000 ns: exit 4) */
+    assert_int_equal(run(&out, &err, "diff", "--group-by", "thread", "--threshold", "10", "--min-time", "0",
+                         path("thr0.sprof"), path("thr1.sprof"), NULL), 0);
+    free(out);
+    free(err);
+}
+
 /* --group-by thread: one row per (thread, name), shown by the thread's name,
  * else its tid. main waits on a lock (its wait is self time: wall time on
  * the thread); worker and an unnamed thread do the work. */
@@ -1684,7 +1727,8 @@ int main(void) {
         cmocka_unit_test(test_per_rank_no_self_time), cmocka_unit_test(test_group_by_rank_steps),
         cmocka_unit_test(test_rank_twice),   cmocka_unit_test(test_per_rank_limit),
         cmocka_unit_test(test_group_by_thread_late_name),
-        cmocka_unit_test(test_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
+        cmocka_unit_test(test_group_by_thread),
+        cmocka_unit_test(test_per_rank_group_by_thread), cmocka_unit_test(test_group_by_thread_same_names),
         cmocka_unit_test(test_overhead_compensation), cmocka_unit_test(test_clamped_note_across_files),
         cmocka_unit_test(test_gpu_unpaired),  cmocka_unit_test(test_backwards_times),
         cmocka_unit_test(test_end_count_after_damage),
