@@ -49,8 +49,8 @@ typedef struct sp_agg_ctx {
     int per_thread;       /* folded: each stack under a frame naming its thread */
     uint32_t thread_base; /* agg thread slots used by earlier files */
     int thread_by_label;  /* --group-by thread in a table of one file that is merged with others' to be
-                           * compared (--per-rank's columns, diff's sides): a thread is its label there,
-                           * as its slot differs from file to file */
+                           * compared (--per-rank's columns, diff's sides): a thread is its label there
+                           * (its slot differs from file to file), and a pool's threads are one row */
     uint32_t nthreads;    /* slots of this file */
     const sp_reader *rd;
     uint32_t *site_row; /* per site id of this file: row + 1, 0 unknown yet */
