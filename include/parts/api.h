@@ -234,6 +234,16 @@
 #define SCOPEPROF__NOOP_NAME(id) SCOPEPROF__NOOP_NAME2(id)
 #define SCOPEPROF__NOOP_DECL(use) enum { SCOPEPROF__NOOP_NAME(__COUNTER__) = sizeof(use) != 0 }
 
+/* A conversion in the code every file compiles (the macros, the inline
+ * hot path): a static_cast in C++, so that a C++ project's
+ * -Wold-style-cast finds none of ours (LULESH: one at every scope). */
+#ifdef __cplusplus
+#define SCOPEPROF__AS(T, v) static_cast<T>(v)
+#define SCOPEPROF__ADDR(p) reinterpret_cast<scopeprof__uptr>(static_cast<const void *>(p))
+#else
+#define SCOPEPROF__AS(T, v) ((T)(v))
+#define SCOPEPROF__ADDR(p) ((scopeprof__uptr)(const void *)(p))
+#endif
 /* The shape macros' argument lists (variadic macros: C99, C++11). An input
  * PROFILE_DIMS(a, b, c) is its count and its numbers, each cast to long long
  * (a size_t or an int alike, with no conversion warning): 3, (long long)(a),
@@ -246,7 +256,7 @@
 #define SCOPEPROF__NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, n, ...) n
 /* 17 sizes: a compile error that names the limit (a negative bit-field). */
 #define SCOPEPROF__DMANY(...) sizeof(struct { int PROFILE_DIMS_takes_at_most_16_sizes : -1; })
-#define SCOPEPROF__D(x) (long long)(x)
+#define SCOPEPROF__D(x) SCOPEPROF__AS(long long, x)
 #define SCOPEPROF__D1(a) SCOPEPROF__D(a)
 #define SCOPEPROF__D2(a, ...) SCOPEPROF__D(a), SCOPEPROF__D1(__VA_ARGS__)
 #define SCOPEPROF__D3(a, ...) SCOPEPROF__D(a), SCOPEPROF__D2(__VA_ARGS__)
@@ -536,7 +546,7 @@ static inline void scopeprof__emit(scopeprof__thread *t, scopeprof__u64 start, s
         scopeprof__slot *e = t->cur;
         if (__builtin_expect(e == t->lim, 0)) e = scopeprof__chunk_next(t);
         e->start = start;
-        e->dur = (scopeprof__u32)d;
+        e->dur = SCOPEPROF__AS(scopeprof__u32, d);
         e->key = scopeprof__key_pack(site, depth);
         __atomic_store_n(&t->cur, e + 1, __ATOMIC_RELEASE);
     } else {
@@ -576,7 +586,7 @@ static inline void scopeprof__scope_end(scopeprof_scope *sc) {
 }
 
 #define SCOPEPROF__SITE(var, nm)                                                    \
-    static scopeprof_site var = {(nm), __FILE__, __func__, (scopeprof__u32)__LINE__, 0}
+    static scopeprof_site var = {(nm), __FILE__, __func__, SCOPEPROF__AS(scopeprof__u32, __LINE__), 0}
 
 #define PROFILE_SCOPE(nm) SCOPEPROF__SCOPE(nm, __COUNTER__)
 #define SCOPEPROF__SCOPE(nm, id)                                                    \
@@ -608,8 +618,8 @@ SCOPEPROF__HIDDEN void scopeprof__emit_shaped(scopeprof__thread *t, scopeprof__u
  * written by hand may not be. With the macros' constant counts, the
  * compiler folds this to nothing. */
 static inline int scopeprof__shape_ok(const scopeprof__ll *w, scopeprof__u32 m) {
-    for (scopeprof__u32 i = 0; i < m; i += 1 + (scopeprof__u32)w[i])
-        if (w[i] < 0 || (scopeprof__u64)w[i] > m - i - 1) return 0;
+    for (scopeprof__u32 i = 0; i < m; i += 1 + SCOPEPROF__AS(scopeprof__u32, w[i]))
+        if (w[i] < 0 || SCOPEPROF__AS(scopeprof__u64, w[i]) > m - i - 1) return 0;
     return 1;
 }
 
@@ -644,16 +654,16 @@ static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const scopeprof__u32 m = ss->m, units = (m + 2) / 2;
     scopeprof__slot *e = t->cur;
-    if (m <= 15 && scopeprof__shape_ok(ss->w, m) && (scopeprof__size)(t->lim - e) >= 2 + units) {
+    if (m <= 15 && scopeprof__shape_ok(ss->w, m) && SCOPEPROF__AS(scopeprof__size, t->lim - e) >= 2 + units) {
         e[0].start = ss->sc.start;
         e[0].dur = SCOPEPROF_REC_LONG_MARK;
         e[0].key = ss->sc.depth;
         e[1].start = end;
         e[1].dur = ss->sc.site;
         e[1].key = units;
-        scopeprof__word *d = (scopeprof__word *)(void *)(e + 2);
+        scopeprof__word *d = SCOPEPROF__AS(scopeprof__word *, SCOPEPROF__AS(void *, e + 2));
         d[0] = m;
-        for (scopeprof__u32 j = 0; j < m; j++) d[j + 1] = (scopeprof__u64)ss->w[j];
+        for (scopeprof__u32 j = 0; j < m; j++) d[j + 1] = SCOPEPROF__AS(scopeprof__u64, ss->w[j]);
         if (!(m & 1)) d[m + 1] = 0; /* the last unit's second half */
         __atomic_store_n(&t->cur, e + 2 + units, __ATOMIC_RELEASE);
         return;
@@ -669,8 +679,8 @@ static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
         __attribute__((cleanup(scopeprof__shape_end), unused)) =                    \
             scopeprof__shape_begin(&SCOPEPROF__V(scopeprof__site_, id),             \
                                    SCOPEPROF__V(scopeprof__dims_, id),              \
-                                   (scopeprof__u32)(sizeof SCOPEPROF__V(scopeprof__dims_, id) / \
-                                                    sizeof(scopeprof__ll)))
+                                   SCOPEPROF__AS(scopeprof__u32, sizeof SCOPEPROF__V(scopeprof__dims_, id) / \
+                                                                 sizeof(scopeprof__ll)))
 #endif
 
 #define PROFILE_BEGIN(nm)                                                           \
@@ -700,16 +710,16 @@ static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
         call;                                                                       \
     } while (0)
 #define PROFILE_ALLOC(ptr, bytes)                                                   \
-    SCOPEPROF__MEM("alloc", scopeprof__mem_alloc(&scopeprof__site_m, (scopeprof__uptr)(const void *)(ptr), \
-                                                 (scopeprof__u64)(bytes), 0))
+    SCOPEPROF__MEM("alloc", scopeprof__mem_alloc(&scopeprof__site_m, SCOPEPROF__ADDR(ptr), \
+                                                 SCOPEPROF__AS(scopeprof__u64, bytes), 0))
 #define PROFILE_FREE(ptr)                                                           \
-    SCOPEPROF__MEM("free", scopeprof__mem_free(&scopeprof__site_m, (scopeprof__uptr)(const void *)(ptr), 0))
+    SCOPEPROF__MEM("free", scopeprof__mem_free(&scopeprof__site_m, SCOPEPROF__ADDR(ptr), 0))
 #define PROFILE_GPU_ALLOC(ptr, bytes, device)                                       \
-    SCOPEPROF__MEM("gpu_alloc", scopeprof__mem_alloc(&scopeprof__site_m, (scopeprof__uptr)(const void *)(ptr), \
-                                                     (scopeprof__u64)(bytes), (device) + 1))
+    SCOPEPROF__MEM("gpu_alloc", scopeprof__mem_alloc(&scopeprof__site_m, SCOPEPROF__ADDR(ptr), \
+                                                     SCOPEPROF__AS(scopeprof__u64, bytes), (device) + 1))
 #define PROFILE_GPU_FREE(ptr, device)                                               \
     SCOPEPROF__MEM("gpu_free",                                                      \
-                   scopeprof__mem_free(&scopeprof__site_m, (scopeprof__uptr)(const void *)(ptr), (device) + 1))
+                   scopeprof__mem_free(&scopeprof__site_m, SCOPEPROF__ADDR(ptr), (device) + 1))
 
 #if !defined(PROFILE_HIP) && !defined(PROFILE_CUDA)
 /* No GPU backend: the CPU side of the scope only. */
