@@ -122,9 +122,9 @@ SCOPEPROF__INTERNAL void scopeprof__cycle_path(scopeprof__state *g, int c) {
  * process that finds the path claimed writes "<path>.<pid>.sprof". */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__state *g) {
     char abs[2 * sizeof g->out.path];
-    if (g->out.path[0] == '/' || !getcwd(abs, sizeof g->out.path)) abs[0] = 0;
-    else strcat(abs, "/");
-    strcat(abs, g->out.path);
+    size_t l = 0;
+    if (g->out.path[0] != '/' && getcwd(abs, sizeof g->out.path)) l = strlen(abs), abs[l++] = '/';
+    snprintf(abs + l, sizeof abs - l, "%s", g->out.path);
     /* The file is opened later, maybe after a chdir: it must be the path
      * claimed, so a relative path is made absolute now. */
     if (strlen(abs) < sizeof g->out.path) memcpy(g->out.path, abs, strlen(abs) + 1);
@@ -157,7 +157,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__claim_output(scopeprof__stat
  * are named after that. */
 SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__rank_rename(scopeprof__state *g) {
     if (g->out.no_output) return;
-    if (g->sched.on) strcpy(g->out.path, g->sched.base_path); /* the rank goes in the base, not a cycle's name */
+    if (g->sched.on) memcpy(g->out.path, g->sched.base_path, sizeof g->out.path); /* the rank goes in the base, not a cycle's name */
     if (g->out.path_is_default) {
         scopeprof__default_path(g);
     } else if (g->out.rank >= 0) {

@@ -243,7 +243,7 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
             (uint64_t)st.st_ino == g->out.claim_ino)
             close(g->out.claim_fd);
         g->out.claim_fd = -1;
-        if (g->sched.on) strcpy(g->out.path, g->sched.base_path); /* not the cycle's (same size) */
+        if (g->sched.on) memcpy(g->out.path, g->sched.base_path, sizeof g->out.path); /* not the cycle's (same size) */
         scopeprof__pid_path(g);
     }
     if (g->sched.on) scopeprof__sched_base(g); /* the child's cycles: after its own path, not the parent's */

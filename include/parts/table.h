@@ -783,7 +783,10 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const s
             continue;
         }
         if (n == 0) fputs(head, out);
-        if (n < 10) fprintf(out, " %s", strcpy(names[n], name));
+        if (n < 10) {
+            memcpy(names[n], name, sizeof name);
+            fprintf(out, " %s", name);
+        }
         n++;
     }
     if (n > 10) fprintf(out, " and %u more", n - 10);

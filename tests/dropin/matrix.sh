@@ -88,6 +88,8 @@ for cc in gcc clang; do
   ok "$cc -std=c99 PROFILE_ENABLE=0" $cc -std=c99 $STRICT_C $syn -DPROFILE_ENABLE=0
   ok "$cc -std=gnu11 -O2 enabled + malloc wrappers, after system headers (full compile)" \
     $cc -std=gnu11 $STRICT_C -O2 -c -o /dev/null -DPROFILE_ENABLE -DSCOPEPROF_WRAP_MALLOC -DDROPIN_AFTER
+  ok "$cc -std=gnu11 implementation after a project's deprecated and banned C functions (Redis, git)" \
+    $cc -std=gnu11 $STRICT_C $syn -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -DDROPIN_AFTER -DDROPIN_DEPRECATED
   ok "$cc -std=gnu11 -O2 implementation + malloc wrappers, after system headers (full compile)" \
     $cc -std=gnu11 $STRICT_C -O2 -c -o /dev/null -DPROFILE_ENABLE -DSCOPEPROF_IMPLEMENTATION -DSCOPEPROF_WRAP_MALLOC -DDROPIN_AFTER
 done

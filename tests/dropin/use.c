@@ -1,13 +1,27 @@
 /* A user's file, as the drop-in matrix compiles it (tests/dropin/matrix.sh):
  * every macro, where a declaration may stand, with declarations after the
  * declaring macros (C90 rules: both builds must accept them the same way).
- * -DDROPIN_AFTER includes system headers first, as most projects do. */
+ * -DDROPIN_AFTER includes system headers first, as most projects do;
+ * -DDROPIN_DEPRECATED then deprecates C library functions for the
+ * project's own code, as Redis does, and bans some by macro, as git's
+ * banned.h does. */
 #ifdef DROPIN_AFTER
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#endif
+#ifdef DROPIN_DEPRECATED
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wredundant-decls" /* the project's own lines */
+char *strcpy(char *, const char *) __attribute__((deprecated("use redis_strlcpy")));
+void *malloc(size_t) __attribute__((deprecated));
+void free(void *) __attribute__((deprecated));
+#pragma GCC diagnostic pop
+#define strcpy(x, y) sorry_strcpy_is_a_banned_function
+#define strcat(x, y) sorry_strcat_is_a_banned_function
+#define sprintf(...) sorry_sprintf_is_a_banned_function
 #endif
 #include "scopeprof.h"
 #ifndef DROPIN_AFTER
