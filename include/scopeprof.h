@@ -57,6 +57,9 @@
  *                              docs/GPU.md); without either it records its CPU
  *                              side only.
  *   PROFILE_FLUSH()            write everything recorded so far to the trace.
+ *   PROFILE_FINISH()           end the profile now, as at exit (the trace's end,
+ *                              the table): before _exit(), as a server's
+ *                              forked child ends (later scopes are not kept).
  *   PROFILE_ALLOC(ptr, bytes), PROFILE_FREE(ptr)   memory against the
  *                              enclosing scope (CPU Mem / Self CPU Mem columns);
  *   PROFILE_GPU_ALLOC(ptr, bytes, device), PROFILE_GPU_FREE(ptr, device).
@@ -300,6 +303,7 @@
 #define PROFILE_THREAD_NAME(name) ((void)sizeof(name))
 #define PROFILE_GPU_SCOPE(name, stream) SCOPEPROF__NOOP_DECL(stream)
 #define PROFILE_FLUSH() ((void)0)
+#define PROFILE_FINISH() ((void)0)
 #define PROFILE_ALLOC(ptr, bytes) do { (void)sizeof(ptr); (void)sizeof(bytes); } while (0)
 #define PROFILE_FREE(ptr) do { (void)sizeof(ptr); } while (0)
 #define PROFILE_GPU_ALLOC(ptr, bytes, device) do { (void)sizeof(ptr); (void)sizeof(bytes); (void)sizeof(device); } while (0)
@@ -476,6 +480,7 @@ SCOPEPROF__HIDDEN void scopeprof__thread_name(const char *name);
 SCOPEPROF__HIDDEN void scopeprof__scopes_left(scopeprof__thread *t, scopeprof__u32 depth, scopeprof__u32 site);
 SCOPEPROF__HIDDEN void scopeprof__scope_moved(scopeprof__u32 site);
 SCOPEPROF__HIDDEN void scopeprof__flush(void);
+SCOPEPROF__HIDDEN void scopeprof__finish(void);
 /* Called when a scheduled cycle's trace is written: its path and number. */
 typedef void (*scopeprof_cycle_fn)(const char *path, int cycle, void *user);
 SCOPEPROF__HIDDEN void scopeprof__step(void);
@@ -703,6 +708,7 @@ static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
 
 #define PROFILE_THREAD_NAME(nm) scopeprof__thread_name(nm)
 #define PROFILE_FLUSH() scopeprof__flush()
+#define PROFILE_FINISH() scopeprof__finish()
 
 #define PROFILE_STEP() scopeprof__step()
 #define PROFILE_SCHEDULE(skip_first, wait, warmup, active, repeat)                  \
@@ -7322,6 +7328,13 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
                         "the trace or the table", (unsigned long long)open, threads,
                         (unsigned long long)first->tid, first->name);
     scopeprof__unlock(g);
+}
+
+/* PROFILE_FINISH: what the exit does, now, for a process that ends without
+ * it: _exit() (Redis's BGSAVE child, any forked child that must not run
+ * its parent's atexit handlers) leaves no file otherwise. */
+SCOPEPROF__API void scopeprof__finish(void) {
+    if (scopeprof__g) scopeprof__finalize(scopeprof__g);
 }
 
 /* ---- Signals -----------------------------------------------------------------

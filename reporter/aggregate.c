@@ -16,7 +16,7 @@ int sp_group_parse(const char *g, int *group, uint32_t *n) {
     else if (strcmp(g, "shape") == 0 || strcmp(g, "input_shape") == 0) *group = SP_GROUP_SHAPE;
     else if (strcmp(g, "thread") == 0) *group = SP_GROUP_THREAD;
     else if (strcmp(g, "stack") == 0) *group = SP_GROUP_STACK, *n = SP_STACK_DEFAULT;
-    else if (strcmp(g, "rank") == 0) *group = SP_GROUP_RANK;
+    else if (strcmp(g, "rank") == 0 || strcmp(g, "process") == 0) *group = SP_GROUP_RANK; /* 'pid P' without a rank */
     else if (strncmp(g, "stack:", 6) == 0) {
         char *end;
         long v = strtol(g + 6, &end, 10);

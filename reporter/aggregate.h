@@ -27,7 +27,7 @@ enum { SP_GROUP_NAME, SP_GROUP_SITE, SP_GROUP_STACK, SP_GROUP_FOLDED, SP_GROUP_S
  * else. */
 #define SP_STACK_DEFAULT 5 /* the group_by_stack_n of PyTorch's profiler recipe */
 int sp_group_parse(const char *g, int *group, uint32_t *n);
-#define SP_GROUP_VALID "name, site, thread, rank, shape (input_shape), stack:N (N = 1..1000; stack: 5)"
+#define SP_GROUP_VALID "name, site, thread, rank (process), shape (input_shape), stack:N (N = 1..1000; stack: 5)"
 
 /* What sp_aggregate's caller sees besides the table: every events callback
  * of every file read (file: its index in files[]), before the aggregation

@@ -56,6 +56,9 @@
  *                              docs/GPU.md); without either it records its CPU
  *                              side only.
  *   PROFILE_FLUSH()            write everything recorded so far to the trace.
+ *   PROFILE_FINISH()           end the profile now, as at exit (the trace's end,
+ *                              the table): before _exit(), as a server's
+ *                              forked child ends (later scopes are not kept).
  *   PROFILE_ALLOC(ptr, bytes), PROFILE_FREE(ptr)   memory against the
  *                              enclosing scope (CPU Mem / Self CPU Mem columns);
  *   PROFILE_GPU_ALLOC(ptr, bytes, device), PROFILE_GPU_FREE(ptr, device).
@@ -299,6 +302,7 @@
 #define PROFILE_THREAD_NAME(name) ((void)sizeof(name))
 #define PROFILE_GPU_SCOPE(name, stream) SCOPEPROF__NOOP_DECL(stream)
 #define PROFILE_FLUSH() ((void)0)
+#define PROFILE_FINISH() ((void)0)
 #define PROFILE_ALLOC(ptr, bytes) do { (void)sizeof(ptr); (void)sizeof(bytes); } while (0)
 #define PROFILE_FREE(ptr) do { (void)sizeof(ptr); } while (0)
 #define PROFILE_GPU_ALLOC(ptr, bytes, device) do { (void)sizeof(ptr); (void)sizeof(bytes); (void)sizeof(device); } while (0)
@@ -475,6 +479,7 @@ SCOPEPROF__HIDDEN void scopeprof__thread_name(const char *name);
 SCOPEPROF__HIDDEN void scopeprof__scopes_left(scopeprof__thread *t, scopeprof__u32 depth, scopeprof__u32 site);
 SCOPEPROF__HIDDEN void scopeprof__scope_moved(scopeprof__u32 site);
 SCOPEPROF__HIDDEN void scopeprof__flush(void);
+SCOPEPROF__HIDDEN void scopeprof__finish(void);
 /* Called when a scheduled cycle's trace is written: its path and number. */
 typedef void (*scopeprof_cycle_fn)(const char *path, int cycle, void *user);
 SCOPEPROF__HIDDEN void scopeprof__step(void);
@@ -702,6 +707,7 @@ static inline void scopeprof__shape_end(scopeprof_shape_scope *ss) {
 
 #define PROFILE_THREAD_NAME(nm) scopeprof__thread_name(nm)
 #define PROFILE_FLUSH() scopeprof__flush()
+#define PROFILE_FINISH() scopeprof__finish()
 
 #define PROFILE_STEP() scopeprof__step()
 #define PROFILE_SCHEDULE(skip_first, wait, warmup, active, repeat)                  \

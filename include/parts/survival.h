@@ -343,6 +343,13 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
     scopeprof__unlock(g);
 }
 
+/* PROFILE_FINISH: what the exit does, now, for a process that ends without
+ * it: _exit() (Redis's BGSAVE child, any forked child that must not run
+ * its parent's atexit handlers) leaves no file otherwise. */
+SCOPEPROF__API void scopeprof__finish(void) {
+    if (scopeprof__g) scopeprof__finalize(scopeprof__g);
+}
+
 /* ---- Signals -----------------------------------------------------------------
  * Terminating signals (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT): write the
  * trace, then let the signal do what it would have done (the exit status is

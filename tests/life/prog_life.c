@@ -215,6 +215,29 @@ static int mode_fork_inside(int drop) {
     return 0;
 }
 
+/* ---- finish_exit [bare]: a forked child records "child_work" x3, then
+ * PROFILE_FINISH() (not with "bare"), "after_finish", and _exit(0), as
+ * Redis's BGSAVE child ends. Prints "child PID status S". */
+static int mode_finish_exit(int bare) {
+    { PROFILE_SCOPE("parent_work"); BUMP(); }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) return 20;
+    if (pid == 0) {
+        for (int i = 0; i < 3; i++) {
+            PROFILE_SCOPE("child_work");
+            BUMP();
+        }
+        if (!bare) PROFILE_FINISH();
+        { PROFILE_SCOPE("after_finish"); BUMP(); }
+        _exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    printf("child %d status %d\n", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return 0;
+}
+
 /* ---- summary_writes: a forked child records "w" x3 and exits with its
  * stderr a SOCK_SEQPACKET socket, which keeps each write(2) a message of
  * its own; the parent reads them and prints "writes N, table T, trace F":
@@ -1340,6 +1363,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "fork") == 0) return mode_fork(0);
     if (strcmp(m, "fork_steps") == 0) return mode_fork_steps();
     if (strcmp(m, "summary_writes") == 0) return mode_summary_writes();
+    if (strcmp(m, "finish_exit") == 0) return mode_finish_exit(argc > 2 && strcmp(argv[2], "bare") == 0);
     if (strcmp(m, "fork_inside") == 0) return mode_fork_inside(argc > 2 && strcmp(argv[2], "drop") == 0);
     if (strcmp(m, "moved") == 0) return mode_moved(argc > 2 && strcmp(argv[2], "bare") == 0);
     if (strcmp(m, "forkexec") == 0) return mode_fork(1);

@@ -672,6 +672,36 @@ static void test_fork_inside_scope(void **state) {
     }
 }
 
+/* A forked child that ends with _exit() (Redis's BGSAVE child) runs no
+ * exit handler: it leaves no file ("bare"). PROFILE_FINISH() before it
+ * does what the exit does: its file, whole (END), and its table; a scope
+ * after it is not kept. */
+static void test_finish_before_exit(void **state) {
+    (void)state;
+    for (int bare = 0; bare < 2; bare++) {
+        child r;
+        child_run_args(&r, "prog_life", bare ? ARGS("finish_exit", "bare") : ARGS("finish_exit"), NULL);
+        expect_exit(&r, 0);
+        int pid = child_pid_of(&r);
+        char names[4][256], want[64];
+        int n = child_list_files(&r, ".sprof", names, 4);
+        assert_int_equal(n, 2 - bare);
+        snprintf(want, sizeof want, "scopeprof: process %d (forked from %d), its own table", pid, r.pid);
+        assert_int_equal(child_lines_with(r.err, want), !bare);
+        snprintf(want, sizeof want, ".%d.sprof", pid);
+        for (int i = 0; i < n; i++) {
+            if (!strstr(names[i], want)) continue;
+            tr_trace t;
+            read_whole(path_in(&r, names[i]), &t);
+            assert_true(t.has_end);
+            assert_int_equal(tr_count(&t, "child_work"), 3);
+            assert_int_equal(tr_count(&t, "after_finish") + tr_count(&t, "parent_work"), 0);
+            tr_free(&t);
+        }
+        child_free(&r);
+    }
+}
+
 /* The exit summary goes out in one write: processes that share a stream
  * (nginx's workers, an MPI job's ranks with SCOPEPROF_SUMMARY=all)
  * interleaved their tables line by line. A SOCK_SEQPACKET stderr keeps each
@@ -1836,6 +1866,7 @@ int main(void) {
         cmocka_unit_test(test_fork_exec_default_output),
         cmocka_unit_test(test_fork_inside_scope),
         cmocka_unit_test(test_summary_one_write),
+        cmocka_unit_test(test_finish_before_exit),
         cmocka_unit_test(test_rank_variables),
         cmocka_unit_test(test_rank_summary_all_and_call),
         cmocka_unit_test(test_full_disk),

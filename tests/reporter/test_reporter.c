@@ -988,6 +988,17 @@ static void test_clock_alignment(void **state) {
     assert_non_null(strstr(out, "\nmain,1,500000,1000000,1000000,25.00,50.00,rank 2\n"));
     free(out);
     free(err);
+    /* --group-by process, for files of a server's processes: the same */
+    char *same;
+    assert_int_equal(run(&same, &err, "table", "--group-by", "process", "--format", "csv", path("clk0.sprof"),
+                         path("clk2.sprof"), NULL), 0);
+    free(err);
+    assert_int_equal(run(&out, &err, "table", "--group-by", "rank", "--format", "csv", path("clk0.sprof"),
+                         path("clk2.sprof"), NULL), 0);
+    assert_string_equal(same, out);
+    free(same);
+    free(out);
+    free(err);
 }
 
 /* Noisy points (CoMD, `mpirun --oversubscribe -np 2` on a loaded 2-CPU
