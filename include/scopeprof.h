@@ -2411,9 +2411,9 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__note_rows(FILE *out, const s
             continue;
         }
         if (n == 0) fputs(head, out);
-        if (n < 10) {
+        if (n < 10) { /* comma-separated: C++ names hold spaces (`void ns::f(int) [with T = int]`) */
             memcpy(names[n], name, sizeof name);
-            fprintf(out, " %s", name);
+            fprintf(out, n ? ", %s" : " %s", name);
         }
         n++;
     }

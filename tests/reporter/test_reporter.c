@@ -1569,7 +1569,7 @@ static void test_clamped_note_across_files(void **state) {
     comp_file("comp1.sprof", 51, 1, 10000);
     comp_file("comp2.sprof", 52, 2, 10000);
     static const char note[] = "\nOverhead compensation clamped at 0 or at their total (scopes about as short as "
-                               "the calibration; --no-compensate shows raw times): tiny main\n";
+                               "the calibration; --no-compensate shows raw times): tiny, main\n";
     static const char *const cmds[][2] = {{"table", NULL}, {"table", "--per-rank"}, {"html", NULL}};
     char *out, *err;
     assert_int_equal(run(&out, &err, "table", path("comp0.sprof"), NULL), 0);
