@@ -150,8 +150,8 @@ void sp_warn_incomplete(const char *path, const sp_result *res, FILE *err) {
     if (res->missing)
         fprintf(err, "%s: warning: %llu scope(s) that the program opened never closed, so they are not in "
                 "this file (a longjmp, a computed goto or exit() out of them, or still open when the program "
-                "ended, as in a thread's endless loop); a scope a jump left counts as self time of the scope "
-                "around it (the run's exit lines said more)\n", path, (unsigned long long)res->missing);
+                "ended: a thread's endless loop, a signal, a crash); a scope a jump left counts as self time "
+                "of the scope around it (the run's exit lines said more)\n", path, (unsigned long long)res->missing);
     if (!res->native || res->saw_end || (res->status != SP_OK && res->status != SP_TRUNCATED))
         return;
     fprintf(err, "%s: warning: no end record: the run did not finish (killed, _exit, still "

@@ -675,7 +675,7 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_finish(void) {
             PMPI_Gatherv(b.p, n, MPI_BYTE, all, len, displ, MPI_BYTE, 0, comm);
             if (rank == 0) {
                 scopeprof__lock(g);
-                if (g->cfg.summary) {
+                if (g->cfg.summary && size > 1) { /* one rank: its own exit table, as without MPI */
                     scopeprof__mpi_table(g, all, len, displ, size);
                     if (!g->cfg.summary_all) g->job.table_printed = 1;
                 }

@@ -309,6 +309,9 @@ for r in 0 1; do [ -s job.rank$r.sprof ] || fail "no job.rank$r.sprof"; done
 # A singleton (no launcher): the rank comes from MPI_Init, the name follows.
 SCOPEPROF_OUTPUT=$work/single.sprof "$PROG" 0 1 2 100 >/dev/null 2>single.err || fail "singleton failed"
 [ -s single.rank0.sprof ] || fail "the singleton's file is not single.rank0.sprof: $(ls)"
+# One rank: its own exit table, not a job table of one column (LULESH review).
+! grep -q "^scopeprof: the MPI job's table" single.err && grep -q "^Self CPU time total: " single.err &&
+  grep -q "^Trace file: $work/single.rank0.sprof" single.err || fail "one rank: no exit table of its own: $(cat single.err)"
 
 # ---- 7. nothing MPI without MPI ----------------------------------------------------
 mpisyms() { nm "$T/$1" | grep -c ' [A-Za-z] P\{0,1\}MPI_' || true; }
