@@ -228,10 +228,18 @@ SCOPEPROF__API void scopeprof_ranks_print(FILE *out, const scopeprof_agg *a, con
     sep[sl] = 0;
     scopeprof__rank_list(b, sizeof b, x);
     int files = 0, last = 0; /* columns without a rank: files, in the reporter; the last rank: the key's example */
-    for (uint32_t c = 0; c < x->ncols; c++) files |= x->rank[c] < 0, last = x->rank[c] > last ? x->rank[c] : last;
-    fprintf(out, "Across %u %s%s (%s); Self and Total are CPU time; a min or max names its %s (r%d: rank %d%s)\n",
-            x->ncols, files ? "file" : "rank", x->ncols == 1 ? "" : "s", b, files ? "file" : "rank", last, last,
-            files ? ", f2: file 2, which has no rank" : "");
+    uint32_t ranks = 0;       /* distinct: fewer than the columns when a rank's cycles or forked children are files */
+    for (uint32_t c = 0; c < x->ncols; c++) {
+        files |= x->rank[c] < 0, last = x->rank[c] > last ? x->rank[c] : last;
+        uint32_t k = 0;
+        while (k < c && x->rank[k] != x->rank[c]) k++;
+        ranks += k == c;
+    }
+    char of[32] = "";
+    if (!files && ranks < x->ncols) snprintf(of, sizeof of, " of %u rank%s", ranks, ranks == 1 ? "" : "s");
+    fprintf(out, "Across %u %s%s%s (%s); Self and Total are CPU time; a min or max names its %s (r%d: rank %d%s)\n",
+            x->ncols, files || of[0] ? "file" : "rank", x->ncols == 1 ? "" : "s", of, b, files ? "file" : "rank",
+            last, last, files ? ", f2: file 2, which has no rank" : "");
     fprintf(out, "%s\n%-*s", sep, name_w, "Name");
     for (int c = 0; c < NCOL; c++) fprintf(out, "  %*s", w[c], heads[c]);
     fprintf(out, "\n%s\n", sep);

@@ -1113,6 +1113,13 @@ static void test_rank_twice(void **state) {
         free(out);
         free(err);
     }
+    /* A rank's child and cycle are columns of their own, counted as files
+     * (LULESH review: 8 ranks' two cycles read "Across 16 ranks"). */
+    assert_int_equal(run(&out, &err, "table", "--per-rank", path("job.rank0.100.sprof"), path("job.rank1.101.sprof"),
+                         path("job.rank0.150.sprof"), path("job.rank1.101.cycle0001.sprof"), NULL), 0);
+    if (!strstr(out, "Across 4 files of 2 ranks (0, 1, 0, 1);")) fail_msg("%s", out);
+    free(out);
+    free(err);
     assert_int_equal(run(&out, &err, "diff", path("job.rank0.100.sprof"), path("job.rank1.101.sprof"), "--",
                          path("job.rank0.200.sprof"), path("job.rank1.201.sprof"), NULL), 0);
     assert_string_equal(err, "");
