@@ -219,6 +219,12 @@
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
 #endif
 #pragma GCC diagnostic ignored "-Wmissing-declarations" /* g++'s name for it */
+#ifdef __cplusplus /* the header's own C casts (scopeprof__addr); a macro's are the user's lines: SCOPEPROF__AS */
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+#ifndef __clang__
+#pragma GCC diagnostic ignored "-Wuseless-cast"
+#endif
+#endif
 
 #ifndef SCOPEPROF_H
 #define SCOPEPROF_H
@@ -248,7 +254,7 @@
  * -Wold-style-cast finds none of ours (LULESH: one at every scope). */
 #ifdef __cplusplus
 #define SCOPEPROF__AS(T, v) static_cast<T>(v)
-#define SCOPEPROF__ADDR(p) reinterpret_cast<scopeprof__uptr>(static_cast<const void *>(p))
+#define SCOPEPROF__ADDR(p) scopeprof__addr(p)
 #else
 #define SCOPEPROF__AS(T, v) ((T)(v))
 #define SCOPEPROF__ADDR(p) ((scopeprof__uptr)(const void *)(p))
@@ -490,6 +496,14 @@ SCOPEPROF__HIDDEN void scopeprof__set_rank(int rank);
 /* Only the address of ptr is used (never what it points to). */
 SCOPEPROF__HIDDEN void scopeprof__mem_alloc(scopeprof_site *s, scopeprof__uptr ptr, scopeprof__u64 bytes, int device);
 SCOPEPROF__HIDDEN void scopeprof__mem_free(scopeprof_site *s, scopeprof__uptr ptr, int device);
+#ifdef __cplusplus
+} /* a template: C++ linkage */
+/* PROFILE_ALLOC's pointer in C++, whatever it is (volatile, or an integer
+ * handle: CUDA's CUdeviceptr), as a number: the C cast accepts them all,
+ * on this header's line, where -Wold-style-cast is silenced. */
+template <typename T> static inline scopeprof__uptr scopeprof__addr(T p) { return (scopeprof__uptr)p; }
+extern "C" {
+#endif
 
 /* The clock of the hot path: the TSC where it is invariant, else the
  * implementation's clock_gettime (out of line: <time.h> is not ours to

@@ -75,6 +75,7 @@ int dropin_work(int n, const char *tag) {
         int skip = 0, wait = 1, warm = 1, active = 2, repeat = 1, rank = 0;
         int *p = &s;
         size_t bytes = sizeof s;
+        unsigned long handle = 4096; /* an integer device pointer (CUDA's CUdeviceptr) */
         PROFILE_BEGIN("range"); /* names of sites are constants */
         s ^= n;
         PROFILE_END();
@@ -85,6 +86,15 @@ int dropin_work(int n, const char *tag) {
         PROFILE_FREE(p);
         PROFILE_GPU_ALLOC(p, bytes, rank);
         PROFILE_GPU_FREE(p, rank);
+        PROFILE_GPU_ALLOC(handle, bytes, rank);
+        PROFILE_GPU_FREE(handle, rank);
+#ifdef __cplusplus
+        { /* C casts it to const void * (-Wcast-qual): C++ only */
+            volatile int *vp = p;
+            PROFILE_ALLOC(vp, bytes);
+            PROFILE_FREE(vp);
+        }
+#endif
     }
 #ifdef SCOPEPROF_WRAP_MALLOC
     free(realloc(malloc(1), 2)); /* wrapped calls nest */
