@@ -1282,8 +1282,13 @@ uint32_t scopeprof_chunk_crc(uint32_t payload_crc, const unsigned char *chunk_he
 /* Code that runs once per process or per file (set-up, creating the file,
  * the exit table), marked cold: gcc compiles it for size and out of the way
  * of the paths that run per event, which keeps the implementation under its
- * 64 KiB (tests/dropin/size.sh). */
+ * 64 KiB (tests/dropin/size.sh); clang moves it out of the way, and
+ * compiles it for size when told so (minsize). */
+#ifdef __clang__
+#define SCOPEPROF__ONCE __attribute__((cold, minsize))
+#else
 #define SCOPEPROF__ONCE __attribute__((cold))
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -2607,7 +2612,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 28u /* 28: out.left_base (END's missing scopes, format 5.2), a thread's inherited scopes (fork); 27: life.deep, life.deep_at; 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 28u /* 28: out.left_base, stranded_base, life.stranded (END's missing scopes, format 5.2), a thread's inherited scopes (fork); 27: life.deep, life.deep_at; 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK +                \
@@ -2730,7 +2735,7 @@ typedef struct scopeprof__state {
         char path[4096];
         int rank; /* -1: unknown */
         uint64_t events_written;
-        uint64_t left_base; /* life.scopes_left when this file began: END counts those since */
+        uint64_t left_base, stranded_base; /* life.scopes_left, .stranded when this file began: END counts since */
         uint32_t sites_written, gpu_names_written, steps_written;
         uint32_t files; /* files opened: a thread's name_file names the one its name went to */
         int write_err;  /* why this file's writing stopped (errno; -1: a short write; -2: its path
@@ -2812,6 +2817,8 @@ typedef struct scopeprof__state {
         int warned_reentry; /* scopeprof__reentered said it */
         int warned_clone;   /* scopeprof__cloned said it (in the clone's copy) */
         uint64_t scopes_left;   /* scopes never closed (a longjmp out of them): said at exit */
+        uint64_t stranded;      /* PROFILE_ENDs while a scope opened inside the range was open: its
+                                 * level stays counted (scopes_left, open scopes) but is no scope lost */
         uint64_t deep;          /* scopes deeper than the summary's levels (scopeprof__sum_deep), every cycle's: said at exit */
         uint32_t deep_at;       /* the shallowest depth of those */
         uint32_t left_site;     /* the first scope that found some, and its thread */
@@ -4569,6 +4576,11 @@ SCOPEPROF__API void scopeprof__range_end(scopeprof_site *s) {
         }
         return;
     }
+    /* A scope opened inside the range is still open: the range's level stays
+     * counted (scopeprof__range_pop), later found as a scope left, but no
+     * scope is lost (the END chunk's count leaves it out). */
+    if (t->depth > t->ranges[t->nranges - 1].depth + 1)
+        __atomic_fetch_add(&scopeprof__g->life.stranded, 1, __ATOMIC_RELAXED);
     scopeprof__range_pop(t, end);
 }
 
@@ -6048,7 +6060,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g, const scop
 }
 
 /* After the table: peak memory per device, and frees we could not match. */
-SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out) {
     char b[64];
     for (uint32_t d = 0; d < 32; d++) {
         if (!(s->used >> d & 1)) continue;
@@ -6098,7 +6110,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
 
 /* Write everything, close the file. Lock held. Safe in a signal handler
  * when g->life.in_signal is set (no allocation, no stdio). */
-SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
     g->life.ending = 1; /* the clock rate, if still unknown, is measured over the whole run now */
     scopeprof__write_queued(g, 1);
     scopeprof__write_partials(g);
@@ -6117,7 +6129,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
 /* The end of a trace file: what it still lacks (new sites, every thread's
  * current name, memory, steps), the END chunk, the close. Lock held; no
  * allocation, no stdio in a signal handler. */
-SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopeprof__memsnap *mem) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopeprof__memsnap *mem) {
     if (g->out.fd < 0) return;
     scopeprof__write_sites(g);
     for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t, 0);
@@ -6130,6 +6142,8 @@ SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopepro
     const scopeprof__thread *first = NULL;
     uint64_t missing = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED) - g->out.left_base;
     if (g->life.finalized) missing += scopeprof__open_scopes(g, NULL, &threads, &first);
+    uint64_t stranded = __atomic_load_n(&g->life.stranded, __ATOMIC_RELAXED) - g->out.stranded_base;
+    missing = missing > stranded ? missing - stranded : 0; /* a range's level, counted in both: no scope */
     unsigned char b[16];
     scopeprof__put64(b, g->out.events_written);
     scopeprof__put64(b + 8, missing);
@@ -6152,7 +6166,7 @@ static inline int scopeprof__trace_written(const scopeprof__state *g) {
 /* A new trace file follows (a schedule's next cycle, a forked child's own):
  * its summary and what was written of each kind start afresh, and a
  * descriptor still open (a parent's, in a child) is closed, never written. */
-SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     scopeprof__sum_reset(g);
     scopeprof_agg_free(&g->sum.agg);
     scopeprof_agg_init(&g->sum.agg);
@@ -6161,11 +6175,38 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.events_written = 0;
     g->out.fd_path[0] = 0; /* a forked child that cannot create its own must not name its parent's */
     g->out.left_base = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
+    g->out.stranded_base = __atomic_load_n(&g->life.stranded, __ATOMIC_RELAXED);
     g->out.write_err = 0;
     g->out.created = 0;
     g->out.steps_written = g->sched.nsteps; /* a forked child's file has its own steps, as its table */
     if (g->out.fd >= 0) scopeprof__close_output(g);
     g->out.fd = g->out.no_output ? -2 : -1;
+}
+
+/* A table made in memory and written to stderr with one write(2):
+ * processes that share a stream (a server's workers, an MPI job's ranks
+ * with SCOPEPROF_SUMMARY=all) interleaved their tables line by line, and a
+ * program may have made stderr buffered. begin: where to print (stderr
+ * itself when memory is short); end: out, then freed. */
+typedef struct scopeprof__text {
+    char *p;
+    size_t n;
+    FILE *m;
+} scopeprof__text;
+static inline FILE *scopeprof__text_begin(scopeprof__text *t) {
+    t->p = NULL, t->n = 0;
+    t->m = open_memstream(&t->p, &t->n);
+    return t->m ? t->m : stderr;
+}
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__text_end(scopeprof__text *t) {
+    fflush(stderr); /* what came before it */
+    if (t->m) fclose(t->m);
+    for (size_t at = 0; t->p && at < t->n;) {
+        ssize_t w = write(2, t->p + at, t->n - at);
+        if (w <= 0) break;
+        at += (size_t)w;
+    }
+    free(t->p);
 }
 
 /* The summary's last line at exit: where the trace went and its size, and
@@ -6174,7 +6215,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
  * and its pid, in the working directory, is easy to miss (issue 24: a new
  * 512 MB file every run, nothing said). Part of the summary, printed only
  * with it; a cycle's title names its file. */
-SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, FILE *out) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, FILE *out) {
     struct stat st;
     if (g->out.write_err == -2) { /* its size now would be another file's */
         fprintf(out, "Trace file: %s (lost: the path names another file now)\n", g->out.path);
@@ -6276,12 +6317,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__sta
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
     scopeprof__sum_fold(g, g->cfg.group_shape);
     fflush(stdout);
-    /* Made in memory, written at once: processes that share a stream (a
-     * server's workers, an MPI job's ranks with SCOPEPROF_SUMMARY=all)
-     * interleaved their tables line by line. */
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len), *out = m ? m : stderr;
+    scopeprof__text text;
+    FILE *out = scopeprof__text_begin(&text);
     if (title) fprintf(out, "%s\n", title);
     scopeprof_table_print(out, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
     char more[96];
@@ -6290,12 +6327,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__sta
     scopeprof__print_memory(g, mem, out);
     if (at_exit) scopeprof__print_trace_file(g, out);
     if (at_exit) scopeprof__print_own_cost(g, out); /* after the lines `scopeprof table` prints too */
-    if (m) {
-        fclose(m);
-        if (text) fwrite(text, 1, len, stderr);
-    }
-    free(text);
-    fflush(stderr);
+    scopeprof__text_end(&text);
 }
 
 #ifdef __cplusplus
@@ -7225,7 +7257,8 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
         self->nqueued = 0; /* its queued chunks went to the spare list above */
         self->index = g->reg.nthreads++;
         self->tid = scopeprof__gettid();
-        self->inherited = self->depth; /* the parent records them (scopeprof__open_own) */
+        self->inherited = self->depth; /* the parent records them (scopeprof__open_own), */
+        self->nranges = 0;             /* and its ranges: not closed and recorded here at exit */
         g->reg.threads = self;
         if (self->chunk) {
             self->cur = self->chunk->ev; /* the parent's events are not ours */
@@ -7347,8 +7380,11 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
 /* PROFILE_FINISH: what the exit does, now, for a process that ends without
  * it: _exit() (Redis's BGSAVE child, any forked child that must not run
  * its parent's atexit handlers) leaves no file otherwise. */
-SCOPEPROF__API void scopeprof__finish(void) {
-    if (scopeprof__g) scopeprof__finalize(scopeprof__g);
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof__finish(void) {
+    scopeprof__thread *t = scopeprof__tls;
+    if (!scopeprof__g) return;
+    if (t) scopeprof__close_open_ranges(scopeprof__g, t, "PROFILE_FINISH was called"), t->warned_end = 1; /* a later END */
+    scopeprof__finalize(scopeprof__g);
 }
 
 /* ---- Signals -----------------------------------------------------------------
@@ -7378,7 +7414,7 @@ SCOPEPROF__INTERNAL int scopeprof__signal_deferrable(int sig) {
 
 /* The trace, from a handler or at the unlock after one: write(2) only.
  * Lock held. */
-SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
     if (g->life.finalized) return;
     g->life.in_signal = 1;
     /* A write past `ulimit -f` must not kill with SIGXFSZ instead (see
@@ -8093,15 +8129,17 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         scopeprof_ranks_done(&x, m.nrows);
         struct utsname u;
         fflush(stdout);
-        fprintf(stderr, "scopeprof: the MPI job's table (%d rank%s, rank 0 on %s), scopes closed by "
+        scopeprof__text text;
+        FILE *out = scopeprof__text_begin(&text);
+        fprintf(out, "scopeprof: the MPI job's table (%d rank%s, rank 0 on %s), scopes closed by "
                         "MPI_Finalize\n", size, size == 1 ? "" : "s", uname(&u) == 0 ? u.nodename : "?");
         char more[96];
         if (m.nrows) {
-            scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
+            scopeprof_ranks_print(out, &m, &x, g->cfg.sort, g->cfg.row_limit,
                                   scopeprof__more_rows(g, m.nrows, more, sizeof more));
-            scopeprof_table_notes_shown(stderr, &m, g->cfg.sort, g->cfg.row_limit);
+            scopeprof_table_notes_shown(out, &m, g->cfg.sort, g->cfg.row_limit);
         } else { /* a schedule's sums go with each cycle's file (CoMD's job showed an empty table) */
-            fprintf(stderr, "No rows: %s\n", g->sched.on ? "each schedule cycle's table was printed as it ended; "
+            fprintf(out, "No rows: %s\n", g->sched.on ? "each schedule cycle's table was printed as it ended; "
                             "for one cycle across the ranks: scopeprof table --per-rank on its files"
                                                          : "no scope closed before MPI_Finalize");
         }
@@ -8110,20 +8148,20 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
          * unless one could not be written. */
         int files = !g->out.no_output && g->out.files && !g->out.create_err && !g->out.write_err;
         if (open)
-            fprintf(stderr, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say)%s\n",
+            fprintf(out, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say)%s\n",
                     (unsigned long long)open, files ? ", which each rank's trace file has" : "");
         if (files && g->out.events_written)
-            fprintf(stderr, "Trace files: one per rank, as rank 0's '%s'\n", g->out.path);
+            fprintf(out, "Trace files: one per rank, as rank 0's '%s'\n", g->out.path);
         else if (files)
-            fprintf(stderr, "Trace files: one per rank and schedule cycle\n");
+            fprintf(out, "Trace files: one per rank and schedule cycle\n");
         char o[32], t[32];
         if (size > 1 && files)
-            fprintf(stderr, "Clocks: each rank's offset to rank 0's clock measured at MPI_Init and "
+            fprintf(out, "Clocks: each rank's offset to rank 0's clock measured at MPI_Init and "
                             "MPI_Finalize (the largest %s; the best round trip at most %s: the ranks' "
                             "trace files align within half of it)\n",
                     scopeprof_format_time(o, sizeof o, (double)off / 1e3),
                     scopeprof_format_time(t, sizeof t, (double)rtt / 1e3));
-        fflush(stderr);
+        scopeprof__text_end(&text);
     } else {
         scopeprof__warn("scopeprof: the job table is left out: a rank's rows did not arrive whole");
     }

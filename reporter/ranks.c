@@ -87,7 +87,7 @@ int sp_ranks_each_once(char **files, int n, FILE *err) {
     }
     if (seen > 1 && seen < size)
         fprintf(err, "scopeprof: note: these files hold %u of the job's %u ranks (rank %u among those missing): "
-                "a min, mean or max is over those %u\n", seen, size, missing, seen);
+                "what is shown is theirs only\n", seen, size, missing);
     free(c);
     return rc;
 }

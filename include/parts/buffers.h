@@ -377,6 +377,11 @@ SCOPEPROF__API void scopeprof__range_end(scopeprof_site *s) {
         }
         return;
     }
+    /* A scope opened inside the range is still open: the range's level stays
+     * counted (scopeprof__range_pop), later found as a scope left, but no
+     * scope is lost (the END chunk's count leaves it out). */
+    if (t->depth > t->ranges[t->nranges - 1].depth + 1)
+        __atomic_fetch_add(&scopeprof__g->life.stranded, 1, __ATOMIC_RELAXED);
     scopeprof__range_pop(t, end);
 }
 

@@ -23,8 +23,13 @@
 /* Code that runs once per process or per file (set-up, creating the file,
  * the exit table), marked cold: gcc compiles it for size and out of the way
  * of the paths that run per event, which keeps the implementation under its
- * 64 KiB (tests/dropin/size.sh). */
+ * 64 KiB (tests/dropin/size.sh); clang moves it out of the way, and
+ * compiles it for size when told so (minsize). */
+#ifdef __clang__
+#define SCOPEPROF__ONCE __attribute__((cold, minsize))
+#else
 #define SCOPEPROF__ONCE __attribute__((cold))
+#endif
 
 #ifdef __cplusplus
 extern "C" {

@@ -674,7 +674,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_memory(scopeprof__state *g, const scop
 }
 
 /* After the table: peak memory per device, and frees we could not match. */
-SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_memory(scopeprof__state *g, const scopeprof__memsnap *s, FILE *out) {
     char b[64];
     for (uint32_t d = 0; d < 32; d++) {
         if (!(s->used >> d & 1)) continue;
@@ -724,7 +724,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_steps(scopeprof__state *g) {
 
 /* Write everything, close the file. Lock held. Safe in a signal handler
  * when g->life.in_signal is set (no allocation, no stdio). */
-SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
     g->life.ending = 1; /* the clock rate, if still unknown, is measured over the whole run now */
     scopeprof__write_queued(g, 1);
     scopeprof__write_partials(g);
@@ -743,7 +743,7 @@ SCOPEPROF__INTERNAL void scopeprof__write_all_and_close(scopeprof__state *g) {
 /* The end of a trace file: what it still lacks (new sites, every thread's
  * current name, memory, steps), the END chunk, the close. Lock held; no
  * allocation, no stdio in a signal handler. */
-SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopeprof__memsnap *mem) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopeprof__memsnap *mem) {
     if (g->out.fd < 0) return;
     scopeprof__write_sites(g);
     for (scopeprof__thread *t = scopeprof__threads_head(g); t; t = t->next) scopeprof__write_thread(g, t, 0);
@@ -756,6 +756,8 @@ SCOPEPROF__INTERNAL void scopeprof__file_end(scopeprof__state *g, const scopepro
     const scopeprof__thread *first = NULL;
     uint64_t missing = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED) - g->out.left_base;
     if (g->life.finalized) missing += scopeprof__open_scopes(g, NULL, &threads, &first);
+    uint64_t stranded = __atomic_load_n(&g->life.stranded, __ATOMIC_RELAXED) - g->out.stranded_base;
+    missing = missing > stranded ? missing - stranded : 0; /* a range's level, counted in both: no scope */
     unsigned char b[16];
     scopeprof__put64(b, g->out.events_written);
     scopeprof__put64(b + 8, missing);
@@ -778,7 +780,7 @@ static inline int scopeprof__trace_written(const scopeprof__state *g) {
 /* A new trace file follows (a schedule's next cycle, a forked child's own):
  * its summary and what was written of each kind start afresh, and a
  * descriptor still open (a parent's, in a child) is closed, never written. */
-SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     scopeprof__sum_reset(g);
     scopeprof_agg_free(&g->sum.agg);
     scopeprof_agg_init(&g->sum.agg);
@@ -787,11 +789,38 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
     g->out.events_written = 0;
     g->out.fd_path[0] = 0; /* a forked child that cannot create its own must not name its parent's */
     g->out.left_base = __atomic_load_n(&g->life.scopes_left, __ATOMIC_RELAXED);
+    g->out.stranded_base = __atomic_load_n(&g->life.stranded, __ATOMIC_RELAXED);
     g->out.write_err = 0;
     g->out.created = 0;
     g->out.steps_written = g->sched.nsteps; /* a forked child's file has its own steps, as its table */
     if (g->out.fd >= 0) scopeprof__close_output(g);
     g->out.fd = g->out.no_output ? -2 : -1;
+}
+
+/* A table made in memory and written to stderr with one write(2):
+ * processes that share a stream (a server's workers, an MPI job's ranks
+ * with SCOPEPROF_SUMMARY=all) interleaved their tables line by line, and a
+ * program may have made stderr buffered. begin: where to print (stderr
+ * itself when memory is short); end: out, then freed. */
+typedef struct scopeprof__text {
+    char *p;
+    size_t n;
+    FILE *m;
+} scopeprof__text;
+static inline FILE *scopeprof__text_begin(scopeprof__text *t) {
+    t->p = NULL, t->n = 0;
+    t->m = open_memstream(&t->p, &t->n);
+    return t->m ? t->m : stderr;
+}
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__text_end(scopeprof__text *t) {
+    fflush(stderr); /* what came before it */
+    if (t->m) fclose(t->m);
+    for (size_t at = 0; t->p && at < t->n;) {
+        ssize_t w = write(2, t->p + at, t->n - at);
+        if (w <= 0) break;
+        at += (size_t)w;
+    }
+    free(t->p);
 }
 
 /* The summary's last line at exit: where the trace went and its size, and
@@ -800,7 +829,7 @@ SCOPEPROF__INTERNAL void scopeprof__file_reset(scopeprof__state *g) {
  * and its pid, in the working directory, is easy to miss (issue 24: a new
  * 512 MB file every run, nothing said). Part of the summary, printed only
  * with it; a cycle's title names its file. */
-SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, FILE *out) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__print_trace_file(const scopeprof__state *g, FILE *out) {
     struct stat st;
     if (g->out.write_err == -2) { /* its size now would be another file's */
         fprintf(out, "Trace file: %s (lost: the path names another file now)\n", g->out.path);
@@ -902,12 +931,8 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__sta
     if (!g->cfg.summary || !recorded || (g->out.rank > 0 && !g->cfg.summary_all)) return;
     scopeprof__sum_fold(g, g->cfg.group_shape);
     fflush(stdout);
-    /* Made in memory, written at once: processes that share a stream (a
-     * server's workers, an MPI job's ranks with SCOPEPROF_SUMMARY=all)
-     * interleaved their tables line by line. */
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len), *out = m ? m : stderr;
+    scopeprof__text text;
+    FILE *out = scopeprof__text_begin(&text);
     if (title) fprintf(out, "%s\n", title);
     scopeprof_table_print(out, &g->sum.agg, g->cfg.sort, g->cfg.row_limit);
     char more[96];
@@ -916,12 +941,7 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__summary_print(scopeprof__sta
     scopeprof__print_memory(g, mem, out);
     if (at_exit) scopeprof__print_trace_file(g, out);
     if (at_exit) scopeprof__print_own_cost(g, out); /* after the lines `scopeprof table` prints too */
-    if (m) {
-        fclose(m);
-        if (text) fwrite(text, 1, len, stderr);
-    }
-    free(text);
-    fflush(stderr);
+    scopeprof__text_end(&text);
 }
 
 #ifdef __cplusplus

@@ -605,15 +605,17 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
         scopeprof_ranks_done(&x, m.nrows);
         struct utsname u;
         fflush(stdout);
-        fprintf(stderr, "scopeprof: the MPI job's table (%d rank%s, rank 0 on %s), scopes closed by "
+        scopeprof__text text;
+        FILE *out = scopeprof__text_begin(&text);
+        fprintf(out, "scopeprof: the MPI job's table (%d rank%s, rank 0 on %s), scopes closed by "
                         "MPI_Finalize\n", size, size == 1 ? "" : "s", uname(&u) == 0 ? u.nodename : "?");
         char more[96];
         if (m.nrows) {
-            scopeprof_ranks_print(stderr, &m, &x, g->cfg.sort, g->cfg.row_limit,
+            scopeprof_ranks_print(out, &m, &x, g->cfg.sort, g->cfg.row_limit,
                                   scopeprof__more_rows(g, m.nrows, more, sizeof more));
-            scopeprof_table_notes_shown(stderr, &m, g->cfg.sort, g->cfg.row_limit);
+            scopeprof_table_notes_shown(out, &m, g->cfg.sort, g->cfg.row_limit);
         } else { /* a schedule's sums go with each cycle's file (CoMD's job showed an empty table) */
-            fprintf(stderr, "No rows: %s\n", g->sched.on ? "each schedule cycle's table was printed as it ended; "
+            fprintf(out, "No rows: %s\n", g->sched.on ? "each schedule cycle's table was printed as it ended; "
                             "for one cycle across the ranks: scopeprof table --per-rank on its files"
                                                          : "no scope closed before MPI_Finalize");
         }
@@ -622,20 +624,20 @@ SCOPEPROF__INTERNAL void scopeprof__mpi_table(scopeprof__state *g, const unsigne
          * unless one could not be written. */
         int files = !g->out.no_output && g->out.files && !g->out.create_err && !g->out.write_err;
         if (open)
-            fprintf(stderr, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say)%s\n",
+            fprintf(out, "Not counted: %llu scope(s) still open at MPI_Finalize (main's, say)%s\n",
                     (unsigned long long)open, files ? ", which each rank's trace file has" : "");
         if (files && g->out.events_written)
-            fprintf(stderr, "Trace files: one per rank, as rank 0's '%s'\n", g->out.path);
+            fprintf(out, "Trace files: one per rank, as rank 0's '%s'\n", g->out.path);
         else if (files)
-            fprintf(stderr, "Trace files: one per rank and schedule cycle\n");
+            fprintf(out, "Trace files: one per rank and schedule cycle\n");
         char o[32], t[32];
         if (size > 1 && files)
-            fprintf(stderr, "Clocks: each rank's offset to rank 0's clock measured at MPI_Init and "
+            fprintf(out, "Clocks: each rank's offset to rank 0's clock measured at MPI_Init and "
                             "MPI_Finalize (the largest %s; the best round trip at most %s: the ranks' "
                             "trace files align within half of it)\n",
                     scopeprof_format_time(o, sizeof o, (double)off / 1e3),
                     scopeprof_format_time(t, sizeof t, (double)rtt / 1e3));
-        fflush(stderr);
+        scopeprof__text_end(&text);
     } else {
         scopeprof__warn("scopeprof: the job table is left out: a rank's rows did not arrive whole");
     }

@@ -119,7 +119,7 @@ typedef struct scopeprof__steprec { /* a finished step, in ticks */
 /* Modules agree on the registry only if they were built from the same shared
  * structs: ABI is bumped on any change to them (the GPU backend's per-thread
  * state included), and the sizes catch a forgotten bump. */
-#define SCOPEPROF__ABI 28u /* 28: out.left_base (END's missing scopes, format 5.2), a thread's inherited scopes (fork); 27: life.deep, life.deep_at; 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
+#define SCOPEPROF__ABI 28u /* 28: out.left_base, stranded_base, life.stranded (END's missing scopes, format 5.2), a thread's inherited scopes (fork); 27: life.deep, life.deep_at; 26: cfg.clock_mono, out.created; 25: wr.cpu_ns; 24: a level and a site's sums 128 bytes (their sizes now in the layout too), life.moved and moved_site; 23: out.create_err; 22: out.write_err; 21: the writer polls while chunks come: wr.asleep, wr.polled, wr.looked, buf.chunks_queued; 20: compensation in two classes: clock.comp_short_*, levels' nested_short and n_short; 19: a level's not_start and max_end, all zeros when empty; 18: out.batch_*, a drain's chunks in one writev; 17: one spare list (buf.spare, nspare) for the free and ready lists; 16: life.ending; 15: a thread's name as written (name_written, name_file, name_read_ns), out.files; 14: the summary's sums in ticks, rows' unit sums (format 4); 13: the exit summary as site sums; the job (ranks and clocks, mpi.h); and (12, issue 25) found through a mapping, not the environment; cfg.secure, out.dir, life.warned_clone and scopes_left; 11: the registry in sub-structs, one per part; 10: the registration lock, sites in fixed blocks; 9: overhead calibration (8: the background writer's chunk lock and lists, mapped records, reused thread states; 6: signal, fd, oom, thread fields; 5: the exit summary's per-thread level stacks; 4: GPU pools per device) */
 #define SCOPEPROF__LAYOUT                                                                  \
     (SCOPEPROF__ABI * 1000003u + (uint32_t)sizeof(scopeprof__state) * 131u +                \
      (uint32_t)sizeof(scopeprof__thread) * 7u + SCOPEPROF_EVENTS_PER_CHUNK +                \
@@ -242,7 +242,7 @@ typedef struct scopeprof__state {
         char path[4096];
         int rank; /* -1: unknown */
         uint64_t events_written;
-        uint64_t left_base; /* life.scopes_left when this file began: END counts those since */
+        uint64_t left_base, stranded_base; /* life.scopes_left, .stranded when this file began: END counts since */
         uint32_t sites_written, gpu_names_written, steps_written;
         uint32_t files; /* files opened: a thread's name_file names the one its name went to */
         int write_err;  /* why this file's writing stopped (errno; -1: a short write; -2: its path
@@ -324,6 +324,8 @@ typedef struct scopeprof__state {
         int warned_reentry; /* scopeprof__reentered said it */
         int warned_clone;   /* scopeprof__cloned said it (in the clone's copy) */
         uint64_t scopes_left;   /* scopes never closed (a longjmp out of them): said at exit */
+        uint64_t stranded;      /* PROFILE_ENDs while a scope opened inside the range was open: its
+                                 * level stays counted (scopes_left, open scopes) but is no scope lost */
         uint64_t deep;          /* scopes deeper than the summary's levels (scopeprof__sum_deep), every cycle's: said at exit */
         uint32_t deep_at;       /* the shallowest depth of those */
         uint32_t left_site;     /* the first scope that found some, and its thread */

@@ -224,7 +224,8 @@ SCOPEPROF__INTERNAL void scopeprof__atfork_child(void) {
         self->nqueued = 0; /* its queued chunks went to the spare list above */
         self->index = g->reg.nthreads++;
         self->tid = scopeprof__gettid();
-        self->inherited = self->depth; /* the parent records them (scopeprof__open_own) */
+        self->inherited = self->depth; /* the parent records them (scopeprof__open_own), */
+        self->nranges = 0;             /* and its ranges: not closed and recorded here at exit */
         g->reg.threads = self;
         if (self->chunk) {
             self->cur = self->chunk->ev; /* the parent's events are not ours */
@@ -346,8 +347,11 @@ SCOPEPROF__INTERNAL void scopeprof__finalize(scopeprof__state *g) {
 /* PROFILE_FINISH: what the exit does, now, for a process that ends without
  * it: _exit() (Redis's BGSAVE child, any forked child that must not run
  * its parent's atexit handlers) leaves no file otherwise. */
-SCOPEPROF__API void scopeprof__finish(void) {
-    if (scopeprof__g) scopeprof__finalize(scopeprof__g);
+SCOPEPROF__ONCE SCOPEPROF__API void scopeprof__finish(void) {
+    scopeprof__thread *t = scopeprof__tls;
+    if (!scopeprof__g) return;
+    if (t) scopeprof__close_open_ranges(scopeprof__g, t, "PROFILE_FINISH was called"), t->warned_end = 1; /* a later END */
+    scopeprof__finalize(scopeprof__g);
 }
 
 /* ---- Signals -----------------------------------------------------------------
@@ -377,7 +381,7 @@ SCOPEPROF__INTERNAL int scopeprof__signal_deferrable(int sig) {
 
 /* The trace, from a handler or at the unlock after one: write(2) only.
  * Lock held. */
-SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
     if (g->life.finalized) return;
     g->life.in_signal = 1;
     /* A write past `ulimit -f` must not kill with SIGXFSZ instead (see

@@ -182,7 +182,7 @@ static int mode_fork(int with_exec) {
 /* ---- fork_inside [drop]: as a server forks its workers, fork() inside an
  * open scope ("spawn", the parent's file made first: "before", flushed);
  * the child records "child_work" x3 and exits inside "child_open" (and
- * "spawn", inherited: the parent's to record). "drop": the child first
+ * "spawn" and the range "serve", inherited: the parent's to record). "drop": the child first
  * loses the right to write in the working directory, as a worker that
  * changes user does (root: it becomes uid 65534; else it makes the
  * directory read-only), so its file cannot be made. Prints "child PID
@@ -195,6 +195,7 @@ static int mode_fork_inside(int drop) {
     PROFILE_FLUSH(); /* the parent's file made, with "before" in it */
     PROFILE_SCOPE("spawn");
     BUMP();
+    PROFILE_BEGIN("serve");
     fflush(stdout);
     /* root: a directory others may search but not write, as a server's */
     if (drop && geteuid() == 0 && chmod(".", 0755) != 0) return 22;
@@ -211,25 +212,29 @@ static int mode_fork_inside(int drop) {
     }
     int st = 0;
     waitpid(pid, &st, 0);
+    PROFILE_END();
     printf("child %d status %d\n", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     return 0;
 }
 
-/* ---- finish_exit [bare]: a forked child records "child_work" x3, then
- * PROFILE_FINISH() (not with "bare"), "after_finish", and _exit(0), as
- * Redis's BGSAVE child ends. Prints "child PID status S". */
+/* ---- finish_exit [bare]: a forked child records "child_work" x3 inside
+ * the range "save", then PROFILE_FINISH() (not with "bare"),
+ * "after_finish", the range's PROFILE_END, and _exit(0), as Redis's BGSAVE
+ * child ends. Prints "child PID status S". */
 static int mode_finish_exit(int bare) {
     { PROFILE_SCOPE("parent_work"); BUMP(); }
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) return 20;
     if (pid == 0) {
+        PROFILE_BEGIN("save");
         for (int i = 0; i < 3; i++) {
             PROFILE_SCOPE("child_work");
             BUMP();
         }
         if (!bare) PROFILE_FINISH();
         { PROFILE_SCOPE("after_finish"); BUMP(); }
+        PROFILE_END();
         _exit(0);
     }
     int st = 0;

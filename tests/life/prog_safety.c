@@ -410,6 +410,20 @@ static int mode_longjmp_steps(void) {
     return 0;
 }
 
+/* ---- "range_inside": in "M", the range "R" ends inside the scope "S" it
+ * holds: R's level stays counted until M closes (said as a scope left),
+ * yet M, S and R are all recorded. */
+static int mode_range_inside(void) {
+    PROFILE_SCOPE("M");
+    PROFILE_BEGIN("R");
+    {
+        PROFILE_SCOPE("S");
+        BUMP();
+        PROFILE_END();
+    }
+    return 0;
+}
+
 /* ---- "range_over": in "main", a range "R" begun inside "f" and ended
  * after "g": R (depth 2) spans f's end and all of g. */
 static int mode_range_over(void) {
@@ -452,6 +466,7 @@ int main(int argc, char **argv) {
     if (strcmp(m, "longjmp") == 0) return mode_longjmp();
     if (strcmp(m, "longjmp_steps") == 0) return mode_longjmp_steps();
     if (strcmp(m, "range_over") == 0) return mode_range_over();
+    if (strcmp(m, "range_inside") == 0) return mode_range_inside();
     if (strcmp(m, "unshare") == 0) return mode_unshare();
     fprintf(stderr, "prog_safety: unknown mode '%s'\n", m);
     return 2;

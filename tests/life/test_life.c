@@ -646,8 +646,9 @@ static void test_fork_inside_scope(void **state) {
         if (strstr(r.out, " status 0\n") == NULL) fail_msg("stdout: %s", r.out);
         char line[128];
         snprintf(line, sizeof line, "scopeprof: the program ended inside 1 open scope(s) of thread %d (", pid);
-        if (child_lines_with(r.err, line) != 1 || child_lines_with(r.err, "the program ended inside") != 1)
-            fail_msg("want the child's own open scope said, once:\n%s", r.err);
+        if (child_lines_with(r.err, line) != 1 || child_lines_with(r.err, "the program ended inside") != 1 ||
+            child_lines_with(r.err, "PROFILE_BEGIN(\"serve\")") != 0)
+            fail_msg("want the child's own open scope said, once, and not the parent's range:\n%s", r.err);
         char names[8][256];
         int n = child_list_files(&r, ".sprof", names, 8);
         assert_int_equal(n, 2 - drop);
@@ -657,6 +658,7 @@ static void test_fork_inside_scope(void **state) {
             tr_trace t;
             read_whole(path_in(&r, names[i]), &t);
             assert_int_equal(tr_count(&t, "spawn"), !is_child);
+            assert_int_equal(tr_count(&t, "serve"), !is_child); /* a range: the parent's too */
             assert_int_equal(tr_count(&t, "before"), !is_child);
             assert_int_equal(tr_count(&t, "child_work"), is_child ? 3 : 0);
             assert_int_equal(t.end_missing, (uint64_t)is_child);
@@ -688,6 +690,10 @@ static void test_finish_before_exit(void **state) {
         assert_int_equal(n, 2 - bare);
         snprintf(want, sizeof want, "scopeprof: process %d (forked from %d), its own table", pid, r.pid);
         assert_int_equal(child_lines_with(r.err, want), !bare);
+        /* the range said closed by it, not by an exit; its END after it quiet */
+        assert_int_equal(child_lines_with(r.err, "scopeprof: PROFILE_BEGIN(\"save\") at "), !bare);
+        assert_int_equal(child_lines_with(r.err, "was still open when PROFILE_FINISH was called; closed there"), !bare);
+        assert_int_equal(child_lines_with(r.err, "has no matching PROFILE_BEGIN"), 0);
         snprintf(want, sizeof want, ".%d.sprof", pid);
         for (int i = 0; i < n; i++) {
             if (!strstr(names[i], want)) continue;
@@ -695,6 +701,7 @@ static void test_finish_before_exit(void **state) {
             read_whole(path_in(&r, names[i]), &t);
             assert_true(t.has_end);
             assert_int_equal(tr_count(&t, "child_work"), 3);
+            assert_int_equal(tr_count(&t, "save"), 1); /* closed by PROFILE_FINISH */
             assert_int_equal(tr_count(&t, "after_finish") + tr_count(&t, "parent_work"), 0);
             tr_free(&t);
         }

@@ -564,6 +564,17 @@ static void test_longjmp_counted(void **state) {
     child_free(&s);
     child_free(&r);
 
+    /* A range that ends inside a scope it holds: every scope is in the file,
+     * so the END chunk counts none missing (diff review: it counted the
+     * range's level, and the reporter warned of a scope not in the file). */
+    child_run_args(&r, "prog_safety", ARGS("range_inside"), ENV("SCOPEPROF_SUMMARY=0"));
+    expect_exit(&r, 0);
+    read_whole(r.trace, &t);
+    assert_int_equal(tr_count(&t, "M") + tr_count(&t, "S") + tr_count(&t, "R"), 3);
+    assert_int_equal(t.end_missing, 0);
+    tr_free(&t);
+    child_free(&r);
+
     /* A schedule: each file counts the scopes it lacks since it began. */
     child_run_args(&r, "prog_safety", ARGS("longjmp_steps"), ENV("SCOPEPROF_SCHEDULE=active=1,repeat=2"));
     expect_exit(&r, 0);
