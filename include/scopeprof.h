@@ -7412,9 +7412,17 @@ SCOPEPROF__INTERNAL int scopeprof__signal_deferrable(int sig) {
 }
 
 
-/* The trace, from a handler or at the unlock after one: write(2) only.
- * Lock held. */
-SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g) {
+/* The signals the trace is written on, where the program has no handler of
+ * its own (scopeprof__install_signals), and their names for the line that
+ * says so (a handler has no strsignal). */
+static const int scopeprof__sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT,
+                                      SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+static const char *const scopeprof__signames[] = {"SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", "SIGQUIT",
+                                                  "SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT"};
+
+/* The trace, from a handler or at the unlock after one, on signal sig:
+ * write(2) only. Lock held. */
+SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__state *g, int sig) {
     if (g->life.finalized) return;
     g->life.in_signal = 1;
     /* A write past `ulimit -f` must not kill with SIGXFSZ instead (see
@@ -7429,11 +7437,15 @@ SCOPEPROF__ONCE SCOPEPROF__INTERNAL void scopeprof__signal_write(scopeprof__stat
      * SCOPEPROF_OUTPUT=none: the signal is then not ours to mention. A
      * file that could not be made or written is said (a handler cannot
      * say why: strerror is not for handlers). */
-    if (scopeprof__trace_written(g))
-        scopeprof__sig_say("scopeprof: signal received; trace written to '", g->out.path,
-                           "' (the scopes open at the signal are not in it)\n");
-    else if (g->out.events_written && !g->out.no_output)
-        scopeprof__sig_say("scopeprof: signal received; the trace could not be written to '", g->out.path, "'\n");
+    const char *name = "a signal";
+    for (size_t i = 0; i < sizeof scopeprof__sigs / sizeof *scopeprof__sigs; i++)
+        if (scopeprof__sigs[i] == sig) name = scopeprof__signames[i];
+    int written = scopeprof__trace_written(g);
+    if (written || (g->out.events_written && !g->out.no_output)) {
+        scopeprof__sig_say("scopeprof: ", name, written ? " received; trace written to '"
+                                                        : " received; the trace could not be written to '");
+        scopeprof__sig_say(g->out.path, written ? "' (the scopes open at the signal are not in it)\n" : "'\n", NULL);
+    }
 }
 
 /* Let sig act as if we had never caught it: default action, unblocked in
@@ -7450,7 +7462,7 @@ static inline void scopeprof__reraise(int sig) {
 SCOPEPROF__INTERNAL void scopeprof__signal_finish(scopeprof__state *g) {
     int sig = __atomic_exchange_n(&g->life.sig_pending, 0, __ATOMIC_ACQ_REL);
     if (!sig) return;
-    scopeprof__signal_write(g);
+    scopeprof__signal_write(g, sig);
     scopeprof__reraise(sig); /* lock held: nothing is written after the END chunk */
 }
 
@@ -7465,7 +7477,7 @@ SCOPEPROF__INTERNAL void scopeprof__on_signal(int sig) {
     }
     busy = 1;
     if (pthread_mutex_trylock(&g->lock) == 0) {
-        scopeprof__signal_write(g);
+        scopeprof__signal_write(g, sig);
         scopeprof__reraise(sig);
         pthread_mutex_unlock(&g->lock);
         return;
@@ -7490,7 +7502,7 @@ SCOPEPROF__INTERNAL void scopeprof__on_signal(int sig) {
             /* The holder released it without finishing (it had checked
              * before we set the flag), or the signal is a crash. */
             __atomic_store_n(&g->life.sig_pending, 0, __ATOMIC_RELEASE);
-            scopeprof__signal_write(g);
+            scopeprof__signal_write(g, sig);
             scopeprof__reraise(sig);
             pthread_mutex_unlock(&g->lock);
             return;
@@ -7503,17 +7515,15 @@ SCOPEPROF__INTERNAL void scopeprof__on_signal(int sig) {
 
 /* Install the handlers where the program has none (SIG_DFL), once. */
 SCOPEPROF__INTERNAL void scopeprof__install_signals(scopeprof__state *g) {
-    static const int sigs[] = {SIGINT,  SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGSEGV,
-                               SIGBUS,  SIGFPE,  SIGILL, SIGABRT};
     if (!g->cfg.signals) return;
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+    for (size_t i = 0; i < sizeof scopeprof__sigs / sizeof *scopeprof__sigs; i++) {
         struct sigaction old, sa;
-        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+        if (sigaction(scopeprof__sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = scopeprof__on_signal;
         sigemptyset(&sa.sa_mask);
         sa.sa_flags = (int)(SA_RESETHAND | SA_NODEFER); /* 0x80000000 > INT_MAX */
-        sigaction(sigs[i], &sa, NULL);
+        sigaction(scopeprof__sigs[i], &sa, NULL);
     }
 }
 

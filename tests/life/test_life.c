@@ -931,14 +931,17 @@ static int unprofiled_signal(const char *what) {
 static void test_sigint_sigterm(void **state) {
     (void)state;
     static const int sigs[] = {SIGINT, SIGTERM};
+    static const char *const names[] = {"SIGINT", "SIGTERM"};
     for (size_t i = 0; i < 2; i++) {
-        char num[8];
+        char num[8], said[96];
         snprintf(num, sizeof num, "%d", sigs[i]);
         assert_int_equal(unprofiled_signal(num), sigs[i]);
         child r;
         child_run_args(&r, "prog_life", ARGS("fault", num), NULL);
         expect_killed(&r, sigs[i]);
         expect_fault_trace(&r);
+        snprintf(said, sizeof said, "scopeprof: %s received; trace written to '", names[i]); /* which signal */
+        assert_int_equal(child_lines_with(r.err, said), 1);
         child_free(&r);
         /* Opt-out: no handler, so nothing was written; same status. */
         child_run_args(&r, "prog_life", ARGS("fault", num), ENV("SCOPEPROF_SIGNALS=0"));
@@ -954,7 +957,8 @@ static void test_sigint_sigterm(void **state) {
         /* A file that cannot be made is not called written. */
         child_run_args(&r, "prog_life", ARGS("fault", num), ENV("SCOPEPROF_OUTPUT=no_such_dir/t.sprof"));
         expect_killed(&r, sigs[i]);
-        if (child_lines_with(r.err, "scopeprof: signal received; the trace could not be written to '") != 1 ||
+        snprintf(said, sizeof said, "scopeprof: %s received; the trace could not be written to '", names[i]);
+        if (child_lines_with(r.err, said) != 1 ||
             child_lines_with(r.err, "/no_such_dir/t.sprof'") != 1 ||
             child_lines_with(r.err, "trace written") != 0)
             fail_msg("stderr:\n%s", r.err);
