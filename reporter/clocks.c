@@ -59,14 +59,15 @@ int sp_clock_probe(const char *path, sp_clock *c, int chunks) {
     int rc = -1;
     memset(c, 0, sizeof *c);
     c->path = path;
-    c->rank = 0xFFFFFFFFu;
+    c->rank = c->head_rank = 0xFFFFFFFFu;
     int whole = read_at(fd, h, sizeof h, 0) == 0;
     uint32_t major = whole ? le32(h + 8) & 0xFFFF : 0;
     if (whole && memcmp(h, SCOPEPROF_FILE_MAGIC, 8) == 0 && major >= 1 && major <= SCOPEPROF_FORMAT_MAJOR) {
         c->pid = le64(h + 16);
         c->start_ns = le64(h + 24);
         c->realtime_minus_mono = (int64_t)le64(h + 32);
-        if (le32(h + 40) != 0xFFFFFFFFu) c->rank = le32(h + 40);
+        c->head_rank = le32(h + 40);
+        if (c->head_rank != 0xFFFFFFFFu) c->rank = c->head_rank;
         uint32_t pl = le32(h + 44), keep = pl < sizeof c->prog - 1 ? pl : sizeof c->prog - 1;
         if (read_at(fd, c->prog, keep, sizeof h) != 0) keep = 0;
         c->prog[keep] = 0;

@@ -33,6 +33,7 @@ typedef struct sp_clock {
     char host[64];            /* "" when the file names none (before format 3.2) */
     char prog[64];            /* the header's program name (cut short) */
     uint32_t rank, size;      /* the CLOCK chunk's (0xFFFFFFFF: none; size 0: no MPI job) */
+    uint32_t head_rank;       /* the file header's (0xFFFFFFFF: none; MPI_Init gave the rank later) */
     uint32_t npts;
     uint64_t t[2];            /* the points: local time, offset to rank 0's clock */
     int64_t off[2];

@@ -59,9 +59,8 @@ int sp_ranks_each_once(char **files, int n, FILE *err) {
     for (int i = 0; c && i < n && !rc; i++) {
         /* The rank as the reader takes it: the header's, else (a file opened
          * before MPI_Init gave the rank) the CLOCK chunk's. */
-        uint32_t head = sp_clock_probe(files[i], &c[i], 0) == 0 ? c[i].rank : 0xFFFFFFFFu;
         if (sp_clock_probe(files[i], &c[i], 1) != 0) c[i].rank = 0xFFFFFFFFu; /* not compared */
-        else if (head != 0xFFFFFFFFu) c[i].rank = head;
+        else if (c[i].head_rank != 0xFFFFFFFFu) c[i].rank = c[i].head_rank;
         if (c[i].size > size) size = c[i].size;
         for (int j = 0; j < i && !rc && c[i].rank != 0xFFFFFFFFu; j++) {
             const sp_clock *a = &c[j], *b = &c[i];
